@@ -1,0 +1,75 @@
+/* main.c — the edgellm command line: picks a subcommand and hands it argv. Commands only
+ * parse flags, call the library and print results. */
+#include "commands.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *help;
+} command;
+
+static const command commands[] = {
+    {"run", cmd_run, "generate text from a prompt"},
+    {"info", cmd_info, "show a GGUF file's metadata, tensors, parameter count and bits per weight"},
+    {"tokenize", cmd_tokenize, "turn text into token ids"},
+    {"logits", cmd_logits, "write every position's logits for given token ids (float32 LE)"},
+    {"convert", cmd_convert, "convert a llama2.c checkpoint to GGUF"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "edgellm %s — run language models on the device\n\nusage: edgellm COMMAND [options]\n\ncommands:\n",
+            EDGELLM_VERSION);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
+    fprintf(f, "\n'edgellm COMMAND --help' shows a command's options.\n");
+}
+
+void cli_print_error(const char *cmd, const edgellm_error *err)
+{
+    fprintf(stderr, "edgellm %s: %s\n", cmd, err && err->msg[0] ? err->msg : "failed");
+}
+
+int cli_parse_int(const char *cmd, const char *flag, const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = s ? strtol(s, &end, 10) : 0;
+    if (!s || !*s || *end || errno || v < lo || v > hi) {
+        fprintf(stderr, "edgellm %s: %s expects an integer in [%ld, %ld], got '%s'\n", cmd, flag, lo, hi,
+                s ? s : "(nothing)");
+        return 2;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_parse_float(const char *cmd, const char *flag, const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = s ? strtod(s, &end) : 0;
+    if (!s || !*s || *end || errno || v != v) {
+        fprintf(stderr, "edgellm %s: %s expects a number, got '%s'\n", cmd, flag, s ? s : "(nothing)");
+        return 2;
+    }
+    *out = v;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (!strcmp(argv[1], "--version")) { printf("edgellm %s\n", EDGELLM_VERSION); return 0; }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "edgellm: unknown command '%s'\n\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,294 @@
+/*
+ * edgellm.h — the one public header of edgellm, a C11 toolkit for running language
+ * models on the device itself (phones, single-board computers, laptops without a GPU).
+ *
+ * Conventions (see README.md):
+ *  - Fallible calls return edgellm_status (EDGELLM_OK == 0) and fill an optional
+ *    edgellm_error whose message names the file and the problem. Passing NULL for the
+ *    error is allowed.
+ *  - Objects come from X_load / X_new and are released by the matching X_free (NULL-safe).
+ *  - Shapes are written outermost first in C order: logits [n_tokens][n_vocab].
+ *  - Nothing in the library prints, exits or aborts on bad input.
+ *  - Thread safety: distinct objects may be used from distinct threads; one object must
+ *    not be used from two threads at once. A model may be shared (read-only) by contexts.
+ */
+#ifndef EDGELLM_H
+#define EDGELLM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#  define EDGELLM_API __declspec(dllexport)
+#elif defined(__GNUC__)
+#  define EDGELLM_API __attribute__((visibility("default")))
+#else
+#  define EDGELLM_API
+#endif
+
+#define EDGELLM_VERSION "0.1.0"
+
+/* ------------------------------------------------------------------------------------
+ * Status and errors. Values are frozen: append, never renumber.
+ * ---------------------------------------------------------------------------------- */
+typedef enum {
+    EDGELLM_OK              = 0,
+    EDGELLM_ERR_IO          = 1,  /* open/read/write/mmap failed                          */
+    EDGELLM_ERR_FORMAT      = 2,  /* the file is malformed or lies about its contents     */
+    EDGELLM_ERR_NOMEM       = 3,  /* an allocation failed                                 */
+    EDGELLM_ERR_MISUSE      = 4,  /* bad argument at the API boundary                     */
+    EDGELLM_ERR_UNSUPPORTED = 5,  /* valid, but not something edgellm runs (arch, type)   */
+    EDGELLM_ERR_CTX_FULL    = 6,  /* the KV cache has no room for the tokens              */
+    EDGELLM_ERR_NUMERIC     = 7,  /* NaN or inf where a number was required              */
+    EDGELLM_ERR_CANCELLED   = 8,  /* a callback asked to stop                             */
+    EDGELLM_ERR_NOT_FOUND   = 9   /* a named key, tensor or item does not exist            */
+} edgellm_status;
+
+typedef struct {
+    edgellm_status code;
+    char msg[512];           /* NUL-terminated, "path: what is wrong" */
+} edgellm_error;
+
+/* Short constant name of a status ("EDGELLM_ERR_FORMAT"). Never NULL. */
+EDGELLM_API const char *edgellm_status_name(edgellm_status s);
+
+/* ------------------------------------------------------------------------------------
+ * Tensor types. Ids 0..39 are ggml's (ggml-org/ggml docs/gguf.md) and are stored as-is
+ * in GGUF. edgellm's own group-wise types live at 1000+ (outside ggml's range).
+ * ---------------------------------------------------------------------------------- */
+typedef enum {
+    EDGELLM_TYPE_F32  = 0,
+    EDGELLM_TYPE_F16  = 1,
+    EDGELLM_TYPE_Q4_0 = 2,
+    EDGELLM_TYPE_Q4_1 = 3,
+    EDGELLM_TYPE_Q5_0 = 6,
+    EDGELLM_TYPE_Q5_1 = 7,
+    EDGELLM_TYPE_Q8_0 = 8,
+    EDGELLM_TYPE_Q8_1 = 9,
+    EDGELLM_TYPE_Q2_K = 10,
+    EDGELLM_TYPE_Q3_K = 11,
+    EDGELLM_TYPE_Q4_K = 12,
+    EDGELLM_TYPE_Q5_K = 13,
+    EDGELLM_TYPE_Q6_K = 14,
+    EDGELLM_TYPE_Q8_K = 15,
+    EDGELLM_TYPE_IQ2_XXS = 16,
+    EDGELLM_TYPE_IQ2_XS  = 17,
+    EDGELLM_TYPE_IQ3_XXS = 18,
+    EDGELLM_TYPE_IQ1_S   = 19,
+    EDGELLM_TYPE_IQ4_NL  = 20,
+    EDGELLM_TYPE_IQ3_S   = 21,
+    EDGELLM_TYPE_IQ2_S   = 22,
+    EDGELLM_TYPE_IQ4_XS  = 23,
+    EDGELLM_TYPE_I8   = 24,
+    EDGELLM_TYPE_I16  = 25,
+    EDGELLM_TYPE_I32  = 26,
+    EDGELLM_TYPE_I64  = 27,
+    EDGELLM_TYPE_F64  = 28,
+    EDGELLM_TYPE_IQ1_M = 29,
+    EDGELLM_TYPE_BF16 = 30,
+    EDGELLM_TYPE_TQ1_0 = 34,
+    EDGELLM_TYPE_TQ2_0 = 35,
+    EDGELLM_TYPE_MXFP4 = 39,
+    EDGELLM_TYPE_GGML_COUNT = 40,
+    /* edgellm group-wise integer types (edgellm-only files) */
+    EDGELLM_TYPE_I4_G64_SYM   = 1000,
+    EDGELLM_TYPE_I4_G128_SYM  = 1001,
+    EDGELLM_TYPE_I4_G256_SYM  = 1002,
+    EDGELLM_TYPE_I4_G64_ASYM  = 1003,
+    EDGELLM_TYPE_I4_G128_ASYM = 1004,
+    EDGELLM_TYPE_I4_G256_ASYM = 1005,
+    EDGELLM_TYPE_I8_G64_SYM   = 1006,
+    EDGELLM_TYPE_I8_G128_SYM  = 1007,
+    EDGELLM_TYPE_I8_G256_SYM  = 1008,
+    EDGELLM_TYPE_I8_G64_ASYM  = 1009,
+    EDGELLM_TYPE_I8_G128_ASYM = 1010,
+    EDGELLM_TYPE_I8_G256_ASYM = 1011
+} edgellm_type;
+
+/* "F32", "Q4_K", "I4_G128_ASYM"...; "?" for an unknown id. Never NULL. */
+EDGELLM_API const char *edgellm_type_name(int type);
+
+/* ------------------------------------------------------------------------------------
+ * Model: a GGUF file mapped read-only. Weights are views into the mapping.
+ * ---------------------------------------------------------------------------------- */
+typedef struct edgellm_model edgellm_model;
+
+typedef struct {
+    int n_threads;        /* worker threads for compute; <= 0 means physical cores */
+} edgellm_model_params;
+
+EDGELLM_API edgellm_model_params edgellm_model_default_params(void);
+
+/* Load a model from a GGUF file. The file is mmap'd read-only and validated in full
+ * before any tensor is used. Statuses: EDGELLM_ERR_IO, EDGELLM_ERR_FORMAT (named
+ * problem), EDGELLM_ERR_UNSUPPORTED (architecture or tensor type), EDGELLM_ERR_NOMEM.
+ * Free with edgellm_model_free. */
+EDGELLM_API edgellm_status edgellm_model_load(const char *path, const edgellm_model_params *params,
+                                              edgellm_model **out, edgellm_error *err);
+EDGELLM_API void edgellm_model_free(edgellm_model *m);
+
+typedef struct {
+    char   arch[32];          /* "llama" or "qwen2"                                  */
+    int    n_vocab;
+    int    n_ctx_train;       /* context_length from metadata                        */
+    int    n_embd;
+    int    n_layer;
+    int    n_head;
+    int    n_head_kv;
+    int    head_dim;          /* n_embd / n_head                                     */
+    int    n_ff;
+    float  rope_freq_base;
+    float  rms_eps;
+    int    tied_output;       /* 1 when the output matrix is token_embd              */
+    uint64_t n_params;        /* parameters in all tensors                           */
+    uint64_t weight_bytes;    /* bytes of all tensor data                            */
+} edgellm_model_info;
+
+EDGELLM_API void edgellm_model_get_info(const edgellm_model *m, edgellm_model_info *out);
+
+/* ------------------------------------------------------------------------------------
+ * Tokenizer: SentencePiece-style ("llama") and byte-level BPE ("gpt2") from the
+ * tokenizer.ggml.* metadata of a GGUF file.
+ * ---------------------------------------------------------------------------------- */
+typedef struct edgellm_tokenizer edgellm_tokenizer;
+
+/* Load only the tokenizer of a GGUF file (a vocab-only file works). Free with
+ * edgellm_tokenizer_free. */
+EDGELLM_API edgellm_status edgellm_tokenizer_load(const char *path, edgellm_tokenizer **out,
+                                                  edgellm_error *err);
+EDGELLM_API void edgellm_tokenizer_free(edgellm_tokenizer *t);
+
+/* The model's tokenizer: borrowed, valid while the model lives. */
+EDGELLM_API const edgellm_tokenizer *edgellm_model_tokenizer(const edgellm_model *m);
+
+/* Encode len bytes of UTF-8 text into token ids. add_bos: prepend BOS when the vocab asks
+ * for it (tokenizer.ggml.add_bos_token, default per model type); add_special = 0 never adds.
+ * Writes at most max_tokens ids to out and the full count to *n_tokens; when the count
+ * exceeds max_tokens returns EDGELLM_ERR_MISUSE with *n_tokens set to the needed size. */
+EDGELLM_API edgellm_status edgellm_tokenize(const edgellm_tokenizer *t, const char *text, size_t len,
+                                            int add_special, int32_t *out, int max_tokens,
+                                            int *n_tokens, edgellm_error *err);
+
+/* Bytes a token decodes to (byte-fallback and byte-level BPE resolved, "▁" -> " ").
+ * Returns the number of bytes the piece needs (may exceed buf_size; then nothing beyond
+ * buf_size is written), or -1 for an id out of range. Control tokens decode to "". */
+EDGELLM_API int edgellm_token_to_piece(const edgellm_tokenizer *t, int32_t token, char *buf, int buf_size);
+
+/* Raw vocabulary string of a token (as stored in GGUF), borrowed; NULL if out of range. */
+EDGELLM_API const char *edgellm_token_text(const edgellm_tokenizer *t, int32_t token);
+
+EDGELLM_API int     edgellm_tokenizer_n_vocab(const edgellm_tokenizer *t);
+EDGELLM_API int32_t edgellm_token_bos(const edgellm_tokenizer *t);   /* -1 when none */
+EDGELLM_API int32_t edgellm_token_eos(const edgellm_tokenizer *t);   /* -1 when none */
+/* "llama" or "gpt2" */
+EDGELLM_API const char *edgellm_tokenizer_model(const edgellm_tokenizer *t);
+
+/* ------------------------------------------------------------------------------------
+ * Context: KV cache + scratch buffers for one sequence.
+ * ---------------------------------------------------------------------------------- */
+typedef struct edgellm_ctx edgellm_ctx;
+
+typedef struct {
+    int n_ctx;       /* KV cache positions; <= 0: the model's context_length, capped at 4096 */
+    int n_threads;   /* <= 0: the model params' value                                       */
+} edgellm_ctx_params;
+
+EDGELLM_API edgellm_ctx_params edgellm_ctx_default_params(void);
+EDGELLM_API edgellm_status edgellm_ctx_new(const edgellm_model *m, const edgellm_ctx_params *p,
+                                           edgellm_ctx **out, edgellm_error *err);
+EDGELLM_API void edgellm_ctx_free(edgellm_ctx *c);
+EDGELLM_API int  edgellm_ctx_n_ctx(const edgellm_ctx *c);
+EDGELLM_API int  edgellm_ctx_n_past(const edgellm_ctx *c);     /* positions already in the cache */
+EDGELLM_API void edgellm_ctx_reset(edgellm_ctx *c);            /* forget the sequence           */
+EDGELLM_API const edgellm_model *edgellm_ctx_model(const edgellm_ctx *c);
+
+/* Run n_tokens tokens through the model in one causal pass at positions n_past ..
+ * n_past+n_tokens-1 (prefill when n_tokens > 1, decode when 1), appending to the KV cache.
+ * logits_all: NULL, or [n_tokens][n_vocab] floats to receive every position's logits.
+ * The last position's logits are always kept (edgellm_ctx_logits).
+ * Statuses: EDGELLM_ERR_CTX_FULL (nothing computed), EDGELLM_ERR_MISUSE (token id out of
+ * range), EDGELLM_ERR_NUMERIC (NaN/inf in the logits). */
+EDGELLM_API edgellm_status edgellm_decode(edgellm_ctx *c, const int32_t *tokens, int n_tokens,
+                                          float *logits_all, edgellm_error *err);
+
+/* Logits of the last decoded position: [n_vocab], borrowed until the next edgellm_decode. */
+EDGELLM_API const float *edgellm_ctx_logits(const edgellm_ctx *c);
+
+/* ------------------------------------------------------------------------------------
+ * Sampling.
+ * ---------------------------------------------------------------------------------- */
+typedef struct {
+    float    temperature;     /* <= 0: greedy (argmax)                                   */
+    int      top_k;           /* 0: off                                                 */
+    float    top_p;           /* 1.0: off                                               */
+    float    min_p;           /* 0.0: off                                               */
+    float    repeat_penalty;  /* 1.0: off; positive logits /= r, negative *= r          */
+    int      repeat_last_n;   /* window of previous tokens the penalty looks at         */
+    uint64_t seed;            /* the same seed reproduces the same run                  */
+} edgellm_sampler_params;
+
+EDGELLM_API edgellm_sampler_params edgellm_sampler_default_params(void);
+
+typedef struct edgellm_sampler edgellm_sampler;
+EDGELLM_API edgellm_status edgellm_sampler_new(const edgellm_sampler_params *p, int n_vocab,
+                                               edgellm_sampler **out, edgellm_error *err);
+EDGELLM_API void edgellm_sampler_free(edgellm_sampler *s);
+/* Choose a token from logits [n_vocab]. EDGELLM_ERR_NUMERIC on NaN/inf logits. */
+EDGELLM_API edgellm_status edgellm_sampler_sample(edgellm_sampler *s, const float *logits,
+                                                  int32_t *token, edgellm_error *err);
+/* Record a token in the repetition-penalty history (prompt tokens and sampled ones). */
+EDGELLM_API void edgellm_sampler_accept(edgellm_sampler *s, int32_t token);
+
+/* ------------------------------------------------------------------------------------
+ * Generation loop.
+ * ---------------------------------------------------------------------------------- */
+/* Called for every generated token with its decoded bytes. Return non-zero to stop. */
+typedef int (*edgellm_token_callback)(int32_t token, const char *piece, size_t piece_len, void *user);
+
+typedef enum {
+    EDGELLM_STOP_EOS = 0,       /* the model produced end-of-sequence                   */
+    EDGELLM_STOP_N_PREDICT = 1, /* -n tokens were generated                             */
+    EDGELLM_STOP_CTX_FULL = 2,  /* the KV cache reached n_ctx                           */
+    EDGELLM_STOP_CALLBACK = 3   /* the callback asked to stop                            */
+} edgellm_stop_reason;
+
+typedef struct {
+    int n_predict;                    /* tokens to generate; < 0: until EOS or n_ctx       */
+    int add_bos;                      /* 1: BOS per the vocab; 0: never                    */
+    edgellm_sampler_params sampling;
+} edgellm_generate_params;
+
+EDGELLM_API edgellm_generate_params edgellm_generate_default_params(void);
+
+typedef struct {
+    int    n_prompt;                  /* prompt tokens (with BOS)                           */
+    int    n_generated;
+    double prefill_ms;                /* prompt pass, until the first token's logits       */
+    double decode_ms;                 /* all single-token steps                            */
+    edgellm_stop_reason stop;
+} edgellm_generate_stats;
+
+/* Tokenize prompt, prefill it in one pass, then sample and decode one token per step,
+ * calling cb for each generated token. The context is reset first. A prompt that does not
+ * fit n_ctx is refused (EDGELLM_ERR_CTX_FULL) before any compute. */
+EDGELLM_API edgellm_status edgellm_generate(edgellm_ctx *c, const char *prompt,
+                                            const edgellm_generate_params *p,
+                                            edgellm_token_callback cb, void *user,
+                                            edgellm_generate_stats *stats, edgellm_error *err);
+
+/* ------------------------------------------------------------------------------------
+ * Import.
+ * ---------------------------------------------------------------------------------- */
+/* Convert a llama2.c checkpoint (legacy 7-int32 header or version-1 "ak42" header) and
+ * its tokenizer.bin into a GGUF v3 file (F32 weights, SentencePiece metadata). */
+EDGELLM_API edgellm_status edgellm_convert_llama2c(const char *model_path, const char *tokenizer_path,
+                                                   const char *out_path, edgellm_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* EDGELLM_H */

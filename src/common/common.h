@@ -1,0 +1,64 @@
+/*
+ * common.h — internal helpers shared by every layer: error reporting, the allocation
+ * wrapper (with a test hook that fails the Nth call), overflow-checked arithmetic,
+ * half/bfloat16 conversion and a monotonic clock. Not part of the public API.
+ */
+#ifndef EDGELLM_COMMON_H
+#define EDGELLM_COMMON_H
+
+#include "edgellm.h"
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__GNUC__)
+#  define EDGELLM_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#  define EDGELLM_PRINTF(a, b)
+#endif
+
+/* Fill err (may be NULL) with code and a printf-style message; returns code. */
+edgellm_status edgellm_fail(edgellm_error *err, edgellm_status code, const char *fmt, ...)
+    EDGELLM_PRINTF(3, 4);
+/* Shorthand for an allocation failure while working on `what`. */
+edgellm_status edgellm_fail_nomem(edgellm_error *err, const char *what);
+
+/* Every allocation in the library goes through these. */
+void *edgellm_malloc(size_t n);
+void *edgellm_calloc(size_t count, size_t size);
+void *edgellm_realloc(void *p, size_t n);
+void  edgellm_free(void *p);
+char *edgellm_strdup(const char *s);
+char *edgellm_strndup(const char *s, size_t n);
+/* Test hooks: fail the nth allocation from now (0 = never); live allocation count. */
+void  edgellm_test_alloc_fail_at(long n);
+long  edgellm_test_live_allocs(void);
+
+/* Overflow-checked arithmetic: return false (and leave *r unspecified) on overflow. */
+static inline bool edgellm_add_u64(uint64_t a, uint64_t b, uint64_t *r) { return !__builtin_add_overflow(a, b, r); }
+static inline bool edgellm_mul_u64(uint64_t a, uint64_t b, uint64_t *r) { return !__builtin_mul_overflow(a, b, r); }
+static inline bool edgellm_mul_size(size_t a, size_t b, size_t *r) { return !__builtin_mul_overflow(a, b, r); }
+
+/* IEEE half <-> float (exact for all halfs, round-to-nearest-even for floats). */
+float    edgellm_f16_to_f32(uint16_t h);
+uint16_t edgellm_f32_to_f16(float f);
+/* bfloat16 <-> float (round-to-nearest-even, NaN kept quiet). */
+static inline float edgellm_bf16_to_f32(uint16_t b) { uint32_t u = (uint32_t)b << 16; float f; memcpy(&f, &u, 4); return f; }
+uint16_t edgellm_f32_to_bf16(float f);
+
+/* Monotonic time in milliseconds. */
+double edgellm_time_ms(void);
+
+/* Physical core count (falls back to logical CPUs). */
+int edgellm_n_physical_cores(void);
+
+/* Little-endian loads from an unaligned byte pointer. */
+static inline uint16_t edgellm_rd_u16(const void *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+static inline uint32_t edgellm_rd_u32(const void *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static inline uint64_t edgellm_rd_u64(const void *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+
+#define EDGELLM_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define EDGELLM_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+#endif

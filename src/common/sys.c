@@ -1,0 +1,40 @@
+/* sys.c — clock and CPU topology. */
+#define _POSIX_C_SOURCE 200809L
+#include "common.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+double edgellm_time_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Physical cores: distinct (physical id, core id) pairs in /proc/cpuinfo on Linux;
+ * otherwise the online CPU count. llama.cpp defaults to physical cores the same way. */
+int edgellm_n_physical_cores(void)
+{
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    int n_logical = online > 0 ? (int)online : 1;
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return n_logical;
+    char line[256];
+    int phys = -1, seen = 0;
+    long pairs[1024];
+    while (fgets(line, sizeof line, f)) {
+        int v;
+        if (sscanf(line, "physical id : %d", &v) == 1) phys = v;
+        else if (sscanf(line, "core id : %d", &v) == 1) {
+            long key = (long)phys * 65536 + v;
+            int dup = 0;
+            for (int i = 0; i < seen; i++) if (pairs[i] == key) { dup = 1; break; }
+            if (!dup && seen < 1024) pairs[seen++] = key;
+        }
+    }
+    fclose(f);
+    if (seen <= 0 || seen > n_logical) return n_logical;
+    return seen;
+}

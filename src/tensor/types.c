@@ -1,0 +1,137 @@
+/* types.c — the traits table (see types.h). Quantized types register their converters and
+ * reference dot products here; kernels/dispatch.c picks faster variants at run time. */
+#include "types.h"
+#include <ctype.h>
+
+/* ---- float types ---- */
+static void f32_to_float(const void *src, float *dst, int64_t n) { memcpy(dst, src, (size_t)n * 4); }
+static void f32_from_float(const float *src, void *dst, int64_t n) { memcpy(dst, src, (size_t)n * 4); }
+static void f16_to_float(const void *src, float *dst, int64_t n)
+{
+    const uint8_t *s = src;
+    for (int64_t i = 0; i < n; i++) dst[i] = edgellm_f16_to_f32(edgellm_rd_u16(s + 2 * i));
+}
+static void f16_from_float(const float *src, void *dst, int64_t n)
+{
+    uint16_t *d = dst;
+    for (int64_t i = 0; i < n; i++) d[i] = edgellm_f32_to_f16(src[i]);
+}
+static void bf16_to_float(const void *src, float *dst, int64_t n)
+{
+    const uint8_t *s = src;
+    for (int64_t i = 0; i < n; i++) dst[i] = edgellm_bf16_to_f32(edgellm_rd_u16(s + 2 * i));
+}
+static void bf16_from_float(const float *src, void *dst, int64_t n)
+{
+    uint16_t *d = dst;
+    for (int64_t i = 0; i < n; i++) d[i] = edgellm_f32_to_bf16(src[i]);
+}
+/* Reference dots accumulate in double: they define "correct", they are not tuned. */
+static float dot_f32_ref(int64_t n, const void *w, const void *x)
+{
+    const float *a = w, *b = x;
+    double s = 0;
+    for (int64_t i = 0; i < n; i++) s += (double)a[i] * b[i];
+    return (float)s;
+}
+static float dot_f16_ref(int64_t n, const void *w, const void *x)
+{
+    const uint8_t *a = w;
+    const float *b = x;
+    double s = 0;
+    for (int64_t i = 0; i < n; i++) s += (double)edgellm_f16_to_f32(edgellm_rd_u16(a + 2 * i)) * b[i];
+    return (float)s;
+}
+static float dot_bf16_ref(int64_t n, const void *w, const void *x)
+{
+    const uint8_t *a = w;
+    const float *b = x;
+    double s = 0;
+    for (int64_t i = 0; i < n; i++) s += (double)edgellm_bf16_to_f32(edgellm_rd_u16(a + 2 * i)) * b[i];
+    return (float)s;
+}
+
+#define T_FLOAT(NAME, SZ, TOF, FROMF, DOT) { NAME, 1, SZ, false, true, TOF, FROMF, EDGELLM_TYPE_F32, DOT }
+#define T_QUANT(NAME, BLK, SZ) { NAME, BLK, SZ, true, false, NULL, NULL, EDGELLM_TYPE_Q8_0, NULL }
+#define T_PLAIN(NAME, SZ) { NAME, 1, SZ, false, false, NULL, NULL, EDGELLM_TYPE_F32, NULL }
+
+/* ggml ids 0..39; block sizes and byte sizes from ggml-common.h (anchors.md §1.3). */
+static const edgellm_type_traits ggml_traits[EDGELLM_TYPE_GGML_COUNT] = {
+    [EDGELLM_TYPE_F32]  = T_FLOAT("F32", 4, f32_to_float, f32_from_float, dot_f32_ref),
+    [EDGELLM_TYPE_F16]  = T_FLOAT("F16", 2, f16_to_float, f16_from_float, dot_f16_ref),
+    [EDGELLM_TYPE_Q4_0] = T_QUANT("Q4_0", 32, 18),
+    [EDGELLM_TYPE_Q4_1] = T_QUANT("Q4_1", 32, 20),
+    [EDGELLM_TYPE_Q5_0] = T_QUANT("Q5_0", 32, 22),
+    [EDGELLM_TYPE_Q5_1] = T_QUANT("Q5_1", 32, 24),
+    [EDGELLM_TYPE_Q8_0] = T_QUANT("Q8_0", 32, 34),
+    [EDGELLM_TYPE_Q8_1] = T_QUANT("Q8_1", 32, 36),
+    [EDGELLM_TYPE_Q2_K] = T_QUANT("Q2_K", 256, 84),
+    [EDGELLM_TYPE_Q3_K] = T_QUANT("Q3_K", 256, 110),
+    [EDGELLM_TYPE_Q4_K] = T_QUANT("Q4_K", 256, 144),
+    [EDGELLM_TYPE_Q5_K] = T_QUANT("Q5_K", 256, 176),
+    [EDGELLM_TYPE_Q6_K] = T_QUANT("Q6_K", 256, 210),
+    [EDGELLM_TYPE_Q8_K] = T_QUANT("Q8_K", 256, 292),
+    [EDGELLM_TYPE_IQ2_XXS] = T_QUANT("IQ2_XXS", 256, 66),
+    [EDGELLM_TYPE_IQ2_XS]  = T_QUANT("IQ2_XS", 256, 74),
+    [EDGELLM_TYPE_IQ3_XXS] = T_QUANT("IQ3_XXS", 256, 98),
+    [EDGELLM_TYPE_IQ1_S]   = T_QUANT("IQ1_S", 256, 50),
+    [EDGELLM_TYPE_IQ4_NL]  = T_QUANT("IQ4_NL", 32, 18),
+    [EDGELLM_TYPE_IQ3_S]   = T_QUANT("IQ3_S", 256, 110),
+    [EDGELLM_TYPE_IQ2_S]   = T_QUANT("IQ2_S", 256, 82),
+    [EDGELLM_TYPE_IQ4_XS]  = T_QUANT("IQ4_XS", 256, 136),
+    [EDGELLM_TYPE_I8]   = T_PLAIN("I8", 1),
+    [EDGELLM_TYPE_I16]  = T_PLAIN("I16", 2),
+    [EDGELLM_TYPE_I32]  = T_PLAIN("I32", 4),
+    [EDGELLM_TYPE_I64]  = T_PLAIN("I64", 8),
+    [EDGELLM_TYPE_F64]  = T_PLAIN("F64", 8),
+    [EDGELLM_TYPE_IQ1_M] = T_QUANT("IQ1_M", 256, 56),
+    [EDGELLM_TYPE_BF16] = T_FLOAT("BF16", 2, bf16_to_float, bf16_from_float, dot_bf16_ref),
+    [EDGELLM_TYPE_TQ1_0] = T_QUANT("TQ1_0", 256, 54),
+    [EDGELLM_TYPE_TQ2_0] = T_QUANT("TQ2_0", 256, 66),
+    [EDGELLM_TYPE_MXFP4] = T_QUANT("MXFP4", 32, 17),
+};
+
+/* edgellm group-wise types (ids 1000..1011): filled in by the quantization layer. */
+#define EDGELLM_N_OWN_TYPES 12
+static edgellm_type_traits own_traits[EDGELLM_N_OWN_TYPES];
+
+const edgellm_type_traits *edgellm_type_get_traits(int type)
+{
+    if (type >= 0 && type < EDGELLM_TYPE_GGML_COUNT) {
+        const edgellm_type_traits *t = &ggml_traits[type];
+        return t->name ? t : NULL;
+    }
+    if (type >= 1000 && type < 1000 + EDGELLM_N_OWN_TYPES) {
+        const edgellm_type_traits *t = &own_traits[type - 1000];
+        return t->name ? t : NULL;
+    }
+    return NULL;
+}
+
+size_t edgellm_type_row_size(int type, int64_t ne0)
+{
+    const edgellm_type_traits *t = edgellm_type_get_traits(type);
+    if (!t || ne0 < 0 || ne0 % t->blck_size != 0) return 0;
+    uint64_t r;
+    if (!edgellm_mul_u64((uint64_t)(ne0 / t->blck_size), t->type_size, &r)) return 0;
+    return (size_t)r;
+}
+
+const char *edgellm_type_name(int type)
+{
+    const edgellm_type_traits *t = edgellm_type_get_traits(type);
+    return t ? t->name : "?";
+}
+
+int edgellm_type_from_name(const char *name)
+{
+    for (int i = 0; i < EDGELLM_TYPE_GGML_COUNT + EDGELLM_N_OWN_TYPES; i++) {
+        int id = i < EDGELLM_TYPE_GGML_COUNT ? i : 1000 + (i - EDGELLM_TYPE_GGML_COUNT);
+        const edgellm_type_traits *t = edgellm_type_get_traits(id);
+        if (!t) continue;
+        const char *a = t->name, *b = name;
+        while (*a && *b && toupper((unsigned char)*a) == toupper((unsigned char)*b)) a++, b++;
+        if (!*a && !*b) return id;
+    }
+    return -1;
+}

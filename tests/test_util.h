@@ -1,0 +1,115 @@
+/*
+ * test_util.h — the whole test harness: a few macros, fixture lookup and a runner.
+ * Each tests/test_<module>.c defines test functions and a main() that calls RUN() on each,
+ * then returns test_summary(). Exit 0 = pass, 1 = fail, 77 = skipped (CTest SKIP_RETURN_CODE).
+ */
+#ifndef EDGELLM_TEST_UTIL_H
+#define EDGELLM_TEST_UTIL_H
+
+#include "edgellm.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int test_failures = 0, test_checks = 0, test_ran = 0, test_skipped = 0;
+
+#define CHECK(cond) do { test_checks++; if (!(cond)) { test_failures++; \
+    fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); } } while (0)
+#define CHECK_EQ(a, b) do { long long _a = (long long)(a), _b = (long long)(b); test_checks++; \
+    if (_a != _b) { test_failures++; fprintf(stderr, "%s:%d: CHECK_EQ failed: %s == %lld, %s == %lld\n", \
+    __FILE__, __LINE__, #a, _a, #b, _b); } } while (0)
+#define CHECK_NEAR(a, b, tol) do { double _a = (a), _b = (b); test_checks++; \
+    if (!(fabs(_a - _b) <= (tol))) { test_failures++; fprintf(stderr, "%s:%d: CHECK_NEAR failed: %s = %g, %s = %g, tol %g\n", \
+    __FILE__, __LINE__, #a, _a, #b, _b, (double)(tol)); } } while (0)
+#define CHECK_OK(expr) do { edgellm_error _e = {0}; (void)_e; edgellm_status _s = (expr); test_checks++; \
+    if (_s != EDGELLM_OK) { test_failures++; fprintf(stderr, "%s:%d: %s returned %s\n", __FILE__, __LINE__, #expr, \
+    edgellm_status_name(_s)); } } while (0)
+
+#define RUN(fn) do { int _f = test_failures; fprintf(stderr, "-- %s\n", #fn); fn(); test_ran++; \
+    if (test_failures != _f) fprintf(stderr, "   FAILED: %s\n", #fn); } while (0)
+
+/* Path of a fixture under ../shared; NULL (and a printed reason) when it does not exist. */
+static __attribute__((unused)) const char *shared_path(const char *rel)
+{
+    static char buf[8][4096];
+    static int slot = 0;
+    char *p = buf[slot++ & 7];
+    const char *root = getenv("EDGELLM_SHARED") ? getenv("EDGELLM_SHARED") : EDGELLM_SHARED;
+    snprintf(p, 4096, "%s/%s", root, rel);
+    struct stat st;
+    if (stat(p, &st) != 0) return NULL;
+    return p;
+}
+
+/* Skip the current test function when a fixture is missing. */
+#define NEED_SHARED(var, rel) const char *var = shared_path(rel); \
+    if (!var) { fprintf(stderr, "   SKIP: fixture %s not found under ../shared\n", rel); test_skipped++; return; }
+
+/* Read a whole file; caller frees. NULL on failure. */
+static __attribute__((unused)) void *read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    void *buf = malloc(n > 0 ? (size_t)n + 1 : 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) { free(buf); buf = NULL; }
+    fclose(f);
+    if (buf) { ((char *)buf)[n] = 0; if (size) *size = (size_t)n; }
+    return buf;
+}
+
+static __attribute__((unused)) int write_file(const char *path, const void *data, size_t size)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) return -1;
+    size_t w = fwrite(data, 1, size, f);
+    fclose(f);
+    return w == size ? 0 : -1;
+}
+
+/* A fresh temporary directory for this test binary (removed by the OS / left in /tmp). */
+static __attribute__((unused)) const char *test_tmpdir(void)
+{
+    static char dir[256];
+    if (!dir[0]) {
+        snprintf(dir, sizeof dir, "/tmp/edgellm-test-XXXXXX");
+        if (!mkdtemp(dir)) { perror("mkdtemp"); exit(1); }
+    }
+    return dir;
+}
+
+/* Run a shell command, capture stdout+stderr into out (NUL-terminated, truncated to size);
+ * returns the exit status, or 128+signal when killed by a signal. */
+static __attribute__((unused)) int run_capture(const char *cmd, char *out, size_t size)
+{
+    char full[8192];
+    snprintf(full, sizeof full, "%s 2>&1", cmd);
+    FILE *p = popen(full, "r");
+    if (!p) return -1;
+    size_t n = 0, r;
+    char tmp[4096];
+    while ((r = fread(tmp, 1, sizeof tmp, p)) > 0) {
+        if (out && n + 1 < size) { size_t c = r < size - 1 - n ? r : size - 1 - n; memcpy(out + n, tmp, c); n += c; }
+    }
+    if (out && size) out[n] = 0;
+    int st = pclose(p);
+    if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static __attribute__((unused)) int test_summary(void)
+{
+    fprintf(stderr, "%d tests, %d checks, %d failed checks, %d skipped\n", test_ran, test_checks, test_failures,
+            test_skipped);
+    if (test_failures) return 1;
+    if (test_skipped && test_skipped == test_ran) return 77;
+    return 0;
+}
+
+#endif
