@@ -1,9 +1,222 @@
-/* cmd_info.c — 'edgellm info' (not written yet). */
+/*
+ * cmd_info.c — `edgellm info MODEL.gguf`: what is in a GGUF file, without running it.
+ *
+ * Prints, in this order: the file (GGUF version, alignment, size, where tensor data starts);
+ * every metadata key with its value (general.*, then <arch>.* — the hyperparameters — then
+ * tokenizer.*, then the rest; arrays as "[N x TYPE]"); a tokenizer summary (model, pre,
+ * vocabulary size, bos/eos/unk ids and their text); the tensor table (name, type, shape in
+ * ggml ne order — ne[0] is the row length — bytes); totals: parameters, bytes and bits per
+ * weight (8 * tensor bytes / parameters).
+ *
+ * The file is opened with the internal GGUF reader (src/format/gguf_read.c), which
+ * validates all of it first: a bad file prints one line "edgellm info: PATH: problem" and
+ * exits 1. Wrong command line: exit 2.
+ */
 #include "commands.h"
+#include "format/gguf.h"
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: edgellm info MODEL.gguf\n\n"
+            "Show a GGUF file's version, metadata (architecture, hyperparameters, tokenizer),\n"
+            "tensor table (name, type, shape in ggml ne order, bytes), parameter count and\n"
+            "bits per weight. The file is validated completely; nothing is run.\n\n"
+            "options:\n"
+            "  -h, --help   show this help\n");
+}
+
+/* A mapped string, escaped for one line of output, truncated to fit buf. */
+static const char *esc(edgellm_str s, char *buf, size_t size)
+{
+    size_t o = 0;
+    for (uint64_t i = 0; i < s.len && o + 8 < size; i++) {
+        unsigned char c = (unsigned char)s.ptr[i];
+        if (c == '\n') o += (size_t)snprintf(buf + o, size - o, "\\n");
+        else if (c == '\t') o += (size_t)snprintf(buf + o, size - o, "\\t");
+        else if (c == '"' || c == '\\') o += (size_t)snprintf(buf + o, size - o, "\\%c", c);
+        else if (c < 32 || c == 127) o += (size_t)snprintf(buf + o, size - o, "\\x%02x", c);
+        else buf[o++] = (char)c;
+        if (i + 1 < s.len && o + 8 >= size) o += (size_t)snprintf(buf + o, size - o, "...");
+    }
+    buf[o] = 0;
+    return buf;
+}
+
+static bool has_prefix(edgellm_str s, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    return s.len >= n && !memcmp(s.ptr, prefix, n);
+}
+
+static void human_bytes(uint64_t n, char *buf, size_t size)
+{
+    if (n >= (1ull << 30)) snprintf(buf, size, "%.2f GiB", (double)n / (1ull << 30));
+    else if (n >= (1ull << 20)) snprintf(buf, size, "%.2f MiB", (double)n / (1ull << 20));
+    else if (n >= (1ull << 10)) snprintf(buf, size, "%.2f KiB", (double)n / (1ull << 10));
+    else snprintf(buf, size, "%llu B", (unsigned long long)n);
+}
+
+/* Metadata keys of one group (prefix, or NULL for "none of the named groups"). */
+static void print_kv_group(const edgellm_gguf *g, const char *title, const char *prefix, const char *arch_prefix,
+                           int key_w)
+{
+    int64_t n = edgellm_gguf_n_kv(g);
+    bool any = false;
+    for (int64_t i = 0; i < n; i++) {
+        edgellm_str k = edgellm_gguf_key(g, i);
+        bool in;
+        if (prefix) in = has_prefix(k, prefix);
+        else in = !has_prefix(k, "general.") && !has_prefix(k, "tokenizer.") && !(arch_prefix && has_prefix(k, arch_prefix));
+        if (!in) continue;
+        if (!any) printf("%s\n", title);
+        any = true;
+        char kb[256], vb[256];
+        edgellm_gguf_format_value(g, i, vb, sizeof vb);
+        printf("  %-*s %s\n", key_w, esc(k, kb, sizeof kb), vb);
+    }
+}
+
+/* "id "text"" of a special token, or "-" when absent. */
+static void print_token(const edgellm_gguf *g, const char *label, const char *key)
+{
+    int64_t id;
+    if (!edgellm_gguf_get_i64(g, key, &id)) return;
+    edgellm_str s;
+    char tb[128];
+    if (id >= 0 && edgellm_gguf_arr_str(g, "tokenizer.ggml.tokens", (uint64_t)id, &s))
+        printf("  %-14s %lld \"%s\"\n", label, (long long)id, esc(s, tb, sizeof tb));
+    else
+        printf("  %-14s %lld (not in the vocabulary)\n", label, (long long)id);
+}
+
+static void print_tokenizer(const edgellm_gguf *g)
+{
+    edgellm_str s;
+    char b[256];
+    printf("\ntokenizer summary:\n");
+    if (edgellm_gguf_get_str(g, "tokenizer.ggml.model", &s)) {
+        const char *kind = edgellm_str_eq(s, "llama") ? " (SentencePiece)" : edgellm_str_eq(s, "gpt2") ? " (byte-level BPE)" : "";
+        printf("  %-14s %s%s\n", "model", esc(s, b, sizeof b), kind);
+    } else {
+        printf("  %-14s (none: tokenizer.ggml.model is absent)\n", "model");
+    }
+    if (edgellm_gguf_get_str(g, "tokenizer.ggml.pre", &s)) printf("  %-14s %s\n", "pre", esc(s, b, sizeof b));
+    edgellm_gguf_vtype et;
+    uint64_t n;
+    if (edgellm_gguf_arr_info(g, "tokenizer.ggml.tokens", &et, &n)) printf("  %-14s %llu tokens\n", "vocabulary", (unsigned long long)n);
+    if (edgellm_gguf_arr_info(g, "tokenizer.ggml.merges", &et, &n)) printf("  %-14s %llu\n", "merges", (unsigned long long)n);
+    print_token(g, "bos", "tokenizer.ggml.bos_token_id");
+    print_token(g, "eos", "tokenizer.ggml.eos_token_id");
+    print_token(g, "unk", "tokenizer.ggml.unknown_token_id");
+    print_token(g, "pad", "tokenizer.ggml.padding_token_id");
+    if (edgellm_gguf_get_str(g, "tokenizer.chat_template", &s))
+        printf("  %-14s %llu bytes\n", "chat template", (unsigned long long)s.len);
+}
+
+/* "{ne0, ne1, ...}" over the tensor's n_dims; returns its length. */
+static int format_shape(const edgellm_gguf_tensor *t, char *buf, size_t size)
+{
+    int o = snprintf(buf, size, "{");
+    for (uint32_t d = 0; d < t->n_dims; d++)
+        o += snprintf(buf + o, size - (size_t)o, "%s%lld", d ? ", " : "", (long long)t->ne[d]);   /* <= 4 x 21 chars */
+    o += snprintf(buf + o, size - (size_t)o, "}");
+    return o;
+}
+
+static void print_tensors(const edgellm_gguf *g)
+{
+    int64_t nt = edgellm_gguf_n_tensors(g);
+    int name_w = 4;
+    for (int64_t i = 0; i < nt; i++) {
+        int l = (int)edgellm_gguf_tensor_at(g, i)->name.len;
+        name_w = l > name_w ? l : name_w;
+    }
+    name_w = name_w > 48 ? 48 : name_w;
+    int shape_w = 2;
+    for (int64_t i = 0; i < nt; i++) {
+        char shape[128];
+        int l = format_shape(edgellm_gguf_tensor_at(g, i), shape, sizeof shape);
+        shape_w = l > shape_w ? l : shape_w;
+    }
+    printf("\ntensors: %lld (shape in ggml ne order: ne[0] is the row length)\n", (long long)nt);
+    if (nt) printf("  %-*s %-8s %-*s %12s\n", name_w, "name", "type", shape_w, "ne", "bytes");
+    uint64_t params = 0, bytes = 0;
+    for (int64_t i = 0; i < nt; i++) {
+        const edgellm_gguf_tensor *t = edgellm_gguf_tensor_at(g, i);
+        char nb[256], shape[128];
+        format_shape(t, shape, sizeof shape);
+        printf("  %-*s %-8s %-*s %12llu\n", name_w, esc(t->name, nb, sizeof nb), edgellm_type_name(t->type), shape_w,
+               shape, (unsigned long long)t->size_bytes);
+        params += t->n_elements;   /* the reader proved each fits; the sum is below the file size * 8 */
+        bytes += t->size_bytes;
+    }
+    char hb[32];
+    human_bytes(bytes, hb, sizeof hb);
+    printf("\ntotal: %llu parameters, %llu bytes of tensor data (%s)", (unsigned long long)params,
+           (unsigned long long)bytes, hb);
+    if (params) printf(", %.4f bits per weight", 8.0 * (double)bytes / (double)params);
+    printf("\n");
+}
 
 int cmd_info(int argc, char **argv)
 {
-    (void)argc; (void)argv;
-    fprintf(stderr, "edgellm info: not implemented yet\n");
-    return 1;
+    const char *path = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return 0; }
+        if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "edgellm info: unknown option '%s'\n", argv[i]);
+            usage(stderr);
+            return 2;
+        }
+        if (path) {
+            fprintf(stderr, "edgellm info: one file at a time ('%s' and '%s')\n", path, argv[i]);
+            return 2;
+        }
+        path = argv[i];
+    }
+    if (!path) { usage(stderr); return 2; }
+
+    edgellm_gguf *g = NULL;
+    edgellm_error err = {0};
+    if (edgellm_gguf_open(path, &g, &err) != EDGELLM_OK) { cli_print_error("info", &err); return 1; }
+
+    char hb[32];
+    human_bytes(edgellm_gguf_file_size(g), hb, sizeof hb);
+    printf("file:         %s\n", path);
+    printf("format:       GGUF v%u, alignment %u, %llu bytes (%s), tensor data at byte %llu\n", edgellm_gguf_version(g),
+           edgellm_gguf_alignment(g), (unsigned long long)edgellm_gguf_file_size(g), hb,
+           (unsigned long long)edgellm_gguf_data_offset(g));
+
+    edgellm_str arch = {"", 0};
+    char ab[64], arch_prefix[80] = "";
+    if (edgellm_gguf_get_str(g, "general.architecture", &arch) && arch.len && arch.len < 60) {
+        esc(arch, ab, sizeof ab);
+        snprintf(arch_prefix, sizeof arch_prefix, "%.*s.", (int)arch.len, arch.ptr);
+        printf("architecture: %s\n", ab);
+    } else {
+        printf("architecture: (none: general.architecture is absent)\n");
+    }
+
+    int key_w = 0;
+    for (int64_t i = 0; i < edgellm_gguf_n_kv(g); i++) {
+        int l = (int)edgellm_gguf_key(g, i).len;
+        key_w = l > key_w ? l : key_w;
+    }
+    key_w = key_w > 48 ? 48 : key_w;
+    printf("\nmetadata: %lld keys\n", (long long)edgellm_gguf_n_kv(g));
+    print_kv_group(g, "general.*:", "general.", NULL, key_w);
+    if (arch_prefix[0]) {
+        char title[128];
+        snprintf(title, sizeof title, "hyperparameters (%s*):", arch_prefix);
+        print_kv_group(g, title, arch_prefix, NULL, key_w);
+    }
+    print_kv_group(g, "tokenizer.*:", "tokenizer.", NULL, key_w);
+    print_kv_group(g, "other keys:", NULL, arch_prefix[0] ? arch_prefix : NULL, key_w);
+
+    print_tokenizer(g);
+    print_tensors(g);
+    edgellm_gguf_close(g);
+    return 0;
 }

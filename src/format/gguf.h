@@ -60,6 +60,9 @@ int64_t edgellm_gguf_n_kv(const edgellm_gguf *g);
 int64_t edgellm_gguf_find_key(const edgellm_gguf *g, const char *key);   /* -1: absent */
 edgellm_str edgellm_gguf_key(const edgellm_gguf *g, int64_t i);
 edgellm_gguf_vtype edgellm_gguf_kv_type(const edgellm_gguf *g, int64_t i);
+/* Raw little-endian bytes of scalar kv i (vtype_size(type) bytes inside the mapping, may be
+ * unaligned); NULL for STRING, ARRAY or an index out of range. Used to copy values exactly. */
+const void *edgellm_gguf_kv_data(const edgellm_gguf *g, int64_t i);
 
 /* Typed getters by key name. Integer getters accept any integer type (and bool) whose value
  * fits the result; float getters accept FLOAT32/FLOAT64 and integers. Return false when the
@@ -72,7 +75,7 @@ bool edgellm_gguf_get_f32(const edgellm_gguf *g, const char *key, float *out);
 bool edgellm_gguf_get_bool(const edgellm_gguf *g, const char *key, bool *out);
 bool edgellm_gguf_get_str(const edgellm_gguf *g, const char *key, edgellm_str *out);
 
-/* Scalar value of kv i formatted for display ("1e-05", "llama", "[512 × STRING]"). */
+/* Scalar value of kv i formatted for display ("1e-05", "llama", "[512 x STRING]"). */
 void edgellm_gguf_format_value(const edgellm_gguf *g, int64_t i, char *buf, size_t size);
 
 /* Arrays. For key i of type ARRAY: element type and count. Nested arrays are validated but
@@ -115,6 +118,10 @@ bool edgellm_gguf_writer_set_u64(edgellm_gguf_writer *w, const char *key, uint64
 bool edgellm_gguf_writer_set_f32(edgellm_gguf_writer *w, const char *key, float v);
 bool edgellm_gguf_writer_set_bool(edgellm_gguf_writer *w, const char *key, bool v);
 bool edgellm_gguf_writer_set_str(edgellm_gguf_writer *w, const char *key, const char *v);
+/* Any fixed-size scalar type (not STRING/ARRAY): `value` points to one value of that type
+ * in host order (uint8_t for BOOL, which must be 0 or 1). */
+bool edgellm_gguf_writer_set_scalar(edgellm_gguf_writer *w, const char *key, edgellm_gguf_vtype type,
+                                    const void *value);
 /* Arrays of fixed-size elements (copied): elem_type not STRING/ARRAY. */
 bool edgellm_gguf_writer_set_arr(edgellm_gguf_writer *w, const char *key, edgellm_gguf_vtype elem_type,
                                  const void *data, uint64_t count);

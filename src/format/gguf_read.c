@@ -401,7 +401,7 @@ static edgellm_status parse(edgellm_gguf *g, edgellm_error *err)
         return edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: GGUFv1 is no longer supported (only GGUF v2 and v3); "
                             "re-convert the model with a current tool", g->path);
     if (g->version != 2 && g->version != 3) {
-        if ((g->version & 0xFFFF) == 0)
+        if (g->version != 0 && (g->version & 0xFFFF) == 0)
             return edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: GGUF version %u looks byte-swapped: big-endian files are not "
                                 "supported", g->path, g->version);
         return edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: unsupported GGUF version %u (only v2 and v3)", g->path, g->version);
@@ -526,6 +526,12 @@ edgellm_str edgellm_gguf_key(const edgellm_gguf *g, int64_t i)
 edgellm_gguf_vtype edgellm_gguf_kv_type(const edgellm_gguf *g, int64_t i)
 {
     return (i >= 0 && i < g->n_kv) ? g->kv[i].type : EDGELLM_GGUF_TYPE_COUNT;
+}
+
+const void *edgellm_gguf_kv_data(const edgellm_gguf *g, int64_t i)
+{
+    if (i < 0 || i >= g->n_kv || !edgellm_gguf_vtype_size(g->kv[i].type)) return NULL;
+    return g->kv[i].val;
 }
 
 /* Integer value of a scalar kv; false for non-integer types or unsigned values > INT64_MAX. */
