@@ -1,9 +1,50 @@
-/* cmd_convert.c — 'edgellm convert' (not written yet). */
+/* cmd_convert.c — 'edgellm convert': import a llama2.c checkpoint (legacy or version-1
+ * header) and its tokenizer.bin into a GGUF v3 file (F32). The work is
+ * edgellm_convert_llama2c in src/format/llama2c_import.c. */
 #include "commands.h"
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: edgellm convert --llama2c MODEL.bin --tokenizer TOKENIZER.bin -o OUT.gguf\n"
+            "\n"
+            "  --llama2c MODEL.bin       llama2.c checkpoint (legacy run.c header or version-1 \"ak42\")\n"
+            "  --tokenizer TOKENIZER.bin llama2.c tokenizer.bin with the model's vocab_size tokens\n"
+            "  -o, --output OUT.gguf     GGUF file to write (replaced atomically)\n");
+}
 
 int cmd_convert(int argc, char **argv)
 {
-    (void)argc; (void)argv;
-    fprintf(stderr, "edgellm convert: not implemented yet\n");
-    return 1;
+    const char *model = NULL, *tok = NULL, *out = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
+        const char **dst = !strcmp(a, "--llama2c") ? &model
+                         : !strcmp(a, "--tokenizer") ? &tok
+                         : (!strcmp(a, "-o") || !strcmp(a, "--output")) ? &out : NULL;
+        if (!dst) {
+            fprintf(stderr, "edgellm convert: unknown option '%s'\n\n", a);
+            usage(stderr);
+            return 2;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "edgellm convert: %s needs a value\n\n", a);
+            usage(stderr);
+            return 2;
+        }
+        *dst = argv[++i];
+    }
+    if (!model || !tok || !out) {
+        fprintf(stderr, "edgellm convert: --llama2c, --tokenizer and -o are all required\n\n");
+        usage(stderr);
+        return 2;
+    }
+    edgellm_error err = {0};
+    if (edgellm_convert_llama2c(model, tok, out, &err) != EDGELLM_OK) {
+        cli_print_error("convert", &err);
+        return 1;
+    }
+    fprintf(stderr, "edgellm convert: wrote %s\n", out);
+    return 0;
 }

@@ -5,6 +5,7 @@
 #include "edgellm.h"
 #include <stdio.h>
 
+int cmd_plan(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_logits(int argc, char **argv);

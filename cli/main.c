@@ -12,6 +12,7 @@ typedef struct {
 } command;
 
 static const command commands[] = {
+    {"plan", cmd_plan, "will a model fit on a device, at which precision, how fast (start here)"},
     {"run", cmd_run, "generate text from a prompt"},
     {"info", cmd_info, "show a GGUF file's metadata, tensors, parameter count and bits per weight"},
     {"tokenize", cmd_tokenize, "turn text into token ids"},

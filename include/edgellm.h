@@ -222,7 +222,7 @@ EDGELLM_API const float *edgellm_ctx_logits(const edgellm_ctx *c);
  * Sampling.
  * ---------------------------------------------------------------------------------- */
 typedef struct {
-    float    temperature;     /* <= 0: greedy (argmax)                                   */
+    float    temperature;     /* <= 0: greedy (argmax, lowest id on ties; the rest unused) */
     int      top_k;           /* 0: off                                                 */
     float    top_p;           /* 1.0: off                                               */
     float    min_p;           /* 0.0: off                                               */
@@ -274,7 +274,10 @@ typedef struct {
 
 /* Tokenize prompt, prefill it in one pass, then sample and decode one token per step,
  * calling cb for each generated token. The context is reset first. A prompt that does not
- * fit n_ctx is refused (EDGELLM_ERR_CTX_FULL) before any compute. */
+ * fit n_ctx is refused (EDGELLM_ERR_CTX_FULL) before any compute. The prompt itself is not
+ * passed to cb; EOS ends the run without a callback. An empty prompt starts from BOS alone
+ * (error without a BOS token), and for SentencePiece vocabularies its first piece loses the
+ * leading space (as SentencePiece decoding does). Details: src/runtime/generate.c. */
 EDGELLM_API edgellm_status edgellm_generate(edgellm_ctx *c, const char *prompt,
                                             const edgellm_generate_params *p,
                                             edgellm_token_callback cb, void *user,
@@ -287,6 +290,203 @@ EDGELLM_API edgellm_status edgellm_generate(edgellm_ctx *c, const char *prompt,
  * its tokenizer.bin into a GGUF v3 file (F32 weights, SentencePiece metadata). */
 EDGELLM_API edgellm_status edgellm_convert_llama2c(const char *model_path, const char *tokenizer_path,
                                                    const char *out_path, edgellm_error *err);
+
+/* ------------------------------------------------------------------------------------
+ * Planning: will a model fit on a device, how fast will it run, at which precision
+ * (`edgellm plan`). Pure arithmetic over shapes: a GGUF file's metadata is read, its
+ * weights never. Units: *_bytes are bytes; GiB = 2^30 bytes and GB = 1e9 bytes are kept
+ * distinct; bandwidth in GB/s (1e9 bytes/s); speeds in tokens per second.
+ * All structs are plain data (no pointers to free). Functions are thread-safe except
+ * edgellm_plan_host_device, which measures the machine and should run alone.
+ * ---------------------------------------------------------------------------------- */
+#define EDGELLM_PLAN_MAX_CANDIDATES 16
+
+/* A model's shape. From the catalogue, a GGUF file or explicit numbers. */
+typedef struct {
+    char     name[64];        /* catalogue name ("llama-2-7b") or file name              */
+    char     arch[32];        /* "llama", "qwen2", "phi3", "gemma2"...                   */
+    char     source[256];     /* where the numbers come from                             */
+    int      n_layer;
+    int      n_embd;
+    int      n_head;
+    int      n_head_kv;
+    int      head_dim;        /* per head; n_embd / n_head unless the config says else    */
+    int      n_ff;
+    int      n_vocab;
+    int      n_ctx_train;     /* trained context length; 0: unknown                      */
+    int      tied_embeddings; /* 1: the output matrix is token_embd                      */
+    int      qkv_bias;        /* 1: attn_q/k/v carry biases (Qwen2)                      */
+    int      fused_qkv;       /* 1: one attn_qkv matrix per layer (Phi-3)                */
+    int      extra_norms;     /* extra [n_embd] norm vectors per layer (Gemma-2: 2)      */
+    uint64_t n_params;        /* parameters in all tensors (embedding included)          */
+    int      from_file;       /* 1: read from a GGUF file                                */
+    char     file_label[16];  /* the file's precision ("Q4_K_M", "F32"...)               */
+    uint64_t file_weight_bytes; /* sum of the file's tensor sizes                        */
+    uint64_t file_bytes;      /* size of the whole file                                  */
+} edgellm_plan_model;
+
+/* A device. Figures of the built-in catalogue carry their sources in plan_catalog.c. */
+typedef struct {
+    char     name[48];        /* "pi5-8gb"                                               */
+    char     description[96];
+    char     source[256];
+    uint64_t ram_bytes;       /* installed RAM                                           */
+    uint64_t usable_bytes;    /* what one app can realistically use before the OS kills it */
+    double   bw_gbps;         /* memory read bandwidth, GB/s                             */
+    int      bw_measured;     /* 1: measured streaming read; 0: theoretical peak         */
+    int      n_big_cores;     /* cores decode runs on (all cores when not big.LITTLE)    */
+    int      n_little_cores;
+    double   gflops_big;      /* assumed sustained GFLOP/s per big core, quantized matmul */
+    double   gflops_little;
+    int      has_npu;         /* an NPU exists (edgellm runs on the CPU regardless)      */
+} edgellm_plan_device;
+
+/* Quality cost of a precision relative to the full-precision model. NaN: unknown. */
+typedef struct {
+    char   type[24];          /* candidate name, "Q4_K_M"                                */
+    double delta_ppl_pct;     /* perplexity increase, percent                            */
+    double kld;               /* mean KL divergence from the reference, nats             */
+    double top1_pct;          /* same top token as the reference, percent                */
+    char   source[200];       /* "edgellm eval: FILE" or the published source            */
+} edgellm_plan_quality;
+
+typedef enum {
+    EDGELLM_PLAN_FITS   = 0,  /* total <= usable x (1 - safety margin)                   */
+    EDGELLM_PLAN_TIGHT  = 1,  /* fits the usable memory, but inside the safety margin    */
+    EDGELLM_PLAN_NO_FIT = 2   /* more than the usable memory                             */
+} edgellm_plan_verdict;
+
+typedef enum { EDGELLM_PLAN_REALTIME = 0, EDGELLM_PLAN_OFFLINE = 1 } edgellm_plan_scenario;
+
+/* One candidate precision on the device. */
+typedef struct {
+    char     type[24];        /* "Q4_K_M", "F16", "I4_G128_SYM", or the file's own label  */
+    int      weight_exact;    /* 1: sum of the file's tensor sizes; 0: from bits/weight   */
+    double   bpw;             /* weight bits per parameter over all tensors              */
+    uint64_t weight_bytes;
+    uint64_t kv_bytes;        /* 2 * n_layer * n_ctx * n_head_kv * head_dim * bytes(kv) * batch */
+    uint64_t scratch_bytes;   /* activations, attention scores, logits                   */
+    uint64_t overhead_bytes;  /* runtime and tokenizer tables                            */
+    uint64_t total_bytes;
+    uint64_t budget_bytes;    /* usable x (1 - safety margin)                            */
+    int64_t  left_bytes;      /* budget - total; negative when over                      */
+    edgellm_plan_verdict verdict;
+    int      max_ctx;         /* largest n_ctx within the budget (<= n_ctx_train); 0: none */
+    uint64_t read_bytes_per_token; /* streamed per decode step at n_ctx (weights + KV)   */
+    double   decode_tps;      /* per sequence, with the context full (n_ctx)             */
+    double   decode_tps_total;/* all `batch` sequences together                          */
+    double   prefill_tps;     /* prompt processing, 512-token prompt (pp512)             */
+    double   ttft_ms;         /* prefill of prompt_tokens: time to the first token       */
+    edgellm_plan_quality quality;
+} edgellm_plan_row;
+
+typedef struct {
+    const char *model;        /* catalogue name or path of a .gguf; NULL: "llama-3.2-3b"  */
+    const edgellm_plan_model *shape;  /* explicit model (wins over `model`); borrowed     */
+    const char *device;       /* catalogue name, "host", or a name in extra_devices;
+                                 NULL: "phone-mid"                                       */
+    const edgellm_plan_device *extra_devices;  /* user devices (JSON file), borrowed     */
+    int    n_extra_devices;
+    int    n_ctx;             /* 0: min(n_ctx_train, 4096); < 0: EDGELLM_ERR_MISUSE       */
+    int    kv_type;           /* EDGELLM_TYPE_F16 (default), EDGELLM_TYPE_Q8_0 or _F32    */
+    int    batch;             /* sequences decoded together, >= 1 (default 1)            */
+    int    scenario;          /* edgellm_plan_scenario listed first (both are computed)  */
+    double latency_ms;        /* real-time: first-token budget, default 200 ms           */
+    double reading_tps;       /* real-time: decode speed needed afterwards, default 5    */
+    int    prompt_tokens;     /* prompt length behind ttft_ms, default 64                */
+    const char *types;        /* extra candidates, comma-separated ("q5_0,i4_g64_sym")   */
+    double safety_margin;     /* fraction of usable memory kept free, default 0.20       */
+    double calibration;       /* multiplies predicted speeds; 1.0 until calibrated       */
+    const edgellm_plan_quality *quality;  /* measured results (edgellm eval), borrowed   */
+    int    n_quality;
+    int    host_bench_ms;     /* time budget of the bandwidth benchmark for "host" (1000) */
+} edgellm_plan_params;
+
+typedef struct {
+    edgellm_plan_model  model;
+    edgellm_plan_device device;
+    int    n_ctx, kv_type, batch, prompt_tokens, scenario;
+    double latency_ms, reading_tps, safety_margin;
+    double efficiency;        /* fraction of device bandwidth decode reaches (see plan.c) */
+    double calibration;
+    int    n_rows;
+    edgellm_plan_row rows[EDGELLM_PLAN_MAX_CANDIDATES];
+    int    realtime_pick;     /* index into rows, -1: nothing qualifies                  */
+    int    offline_pick;      /* index into rows, -1: nothing fits                       */
+    int    offline_batch;     /* suggested batch for offline work (1..8)                 */
+    double offline_batch_tps; /* total decode tok/s at that batch                        */
+    char   realtime_why[384];
+    char   offline_why[384];
+    char   advice[640];       /* what to change when nothing fits; "" otherwise          */
+} edgellm_plan_report;
+
+EDGELLM_API edgellm_plan_params edgellm_plan_default_params(void);
+
+/* Size and speed every candidate precision of a model on a device, and recommend one per
+ * scenario. `report` is filled completely (no allocations to free).
+ * Statuses: EDGELLM_ERR_NOT_FOUND (unknown model or device name: the message lists the
+ * valid names), EDGELLM_ERR_MISUSE (n_ctx < 0, batch < 1, unsupported kv_type, a shape
+ * that does not divide, an unknown name in `types`), EDGELLM_ERR_IO / EDGELLM_ERR_FORMAT
+ * (the model file cannot be read or is not GGUF), EDGELLM_ERR_UNSUPPORTED (a GGUF file
+ * without the llama-style shape keys), EDGELLM_ERR_NOMEM. */
+EDGELLM_API edgellm_status edgellm_plan(const edgellm_plan_params *p, edgellm_plan_report *report,
+                                        edgellm_error *err);
+
+/* Bytes of a KV cache: 2 (K and V) * n_layer * n_ctx * bytes of one row of n_head_kv *
+ * head_dim elements of kv_type (F32 4, F16 2, Q8_0 34 per 32). 0 when the type is not
+ * F32/F16/Q8_0, a row does not fill whole Q8_0 blocks, or an argument is negative. */
+EDGELLM_API uint64_t edgellm_plan_kv_bytes(int n_layer, int n_ctx, int n_head_kv, int head_dim, int kv_type);
+
+/* The built-in catalogues: counts, entries by index (copied, n_params filled in), lookup
+ * by name (case-insensitive; EDGELLM_ERR_NOT_FOUND lists the valid names). */
+EDGELLM_API int edgellm_plan_n_models(void);
+EDGELLM_API int edgellm_plan_n_devices(void);
+EDGELLM_API edgellm_status edgellm_plan_model_at(int i, edgellm_plan_model *out);
+EDGELLM_API edgellm_status edgellm_plan_device_at(int i, edgellm_plan_device *out);
+EDGELLM_API edgellm_status edgellm_plan_find_model(const char *name, edgellm_plan_model *out, edgellm_error *err);
+EDGELLM_API edgellm_status edgellm_plan_find_device(const char *name, edgellm_plan_device *out, edgellm_error *err);
+
+/* A model from a GGUF file's metadata and tensor table (weights are not read).
+ * Statuses: EDGELLM_ERR_IO, EDGELLM_ERR_FORMAT (not GGUF / malformed),
+ * EDGELLM_ERR_UNSUPPORTED (shape keys missing), EDGELLM_ERR_NOMEM. */
+EDGELLM_API edgellm_status edgellm_plan_model_from_gguf(const char *path, edgellm_plan_model *out,
+                                                        edgellm_error *err);
+
+/* A llama-style model from explicit numbers (untied embeddings, head_dim = n_embd/n_head).
+ * EDGELLM_ERR_MISUSE when a number is <= 0 or the shape does not divide (n_embd % n_head,
+ * n_head % n_head_kv). */
+EDGELLM_API edgellm_status edgellm_plan_model_from_shape(int n_layer, int n_embd, int n_head, int n_head_kv,
+                                                         int n_ff, int n_vocab, edgellm_plan_model *out,
+                                                         edgellm_error *err);
+
+/* This machine: RAM and MemAvailable from /proc/meminfo, cores (big/little from cpufreq
+ * when present) and memory-read bandwidth from edgellm_membw_measure with bench_ms as its
+ * budget (<= 0: 1000 ms). Usable memory = MemAvailable. */
+EDGELLM_API edgellm_status edgellm_plan_host_device(int bench_ms, edgellm_plan_device *out, edgellm_error *err);
+
+/* Memory-read bandwidth benchmark (`edgellm bench --bandwidth` reuses it): threads stream
+ * through a buffer much larger than the last-level cache; the best of several runs wins. */
+typedef struct {
+    int    n_threads;         /* <= 0: physical cores                                    */
+    size_t buffer_bytes;      /* 0: clamp(4 x LLC, 64 MiB, 512 MiB), <= MemAvailable / 4  */
+    int    max_ms;            /* time budget incl. allocation, default 1000 (>= 3 runs)   */
+} edgellm_membw_params;
+
+typedef struct {
+    double   best_gbps;       /* best run, GB/s (1e9 bytes/s)                            */
+    double   mean_gbps;
+    int      n_runs;
+    int      n_threads;
+    size_t   buffer_bytes;
+    double   elapsed_ms;      /* wall time including allocation                          */
+    uint64_t checksum;        /* sum of what was read (keeps the reads honest)           */
+} edgellm_membw_result;
+
+EDGELLM_API edgellm_membw_params edgellm_membw_default_params(void);
+/* Statuses: EDGELLM_ERR_MISUSE (n_threads outside 0..256), EDGELLM_ERR_NOMEM,
+ * EDGELLM_ERR_IO (threads could not be started). Uses n_threads threads for max_ms. */
+EDGELLM_API edgellm_status edgellm_membw_measure(const edgellm_membw_params *p, edgellm_membw_result *out,
+                                                 edgellm_error *err);
 
 #ifdef __cplusplus
 }

@@ -136,4 +136,27 @@ bool edgellm_gguf_writer_add_tensor(edgellm_gguf_writer *w, const char *name, in
                                     uint32_t n_dims, const int64_t *ne, const void *data);
 edgellm_status edgellm_gguf_writer_write(edgellm_gguf_writer *w, const char *path, edgellm_error *err);
 
+/* Remove a key added or copied earlier (e.g. a stale general.file_type after copy_kv).
+ * Returns true when the key was present. */
+bool edgellm_gguf_writer_remove_kv(edgellm_gguf_writer *w, const char *key);
+
+/* Streaming tensors (for files larger than memory: quantize, synth). Instead of a data
+ * pointer, `produce` writes the tensor's bytes while edgellm_gguf_writer_write runs; the
+ * tensors' data are produced one at a time, in the order they were added, on the calling
+ * thread. produce(user, tag, sink, err) must hand exactly row_size(type, ne[0]) * rows
+ * bytes to edgellm_gguf_sink_put, in pieces of any size; a status other than EDGELLM_OK
+ * aborts the write (the temporary file is removed, nothing appears under the target path,
+ * and write returns that status with the callback's message). Producing fewer or more
+ * bytes than declared is EDGELLM_ERR_MISUSE. */
+typedef struct edgellm_gguf_sink edgellm_gguf_sink;
+typedef edgellm_status (*edgellm_gguf_produce_fn)(void *user, uint64_t tag, edgellm_gguf_sink *sink,
+                                                  edgellm_error *err);
+/* Append n bytes of the current tensor. false after an I/O error or when n exceeds what is
+ * left of the declared size (then nothing is written; write fails with the reason). */
+bool edgellm_gguf_sink_put(edgellm_gguf_sink *s, const void *data, size_t n);
+/* Like add_tensor, with the data produced during write (user and tag are passed back). */
+bool edgellm_gguf_writer_add_tensor_stream(edgellm_gguf_writer *w, const char *name, int type, uint32_t n_dims,
+                                           const int64_t *ne, edgellm_gguf_produce_fn produce, void *user,
+                                           uint64_t tag);
+
 #endif

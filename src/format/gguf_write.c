@@ -30,6 +30,8 @@
  * (a key set twice keeps its first position and its last value). Nothing reaches the
  * target path until the whole file has been written and flushed to "<path>.tmp.<pid>";
  * then rename() replaces the target atomically, and any failure unlinks the temporary.
+ * Streamed tensors (add_tensor_stream) have no data pointer: their producer callback
+ * writes the bytes through a sink during write, so a file larger than memory can be made.
  */
 #include "gguf.h"
 #include "../tensor/types.h"
@@ -57,6 +59,9 @@ typedef struct {
     uint32_t    n_dims;
     int64_t     ne[EDGELLM_GGUF_MAX_DIMS];   /* ggml order; unused = 1 */
     const void *data;                        /* borrowed               */
+    edgellm_gguf_produce_fn produce;         /* streamed instead: data == NULL */
+    void       *user;
+    uint64_t    tag;
     uint64_t    size_bytes;
     uint64_t    offset;                      /* assigned by write      */
 } wtensor;
@@ -282,8 +287,24 @@ bool edgellm_gguf_writer_copy_kv(edgellm_gguf_writer *w, const edgellm_gguf *src
     return true;
 }
 
-bool edgellm_gguf_writer_add_tensor(edgellm_gguf_writer *w, const char *name, int type,
-                                    uint32_t n_dims, const int64_t *ne, const void *data)
+bool edgellm_gguf_writer_remove_kv(edgellm_gguf_writer *w, const char *key)
+{
+    if (!w || !key) return false;
+    for (int64_t i = 0; i < w->n_kv; i++)
+        if (!strcmp(w->kv[i].key, key)) {
+            kv_clear_value(&w->kv[i]);
+            edgellm_free(w->kv[i].key);
+            memmove(&w->kv[i], &w->kv[i + 1], (size_t)(w->n_kv - i - 1) * sizeof *w->kv);
+            w->n_kv--;
+            return true;
+        }
+    return false;
+}
+
+/* add_tensor and add_tensor_stream: exactly one of data / produce is used. */
+static bool add_tensor_impl(edgellm_gguf_writer *w, const char *name, int type, uint32_t n_dims,
+                            const int64_t *ne, const void *data, edgellm_gguf_produce_fn produce, void *user,
+                            uint64_t tag)
 {
     if (!w) return false;
 #define MISUSE(...) do { if (!w->misuse[0]) snprintf(w->misuse, sizeof w->misuse, __VA_ARGS__); return false; } while (0)
@@ -304,7 +325,7 @@ bool edgellm_gguf_writer_add_tensor(edgellm_gguf_writer *w, const char *name, in
         MISUSE("tensor %s: ne[0] = %lld is not a multiple of the %s block size", name, (long long)ne[0],
                edgellm_type_name(type));
     if (!edgellm_mul_u64(row, rows, &size)) MISUSE("tensor %s: byte size overflows", name);
-    if (size && !data) MISUSE("tensor %s: NULL data", name);
+    if (size && !data && !produce) MISUSE("tensor %s: NULL data", name);
 #undef MISUSE
     if (w->n_t == w->cap_t) {
         int64_t cap = w->cap_t ? 2 * w->cap_t : 16;
@@ -323,9 +344,29 @@ bool edgellm_gguf_writer_add_tensor(edgellm_gguf_writer *w, const char *name, in
     t->type = type;
     t->n_dims = n_dims;
     for (uint32_t d = 0; d < EDGELLM_GGUF_MAX_DIMS; d++) t->ne[d] = d < n_dims ? ne[d] : 1;
-    t->data = data;
+    t->data = produce ? NULL : data;
+    t->produce = produce;
+    t->user = user;
+    t->tag = tag;
     t->size_bytes = size;
     return true;
+}
+
+bool edgellm_gguf_writer_add_tensor(edgellm_gguf_writer *w, const char *name, int type,
+                                    uint32_t n_dims, const int64_t *ne, const void *data)
+{
+    return add_tensor_impl(w, name, type, n_dims, ne, data, NULL, NULL, 0);
+}
+
+bool edgellm_gguf_writer_add_tensor_stream(edgellm_gguf_writer *w, const char *name, int type, uint32_t n_dims,
+                                           const int64_t *ne, edgellm_gguf_produce_fn produce, void *user,
+                                           uint64_t tag)
+{
+    if (!produce) {
+        if (w && !w->misuse[0]) snprintf(w->misuse, sizeof w->misuse, "add_tensor_stream: NULL producer");
+        return false;
+    }
+    return add_tensor_impl(w, name, type, n_dims, ne, NULL, produce, user, tag);
 }
 
 /* ---------------------------------------------------------------- output ---- */
@@ -363,6 +404,22 @@ static void put_pad(out_stream *o)
 {
     static const uint8_t zeros[ALIGN];
     put(o, zeros, (size_t)((ALIGN - o->pos % ALIGN) % ALIGN));
+}
+
+/* The data of one streamed tensor: what its producer may still write. */
+struct edgellm_gguf_sink {
+    out_stream *o;
+    uint64_t    left;       /* declared bytes not yet written */
+    bool        overrun;    /* a put exceeded the declared size */
+};
+
+bool edgellm_gguf_sink_put(edgellm_gguf_sink *s, const void *data, size_t n)
+{
+    if (!s || (n && !data)) return false;
+    if (n > s->left) { s->overrun = true; return false; }
+    put(s->o, data, n);
+    s->left -= n;
+    return !s->o->err;
 }
 
 static void put_kv(out_stream *o, const wkv *kv)
@@ -428,8 +485,22 @@ edgellm_status edgellm_gguf_writer_write(edgellm_gguf_writer *w, const char *pat
         put_u64(&o, t->offset);
     }
     put_pad(&o);
-    for (int64_t i = 0; i < w->n_t; i++) {
-        put(&o, w->t[i].data, (size_t)w->t[i].size_bytes);
+    for (int64_t i = 0; i < w->n_t && !o.err; i++) {
+        const wtensor *t = &w->t[i];
+        if (t->produce) {
+            edgellm_gguf_sink sink = {&o, t->size_bytes, false};
+            edgellm_status rc = t->produce(t->user, t->tag, &sink, err);
+            if (rc == EDGELLM_OK && !o.err && (sink.overrun || sink.left))
+                rc = edgellm_fail(err, EDGELLM_ERR_MISUSE, "%s: tensor %s: producer wrote %s bytes than its %llu",
+                                  path, t->name, sink.overrun ? "more" : "fewer", (unsigned long long)t->size_bytes);
+            if (rc != EDGELLM_OK) {
+                fclose(o.f);
+                unlink(tmp);
+                return rc;
+            }
+        } else {
+            put(&o, t->data, (size_t)t->size_bytes);
+        }
         put_pad(&o);
     }
     if (!o.err && fflush(o.f) != 0) o.err = errno ? errno : EIO;

@@ -8,4 +8,11 @@
  * EDGELLM_ERR_UNSUPPORTED for an unknown tokenizer.ggml.model. Free with
  * edgellm_tokenizer_free. */
 edgellm_status edgellm_tokenizer_from_gguf(const edgellm_gguf *g, edgellm_tokenizer **out, edgellm_error *err);
+
+/* Decode a whole sequence ids[0..n_ids) into *out (NUL-terminated, *out_len bytes without
+ * the NUL; free with edgellm_free). A leading BOS is skipped and, for SentencePiece vocabs
+ * with the dummy prefix, the one space it put before the first token is dropped (so
+ * decode(encode(text)) == text). EDGELLM_ERR_MISUSE for an id out of range, NOMEM. */
+edgellm_status edgellm_tokenizer_detokenize(const edgellm_tokenizer *t, const int32_t *ids, size_t n_ids,
+                                            char **out, size_t *out_len, edgellm_error *err);
 #endif

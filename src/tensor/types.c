@@ -1,6 +1,13 @@
 /* types.c — the traits table (see types.h). Quantized types register their converters and
- * reference dot products here; kernels/dispatch.c picks faster variants at run time. */
+ * reference dot products here (implementations: quant_*.c, declared in quant.h);
+ * kernels/dispatch.c picks faster variants at run time.
+ *
+ * Activation types, as llama.cpp pairs them: Q4_0, Q5_0, Q8_0 and the symmetric group
+ * types dot with Q8_0; Q4_1, Q5_1 and the asymmetric group types with Q8_1 (their min term
+ * needs per-block activation sums); the K-quants with Q8_K. Q8_1 and Q8_K are activation
+ * formats only (convertible, not computable as weights). */
 #include "types.h"
+#include "quant.h"
 #include <ctype.h>
 
 /* ---- float types ---- */
@@ -54,23 +61,36 @@ static float dot_bf16_ref(int64_t n, const void *w, const void *x)
 #define T_FLOAT(NAME, SZ, TOF, FROMF, DOT) { NAME, 1, SZ, false, true, TOF, FROMF, EDGELLM_TYPE_F32, DOT }
 #define T_QUANT(NAME, BLK, SZ) { NAME, BLK, SZ, true, false, NULL, NULL, EDGELLM_TYPE_Q8_0, NULL }
 #define T_PLAIN(NAME, SZ) { NAME, 1, SZ, false, false, NULL, NULL, EDGELLM_TYPE_F32, NULL }
+/* A quantized type edgellm computes with: dequantizer, reference quantizer, activation
+ * type and reference dot product. */
+#define T_COMP(NAME, BLK, SZ, DEQ, Q, VT, DOT) { NAME, BLK, SZ, true, true, DEQ, Q, VT, DOT }
+/* An activation-only type: converters, no dot product of its own. */
+#define T_ACT(NAME, BLK, SZ, DEQ, Q) { NAME, BLK, SZ, true, false, DEQ, Q, EDGELLM_TYPE_F32, NULL }
+
+/* The quantizers return their saturation count (quant.h); the traits want void. */
+#define FROM_FLOAT(T) static void from_##T(const float *s, void *d, int64_t n) { (void)edgellm_quant_##T##_ref(s, d, n); }
+FROM_FLOAT(q4_0) FROM_FLOAT(q4_1) FROM_FLOAT(q5_0) FROM_FLOAT(q5_1) FROM_FLOAT(q8_0) FROM_FLOAT(q8_1)
+FROM_FLOAT(q2_K) FROM_FLOAT(q3_K) FROM_FLOAT(q4_K) FROM_FLOAT(q5_K) FROM_FLOAT(q6_K) FROM_FLOAT(q8_K)
+#define FROM_FLOAT_GROUP(G) FROM_FLOAT(i4_g##G##_sym) FROM_FLOAT(i4_g##G##_asym) FROM_FLOAT(i8_g##G##_sym) \
+    FROM_FLOAT(i8_g##G##_asym)
+EDGELLM_GROUP_TYPES(FROM_FLOAT_GROUP)
 
 /* ggml ids 0..39; block sizes and byte sizes from ggml-common.h (anchors.md §1.3). */
 static const edgellm_type_traits ggml_traits[EDGELLM_TYPE_GGML_COUNT] = {
     [EDGELLM_TYPE_F32]  = T_FLOAT("F32", 4, f32_to_float, f32_from_float, dot_f32_ref),
     [EDGELLM_TYPE_F16]  = T_FLOAT("F16", 2, f16_to_float, f16_from_float, dot_f16_ref),
-    [EDGELLM_TYPE_Q4_0] = T_QUANT("Q4_0", 32, 18),
-    [EDGELLM_TYPE_Q4_1] = T_QUANT("Q4_1", 32, 20),
-    [EDGELLM_TYPE_Q5_0] = T_QUANT("Q5_0", 32, 22),
-    [EDGELLM_TYPE_Q5_1] = T_QUANT("Q5_1", 32, 24),
-    [EDGELLM_TYPE_Q8_0] = T_QUANT("Q8_0", 32, 34),
-    [EDGELLM_TYPE_Q8_1] = T_QUANT("Q8_1", 32, 36),
-    [EDGELLM_TYPE_Q2_K] = T_QUANT("Q2_K", 256, 84),
-    [EDGELLM_TYPE_Q3_K] = T_QUANT("Q3_K", 256, 110),
-    [EDGELLM_TYPE_Q4_K] = T_QUANT("Q4_K", 256, 144),
-    [EDGELLM_TYPE_Q5_K] = T_QUANT("Q5_K", 256, 176),
-    [EDGELLM_TYPE_Q6_K] = T_QUANT("Q6_K", 256, 210),
-    [EDGELLM_TYPE_Q8_K] = T_QUANT("Q8_K", 256, 292),
+    [EDGELLM_TYPE_Q4_0] = T_COMP("Q4_0", 32, 18, edgellm_dequant_q4_0, from_q4_0, EDGELLM_TYPE_Q8_0, edgellm_dot_q4_0_q8_0_ref),
+    [EDGELLM_TYPE_Q4_1] = T_COMP("Q4_1", 32, 20, edgellm_dequant_q4_1, from_q4_1, EDGELLM_TYPE_Q8_1, edgellm_dot_q4_1_q8_1_ref),
+    [EDGELLM_TYPE_Q5_0] = T_COMP("Q5_0", 32, 22, edgellm_dequant_q5_0, from_q5_0, EDGELLM_TYPE_Q8_0, edgellm_dot_q5_0_q8_0_ref),
+    [EDGELLM_TYPE_Q5_1] = T_COMP("Q5_1", 32, 24, edgellm_dequant_q5_1, from_q5_1, EDGELLM_TYPE_Q8_1, edgellm_dot_q5_1_q8_1_ref),
+    [EDGELLM_TYPE_Q8_0] = T_COMP("Q8_0", 32, 34, edgellm_dequant_q8_0, from_q8_0, EDGELLM_TYPE_Q8_0, edgellm_dot_q8_0_q8_0_ref),
+    [EDGELLM_TYPE_Q8_1] = T_ACT("Q8_1", 32, 36, edgellm_dequant_q8_1, from_q8_1),
+    [EDGELLM_TYPE_Q2_K] = T_COMP("Q2_K", 256, 84, edgellm_dequant_q2_K, from_q2_K, EDGELLM_TYPE_Q8_K, edgellm_dot_q2_K_q8_K_ref),
+    [EDGELLM_TYPE_Q3_K] = T_COMP("Q3_K", 256, 110, edgellm_dequant_q3_K, from_q3_K, EDGELLM_TYPE_Q8_K, edgellm_dot_q3_K_q8_K_ref),
+    [EDGELLM_TYPE_Q4_K] = T_COMP("Q4_K", 256, 144, edgellm_dequant_q4_K, from_q4_K, EDGELLM_TYPE_Q8_K, edgellm_dot_q4_K_q8_K_ref),
+    [EDGELLM_TYPE_Q5_K] = T_COMP("Q5_K", 256, 176, edgellm_dequant_q5_K, from_q5_K, EDGELLM_TYPE_Q8_K, edgellm_dot_q5_K_q8_K_ref),
+    [EDGELLM_TYPE_Q6_K] = T_COMP("Q6_K", 256, 210, edgellm_dequant_q6_K, from_q6_K, EDGELLM_TYPE_Q8_K, edgellm_dot_q6_K_q8_K_ref),
+    [EDGELLM_TYPE_Q8_K] = T_ACT("Q8_K", 256, 292, edgellm_dequant_q8_K, from_q8_K),
     [EDGELLM_TYPE_IQ2_XXS] = T_QUANT("IQ2_XXS", 256, 66),
     [EDGELLM_TYPE_IQ2_XS]  = T_QUANT("IQ2_XS", 256, 74),
     [EDGELLM_TYPE_IQ3_XXS] = T_QUANT("IQ3_XXS", 256, 98),
@@ -91,9 +111,20 @@ static const edgellm_type_traits ggml_traits[EDGELLM_TYPE_GGML_COUNT] = {
     [EDGELLM_TYPE_MXFP4] = T_QUANT("MXFP4", 32, 17),
 };
 
-/* edgellm group-wise types (ids 1000..1011): filled in by the quantization layer. */
+/* edgellm group-wise types (ids 1000..1011, layouts in blocks.h, code in quant_group.c),
+ * indexed by id - 1000. */
 #define EDGELLM_N_OWN_TYPES 12
-static edgellm_type_traits own_traits[EDGELLM_N_OWN_TYPES];
+#define T_GROUP(ID, NAME, BITS, ASYM, G, T, VT, VTN)                                                      \
+    [ID - 1000] = T_COMP(NAME, G, EDGELLM_GROUP_BLOCK_BYTES(BITS, ASYM, G), edgellm_dequant_##T, from_##T, \
+                         VT, edgellm_dot_##T##_##VTN##_ref)
+#define OWN_ROWS(G)                                                                                     \
+    T_GROUP(EDGELLM_TYPE_I4_G##G##_SYM, "I4_G" #G "_SYM", 4, 0, G, i4_g##G##_sym, EDGELLM_TYPE_Q8_0, q8_0),     \
+    T_GROUP(EDGELLM_TYPE_I4_G##G##_ASYM, "I4_G" #G "_ASYM", 4, 1, G, i4_g##G##_asym, EDGELLM_TYPE_Q8_1, q8_1),  \
+    T_GROUP(EDGELLM_TYPE_I8_G##G##_SYM, "I8_G" #G "_SYM", 8, 0, G, i8_g##G##_sym, EDGELLM_TYPE_Q8_0, q8_0),     \
+    T_GROUP(EDGELLM_TYPE_I8_G##G##_ASYM, "I8_G" #G "_ASYM", 8, 1, G, i8_g##G##_asym, EDGELLM_TYPE_Q8_1, q8_1),
+static const edgellm_type_traits own_traits[EDGELLM_N_OWN_TYPES] = {
+    EDGELLM_GROUP_TYPES(OWN_ROWS)
+};
 
 const edgellm_type_traits *edgellm_type_get_traits(int type)
 {

@@ -1,0 +1,414 @@
+/*
+ * cmd_plan.c — `edgellm plan`: will this model fit on that device, how fast will it run,
+ * and at which precision. Flags in, edgellm_plan() (src/tools/plan.c) does the arithmetic,
+ * a table (or --json, docs/plan.schema.json) out.
+ *
+ * With no model and no device: a matrix of catalogue models x catalogue devices showing the
+ * best precision that fits each pair, then the detailed plan for llama-3.2-3b on phone-mid.
+ * Exit status: 0 done; 1 the model file cannot be read / is not GGUF, a device or eval file
+ * is broken, the host cannot be measured; 2 wrong command line (unknown flag, model or device
+ * name, ctx <= 0, a shape that does not divide, an unknown precision).
+ */
+#include "commands.h"
+#include "plan_json.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define DEFAULT_MODEL "llama-3.2-3b"
+#define DEFAULT_DEVICE "phone-mid"
+static const double GIB = 1073741824.0;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: edgellm plan [--model NAME|FILE.gguf | --shape L,E,H,KV,FF,V] [--device NAME|host|FILE.json]\n"
+            "                    [--ctx N] [--kv-type f16|q8_0|f32] [--batch N] [--scenario realtime|offline]\n"
+            "                    [--latency-ms MS] [--types LIST] [--json]\n\n"
+            "Will the model fit on the device, at which precision, and how fast will it run? For each\n"
+            "precision: weights, KV cache, scratch, total against the memory an app may use minus a 20%%\n"
+            "safety margin, a verdict, the largest context that fits, predicted decode/prefill speed and\n"
+            "the quality cost; then a recommendation for real-time and offline use.\n"
+            "With no model and no device: a models x devices matrix, then one detailed plan.\n\n"
+            "options:\n"
+            "  -m, --model NAME|FILE   catalogue model (see --list) or a GGUF file (metadata only is read)\n"
+            "  --shape L,E,H,KV,FF,V   n_layer,n_embd,n_head,n_head_kv,n_ff,n_vocab of a llama-style model\n"
+            "  -d, --device NAME       catalogue device, 'host' (measures this machine, ~1 s), a name from\n"
+            "                          --device-file, or a device JSON file\n"
+            "  --device-file FILE      add devices from a JSON file ({\"devices\": [{\"name\": ...}]})\n"
+            "  -c, --ctx N             context length (default: the model's, at most 4096)\n"
+            "  --kv-type T             KV cache type: f16 (default), q8_0, f32\n"
+            "  -b, --batch N           sequences decoded together (default 1)\n"
+            "  --scenario S            realtime (default) or offline: which recommendation comes first\n"
+            "  --latency-ms MS         real-time budget for the first token (default 200)\n"
+            "  --prompt N              prompt tokens behind the first-token time (default 64)\n"
+            "  --types LIST            extra precisions, e.g. q5_0,q4_k,i4_g64,i8_g128_asym\n"
+            "  --eval FILE             quality results of edgellm eval (default: MODEL.eval.json)\n"
+            "  --calibration X         multiply predicted speeds by X (default 1)\n"
+            "  --json                  JSON output (docs/plan.schema.json)\n"
+            "  --list                  list catalogue models and devices\n"
+            "  -h, --help              show this help\n"
+            "Units: GiB = 2^30 bytes (memory), GB/s = 1e9 bytes/s (bandwidth).\n");
+}
+
+static const char *verdict_text(edgellm_plan_verdict v)
+{
+    return v == EDGELLM_PLAN_FITS ? "fits" : v == EDGELLM_PLAN_TIGHT ? "tight" : "does not fit";
+}
+
+static void fmt_num(char *buf, size_t size, double v, int prec)
+{
+    if (isnan(v)) snprintf(buf, size, "-");
+    else snprintf(buf, size, "%.*f", prec, v);
+}
+
+static void print_list(FILE *f)
+{
+    fprintf(f, "models:\n");
+    for (int i = 0; i < edgellm_plan_n_models(); i++) {
+        edgellm_plan_model m;
+        if (edgellm_plan_model_at(i, &m) != EDGELLM_OK) continue;
+        fprintf(f, "  %-16s %5.2f B params, %2d layers, n_embd %4d, %2d/%2d heads, ctx %6d  (%s)\n", m.name,
+                m.n_params / 1e9, m.n_layer, m.n_embd, m.n_head, m.n_head_kv, m.n_ctx_train, m.source);
+    }
+    fprintf(f, "devices:\n");
+    for (int i = 0; i < edgellm_plan_n_devices(); i++) {
+        edgellm_plan_device d;
+        if (edgellm_plan_device_at(i, &d) != EDGELLM_OK) continue;
+        fprintf(f, "  %-16s RAM %5.1f GiB, usable %5.2f GiB, %5.1f GB/s %s  %s\n", d.name, d.ram_bytes / GIB,
+                d.usable_bytes / GIB, d.bw_gbps, d.bw_measured ? "measured" : "peak    ", d.description);
+    }
+    fprintf(f, "  %-16s this machine (measured)\n", "host");
+}
+
+static void print_report(FILE *f, const edgellm_plan_report *r)
+{
+    const edgellm_plan_model *m = &r->model;
+    const edgellm_plan_device *d = &r->device;
+    char params[32];
+    if (m->n_params >= 1000000000ull) snprintf(params, sizeof params, "%.2f B", m->n_params / 1e9);
+    else snprintf(params, sizeof params, "%.2f M", m->n_params / 1e6);
+    fprintf(f, "model   %s (%s): %d layers, n_embd %d, %d heads (%d KV, head_dim %d), n_ff %d, vocab %d, %s params%s\n",
+            m->name, m->arch, m->n_layer, m->n_embd, m->n_head, m->n_head_kv, m->head_dim, m->n_ff, m->n_vocab, params,
+            m->tied_embeddings ? ", tied embeddings" : "");
+    if (m->from_file)
+        fprintf(f, "        file: %s, %.2f MiB, trained context %d\n", m->file_label, m->file_bytes / 1048576.0,
+                m->n_ctx_train);
+    fprintf(f, "        source: %s\n", m->source);
+    fprintf(f, "device  %s: %s\n", d->name, d->description);
+    fprintf(f, "        RAM %.2f GiB, usable %.2f GiB, budget %.2f GiB (%.0f%% safety margin); %.1f GB/s %s (decode reaches "
+               "x%.2f); %d big + %d little cores; NPU %s\n",
+            d->ram_bytes / GIB, d->usable_bytes / GIB, d->usable_bytes * (1 - r->safety_margin) / GIB,
+            r->safety_margin * 100, d->bw_gbps, d->bw_measured ? "measured read" : "peak", r->efficiency,
+            d->n_big_cores, d->n_little_cores, d->has_npu ? "yes (edgellm uses the CPU)" : "no");
+    fprintf(f, "        source: %s\n", d->source);
+    fprintf(f, "context n_ctx %d, KV cache %s, batch %d, first-token prompt %d tokens\n\n", r->n_ctx,
+            edgellm_type_name(r->kv_type), r->batch, r->prompt_tokens);
+
+    /* memory in GiB, or MiB for models under 1 GiB (tiny test models) */
+    uint64_t largest = 0;
+    for (int i = 0; i < r->n_rows; i++) largest = r->rows[i].total_bytes > largest ? r->rows[i].total_bytes : largest;
+    const double unit = largest < (1ull << 30) ? 1048576.0 : GIB;
+    const char *un = largest < (1ull << 30) ? "MiB" : "GiB";
+    fprintf(f, "%-13s %5s %7s %6s %6s %7s %7s  %-12s %7s %7s %7s %6s %6s %7s\n", "precision", "bpw", "weights", "KV",
+            "other", "total", "left", "verdict", "max ctx", "decode", "prefill", "TTFT", "dPPL", "KLD");
+    fprintf(f, "%-13s %5s %7s %6s %6s %7s %7s  %-12s %7s %7s %7s %6s %6s %7s\n", "", "", un, un, un, un, un, "",
+            "tokens", "tok/s", "tok/s", "ms", "%", "");
+    for (int i = 0; i < r->n_rows; i++) {
+        const edgellm_plan_row *w = &r->rows[i];
+        char type[32], ppl[16], kld[16];
+        snprintf(type, sizeof type, "%s%s", w->type, w->weight_exact ? " (file)" : "");
+        fmt_num(ppl, sizeof ppl, w->quality.delta_ppl_pct, 2);
+        fmt_num(kld, sizeof kld, w->quality.kld, 4);
+        fprintf(f, "%-13s %5.2f %7.2f %6.2f %6.2f %7.2f %7.2f  %-12s %7d %7.1f %7.1f %6.0f %6s %7s\n", type, w->bpw,
+                w->weight_bytes / unit, w->kv_bytes / unit, (w->scratch_bytes + w->overhead_bytes) / unit,
+                w->total_bytes / unit, w->left_bytes / unit, verdict_text(w->verdict), w->max_ctx, w->decode_tps,
+                w->prefill_tps, w->ttft_ms, ppl, kld);
+    }
+    /* quality sources, grouped */
+    fprintf(f, "\nquality (dPPL = perplexity increase, KLD = mean KL divergence vs full precision):\n");
+    for (int i = 0; i < r->n_rows; i++) {
+        int seen = 0;
+        for (int k = 0; k < i; k++) seen |= !strcmp(r->rows[k].quality.source, r->rows[i].quality.source);
+        if (seen) continue;
+        fprintf(f, "  ");
+        for (int k = i, first = 1; k < r->n_rows; k++)
+            if (!strcmp(r->rows[k].quality.source, r->rows[i].quality.source)) {
+                fprintf(f, "%s%s", first ? "" : ", ", r->rows[k].type);
+                first = 0;
+            }
+        fprintf(f, ": %s\n", r->rows[i].quality.source);
+    }
+
+    const char *rt = r->realtime_pick >= 0 ? r->rows[r->realtime_pick].type : "none";
+    const char *off = r->offline_pick >= 0 ? r->rows[r->offline_pick].type : "none";
+    fprintf(f, "\nrecommendation\n");
+    if (r->scenario == EDGELLM_PLAN_OFFLINE) {
+        fprintf(f, "  offline    %-8s %s\n", off, r->offline_why);
+        fprintf(f, "  real-time  %-8s %s\n", rt, r->realtime_why);
+    } else {
+        fprintf(f, "  real-time  %-8s %s\n", rt, r->realtime_why);
+        fprintf(f, "  offline    %-8s %s\n", off, r->offline_why);
+    }
+    if (r->advice[0]) fprintf(f, "  advice     %s\n", r->advice);
+    fprintf(f,
+            "\nnotes: other = activations, scores, logits and runtime; top-1 agreement is in --json; decode is at n_ctx %d\n"
+            "       (context full: faster before);"
+            " prefill = 512-token prompt; speeds assume %.2f of the bandwidth figure and %.0f GFLOP/s per big core\n"
+            "       (calibration x%.2f, not yet checked against edgellm bench); '(file)' = exact bytes of the file,\n"
+            "       other rows from per-tensor bits per weight (llama.cpp's Q4_K_M/Q5_K_M mix: Q6_K output, attn_v, ffn_down).\n",
+            r->n_ctx, r->efficiency, d->gflops_big, r->calibration);
+}
+
+/* Split "phone-high" into two header lines at the first '-'. */
+static void header_part(const char *name, int part, char *buf, size_t size)
+{
+    const char *dash = strchr(name, '-');
+    if (!dash) snprintf(buf, size, "%s", part == 0 ? name : "");
+    else if (part == 0) snprintf(buf, size, "%.*s", (int)(dash - name), name);
+    else snprintf(buf, size, "%s", dash + 1);
+}
+
+static void print_matrix(FILE *f, const cli_plan_matrix *mx)
+{
+    fprintf(f, "Best precision that fits (quality first, usable memory minus 20%%), n_ctx = min(trained, %d), %s KV cache:\n\n",
+            mx->n_ctx_cap, edgellm_type_name(mx->kv_type));
+    for (int part = 0; part < 2; part++) {
+        fprintf(f, "%-15s", part == 0 ? "model" : "");
+        for (int d = 0; d < mx->n_devices; d++) {
+            char h[48];
+            header_part(mx->devices[d], part, h, sizeof h);
+            fprintf(f, " %-9.9s", h);
+        }
+        fputc('\n', f);
+    }
+    for (int m = 0; m < mx->n_models; m++) {
+        fprintf(f, "%-15s", mx->models[m]);
+        for (int d = 0; d < mx->n_devices; d++) {
+            char c[24];
+            snprintf(c, sizeof c, "%s", mx->cell[m][d][0] ? mx->cell[m][d] : "-");
+            size_t n = strlen(c);
+            if (n > 4 && !strcmp(c + n - 4, "_SYM")) c[n - 4] = 0;    /* I4_G128_SYM -> I4_G128 */
+            fprintf(f, " %-9s", c);
+        }
+        fputc('\n', f);
+    }
+    fprintf(f, "\n'-' = nothing fits. Candidates: F16, Q8_0, Q6_K, Q5_K_M, Q4_K_M, Q4_0, I4_G128 (edgellm, symmetric).\n");
+}
+
+static int build_matrix(cli_plan_matrix *mx, const edgellm_plan_params *base)
+{
+    memset(mx, 0, sizeof *mx);
+    mx->n_ctx_cap = 4096;
+    mx->kv_type = base->kv_type;
+    for (int i = 0; i < edgellm_plan_n_models() && mx->n_models < CLI_PLAN_MATRIX_MAX; i++) {
+        edgellm_plan_model m;
+        if (edgellm_plan_model_at(i, &m) == EDGELLM_OK) snprintf(mx->models[mx->n_models++], 64, "%s", m.name);
+    }
+    for (int i = 0; i < edgellm_plan_n_devices() && mx->n_devices < CLI_PLAN_MATRIX_MAX; i++) {
+        edgellm_plan_device d;
+        if (edgellm_plan_device_at(i, &d) == EDGELLM_OK) snprintf(mx->devices[mx->n_devices++], 48, "%s", d.name);
+    }
+    for (int i = 0; i < base->n_extra_devices && mx->n_devices < CLI_PLAN_MATRIX_MAX; i++)
+        snprintf(mx->devices[mx->n_devices++], 48, "%s", base->extra_devices[i].name);
+    edgellm_plan_report *r = malloc(sizeof *r);
+    if (!r) return -1;
+    for (int m = 0; m < mx->n_models; m++)
+        for (int d = 0; d < mx->n_devices; d++) {
+            edgellm_plan_params p = *base;
+            p.model = mx->models[m];
+            p.shape = NULL;
+            p.device = mx->devices[d];
+            p.n_ctx = 0;
+            p.types = NULL;
+            p.quality = NULL;
+            p.n_quality = 0;
+            if (edgellm_plan(&p, r, NULL) == EDGELLM_OK && r->offline_pick >= 0)
+                snprintf(mx->cell[m][d], sizeof mx->cell[m][d], "%s", r->rows[r->offline_pick].type);
+        }
+    free(r);
+    return 0;
+}
+
+static int parse_shape(const char *s, edgellm_plan_model *out)
+{
+    int v[6];
+    char tail;
+    if (!s || sscanf(s, "%d,%d,%d,%d,%d,%d%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &tail) != 6) {
+        fprintf(stderr, "edgellm plan: --shape expects n_layer,n_embd,n_head,n_head_kv,n_ff,n_vocab (six integers), got '%s'\n",
+                s ? s : "(nothing)");
+        return 2;
+    }
+    edgellm_error err = {0};
+    if (edgellm_plan_model_from_shape(v[0], v[1], v[2], v[3], v[4], v[5], out, &err) != EDGELLM_OK) {
+        cli_print_error("plan", &err);
+        return 2;
+    }
+    return 0;
+}
+
+static int exit_code(edgellm_status s)
+{
+    return s == EDGELLM_ERR_NOT_FOUND || s == EDGELLM_ERR_MISUSE ? 2 : 1;
+}
+
+static int file_exists(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int cmd_plan(int argc, char **argv)
+{
+    edgellm_plan_params p = edgellm_plan_default_params();
+    edgellm_plan_model shape;
+    const char *device_file = NULL, *eval_file = NULL;
+    int json = 0, have_model = 0, have_device = 0, rc = 0;
+    long lv;
+    double dv;
+    edgellm_plan_device *extra = NULL;
+    edgellm_plan_quality *quality = NULL;
+    edgellm_plan_report *report = NULL;
+    cli_plan_matrix *mx = NULL;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        char flag[64];
+        const char *val = NULL;
+        const char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
+        if (eq && (size_t)(eq - a) < sizeof flag) {
+            snprintf(flag, sizeof flag, "%.*s", (int)(eq - a), a);
+            val = eq + 1;
+            a = flag;
+        }
+#define NEXT() (val ? val : (i + 1 < argc ? argv[++i] : NULL))
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); goto out; }
+        else if (!strcmp(a, "--list")) { print_list(stdout); goto out; }
+        else if (!strcmp(a, "--json")) json = 1;
+        else if (!strcmp(a, "-m") || !strcmp(a, "--model")) {
+            if (!(p.model = NEXT())) { fprintf(stderr, "edgellm plan: %s needs a value\n", a); rc = 2; goto out; }
+            have_model = 1;
+        } else if (!strcmp(a, "--shape")) {
+            if ((rc = parse_shape(NEXT(), &shape))) goto out;
+            p.shape = &shape;
+            have_model = 1;
+        } else if (!strcmp(a, "-d") || !strcmp(a, "--device")) {
+            if (!(p.device = NEXT())) { fprintf(stderr, "edgellm plan: %s needs a value\n", a); rc = 2; goto out; }
+            have_device = 1;
+        } else if (!strcmp(a, "--device-file")) {
+            if (!(device_file = NEXT())) { fprintf(stderr, "edgellm plan: %s needs a value\n", a); rc = 2; goto out; }
+        } else if (!strcmp(a, "--eval")) {
+            if (!(eval_file = NEXT())) { fprintf(stderr, "edgellm plan: %s needs a value\n", a); rc = 2; goto out; }
+        } else if (!strcmp(a, "-c") || !strcmp(a, "--ctx")) {
+            if ((rc = cli_parse_int("plan", a, NEXT(), 1, 1 << 24, &lv))) goto out;
+            p.n_ctx = (int)lv;
+        } else if (!strcmp(a, "-b") || !strcmp(a, "--batch")) {
+            if ((rc = cli_parse_int("plan", a, NEXT(), 1, 1024, &lv))) goto out;
+            p.batch = (int)lv;
+        } else if (!strcmp(a, "--prompt")) {
+            if ((rc = cli_parse_int("plan", a, NEXT(), 1, 1 << 24, &lv))) goto out;
+            p.prompt_tokens = (int)lv;
+        } else if (!strcmp(a, "--kv-type")) {
+            const char *t = NEXT();
+            if (t && !strcasecmp(t, "f16")) p.kv_type = EDGELLM_TYPE_F16;
+            else if (t && !strcasecmp(t, "q8_0")) p.kv_type = EDGELLM_TYPE_Q8_0;
+            else if (t && !strcasecmp(t, "f32")) p.kv_type = EDGELLM_TYPE_F32;
+            else { fprintf(stderr, "edgellm plan: --kv-type expects f16, q8_0 or f32, got '%s'\n", t ? t : "(nothing)"); rc = 2; goto out; }
+        } else if (!strcmp(a, "--scenario")) {
+            const char *s = NEXT();
+            if (s && !strcmp(s, "realtime")) p.scenario = EDGELLM_PLAN_REALTIME;
+            else if (s && !strcmp(s, "offline")) p.scenario = EDGELLM_PLAN_OFFLINE;
+            else { fprintf(stderr, "edgellm plan: --scenario expects realtime or offline, got '%s'\n", s ? s : "(nothing)"); rc = 2; goto out; }
+        } else if (!strcmp(a, "--latency-ms")) {
+            if ((rc = cli_parse_float("plan", a, NEXT(), &dv))) goto out;
+            if (!(dv > 0)) { fprintf(stderr, "edgellm plan: --latency-ms must be > 0\n"); rc = 2; goto out; }
+            p.latency_ms = dv;
+        } else if (!strcmp(a, "--calibration")) {
+            if ((rc = cli_parse_float("plan", a, NEXT(), &dv))) goto out;
+            if (!(dv > 0)) { fprintf(stderr, "edgellm plan: --calibration must be > 0\n"); rc = 2; goto out; }
+            p.calibration = dv;
+        } else if (!strcmp(a, "--types")) {
+            if (!(p.types = NEXT())) { fprintf(stderr, "edgellm plan: --types needs a list\n"); rc = 2; goto out; }
+        } else if (a[0] != '-' && !have_model) {
+            p.model = a;          /* `edgellm plan model.gguf` */
+            have_model = 1;
+        } else {
+            fprintf(stderr, "edgellm plan: unknown option '%s'\n\n", argv[i]);
+            usage(stderr);
+            rc = 2;
+            goto out;
+        }
+#undef NEXT
+    }
+
+    edgellm_error err = {0};
+    /* user devices: --device-file, or --device FILE.json */
+    if (!device_file && p.device && strlen(p.device) > 5 && !strcmp(p.device + strlen(p.device) - 5, ".json"))
+        device_file = p.device, p.device = NULL;
+    if (device_file) {
+        int n = 0;
+        if (cli_plan_read_devices(device_file, &extra, &n, &err) != EDGELLM_OK) {
+            cli_print_error("plan", &err);
+            rc = 1;
+            goto out;
+        }
+        p.extra_devices = extra;
+        p.n_extra_devices = n;
+        if (!p.device) { p.device = extra[0].name; have_device = 1; }
+    }
+    /* quality results: --eval FILE, or MODEL.eval.json next to a model file */
+    char auto_eval[4096];
+    if (!eval_file && p.model && !p.shape) {
+        size_t n = strlen(p.model);
+        if (n > 5 && !strcasecmp(p.model + n - 5, ".gguf") && n < sizeof auto_eval - 16) {
+            snprintf(auto_eval, sizeof auto_eval, "%.*s.eval.json", (int)(n - 5), p.model);
+            if (file_exists(auto_eval)) eval_file = auto_eval;
+        }
+    }
+    if (eval_file) {
+        int n = 0;
+        if (cli_plan_read_eval(eval_file, &quality, &n, &err) != EDGELLM_OK) {
+            cli_print_error("plan", &err);
+            rc = 1;
+            goto out;
+        }
+        p.quality = quality;
+        p.n_quality = n;
+    }
+
+    if (!have_model && !have_device) {
+        mx = malloc(sizeof *mx);
+        if (!mx || build_matrix(mx, &p) != 0) { fprintf(stderr, "edgellm plan: out of memory\n"); rc = 1; goto out; }
+        p.model = DEFAULT_MODEL;
+        p.device = DEFAULT_DEVICE;
+    }
+    report = malloc(sizeof *report);
+    if (!report) { fprintf(stderr, "edgellm plan: out of memory\n"); rc = 1; goto out; }
+    if (p.device && !strcmp(p.device, "host") && isatty(STDERR_FILENO))
+        fprintf(stderr, "measuring this machine's memory bandwidth (~1 s)...\n");
+    edgellm_status st = edgellm_plan(&p, report, &err);
+    if (st != EDGELLM_OK) {
+        cli_print_error("plan", &err);
+        rc = exit_code(st);
+        goto out;
+    }
+    if (json) {
+        cli_plan_write_json(stdout, report, mx);
+    } else {
+        if (mx) {
+            print_matrix(stdout, mx);
+            printf("\nDetailed plan for %s on %s (edgellm plan --model %s --device %s):\n\n", DEFAULT_MODEL,
+                   DEFAULT_DEVICE, DEFAULT_MODEL, DEFAULT_DEVICE);
+        }
+        print_report(stdout, report);
+    }
+out:
+    free(extra);
+    free(quality);
+    free(report);
+    free(mx);
+    return rc;
+}

@@ -1,0 +1,39 @@
+/* plan_json.h — JSON for `edgellm plan`: reading user device files and `edgellm eval`
+ * results (with cJSON, Debian libcjson-dev, linked to the CLI only), and writing the plan
+ * report (docs/plan.schema.json). */
+#ifndef EDGELLM_CLI_PLAN_JSON_H
+#define EDGELLM_CLI_PLAN_JSON_H
+#include "edgellm.h"
+#include <stdio.h>
+
+#define CLI_PLAN_MATRIX_MAX 32
+
+/* The no-argument overview: best precision that fits, per model and device. */
+typedef struct {
+    int  n_models, n_devices, n_ctx_cap, kv_type;
+    char models[CLI_PLAN_MATRIX_MAX][64];
+    char devices[CLI_PLAN_MATRIX_MAX][48];
+    char cell[CLI_PLAN_MATRIX_MAX][CLI_PLAN_MATRIX_MAX][24];   /* "" when nothing fits */
+} cli_plan_matrix;
+
+/* 1 when this build can read JSON files (cJSON was found at configure time). */
+int cli_plan_json_available(void);
+
+/* Devices from a JSON file: {"devices": [ {...}, ... ]}, a bare array, or one object.
+ * Fields: name (required), description, source, ram_gib (required), usable_gib (default
+ * half of ram_gib), bandwidth_gbps (required), bandwidth_measured (default false),
+ * big_cores (required), little_cores, gflops_per_big_core (default 25),
+ * gflops_per_little_core (default 5), npu. *out is malloc'ed (free()). */
+edgellm_status cli_plan_read_devices(const char *path, edgellm_plan_device **out, int *n, edgellm_error *err);
+
+/* Quality results written by `edgellm eval` (format "edgellm-eval-results", version 1):
+ * {"format": "edgellm-eval-results", "version": 1, "model": ..., "reference": ...,
+ *  "text": ..., "n_ctx": N, "results": [{"type": "Q4_K_M", "size_bytes": N, "bpw": x,
+ *  "ppl": x, "delta_ppl_pct": x, "kld_mean": x, "top1_pct": x}, ...]}.
+ * Only results[].type is required. *out is malloc'ed (free()). */
+edgellm_status cli_plan_read_eval(const char *path, edgellm_plan_quality **out, int *n, edgellm_error *err);
+
+/* The report (and the matrix, when not NULL) as one JSON object. */
+void cli_plan_write_json(FILE *f, const edgellm_plan_report *r, const cli_plan_matrix *mx);
+
+#endif

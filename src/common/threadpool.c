@@ -1,0 +1,169 @@
+/*
+ * threadpool.c — persistent workers for edgellm's parallel-for (see threadpool.h).
+ *
+ * Protocol. The pool holds a task (fn, arg), a generation counter and a pending counter.
+ *   run():    store fn/arg; pending = nth-1; generation++ (under the mutex, broadcast
+ *             `start`); run ith 0 on the caller; wait until pending == 0.
+ *   worker:   wait until generation differs from the last one it ran; run its share;
+ *             decrement pending; the last one signals `done` (under the mutex).
+ * Both waits first spin briefly on the atomics (a decode step runs ~10 tasks per layer,
+ * each a few microseconds long, so a condvar sleep/wake per task would dominate), then
+ * sleep on the condvar. The spin is skipped when the pool has more threads than the
+ * machine has CPUs: spinning would then steal the CPU from the thread being waited for.
+ * Every check that precedes a condvar wait is made under the mutex and every state
+ * change that ends a wait is signalled under it, so no wake-up is lost.
+ */
+#include "threadpool.h"
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
+#define SPIN_ITERS 20000   /* pause-loop iterations before sleeping (~0.1-1 ms)         */
+#define YIELD_EVERY 256    /* sched_yield() this often while spinning: if the thread we
+                            * wait for shares our CPU (a loaded machine), let it run    */
+
+typedef struct {
+    struct edgellm_threadpool *pool;
+    int ith;
+} worker_arg;
+
+struct edgellm_threadpool {
+    int n_threads;
+    bool spin;                      /* false when n_threads exceeds the online CPUs */
+    pthread_t threads[EDGELLM_MAX_THREADS];
+    worker_arg args[EDGELLM_MAX_THREADS];
+    int n_started;                  /* workers actually created                     */
+    pthread_mutex_t mu;
+    pthread_cond_t start;           /* generation changed or stop set               */
+    pthread_cond_t done;            /* pending reached 0                            */
+    edgellm_task_fn fn;             /* the current task: written before generation++ */
+    void *arg;
+    atomic_uint generation;
+    atomic_int pending;             /* workers still running the current task       */
+    atomic_bool stop;
+};
+
+
+static inline void cpu_relax_or_yield(int i)
+{
+    if (i % YIELD_EVERY == YIELD_EVERY - 1) {
+        sched_yield();
+        return;
+    }
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* One worker: ith fixed for its lifetime. */
+static void *worker_main(void *varg)
+{
+    worker_arg wa = *(worker_arg *)varg;
+    edgellm_threadpool *p = wa.pool;
+    unsigned seen = 0;
+    for (;;) {
+        unsigned g = atomic_load(&p->generation);
+        if (g == seen && p->spin) {
+            for (int i = 0; i < SPIN_ITERS && g == seen && !atomic_load(&p->stop); i++) {
+                cpu_relax_or_yield(i);
+                g = atomic_load(&p->generation);
+            }
+        }
+        if (g == seen) {
+            pthread_mutex_lock(&p->mu);
+            while ((g = atomic_load(&p->generation)) == seen && !atomic_load(&p->stop))
+                pthread_cond_wait(&p->start, &p->mu);
+            pthread_mutex_unlock(&p->mu);
+        }
+        if (atomic_load(&p->stop)) break;
+        seen = g;
+        p->fn(p->arg, wa.ith, p->n_threads);
+        if (atomic_fetch_sub(&p->pending, 1) == 1) {
+            pthread_mutex_lock(&p->mu);
+            pthread_cond_signal(&p->done);
+            pthread_mutex_unlock(&p->mu);
+        }
+    }
+    return NULL;
+}
+
+static void stop_workers(edgellm_threadpool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    atomic_store(&p->stop, true);
+    pthread_cond_broadcast(&p->start);
+    pthread_mutex_unlock(&p->mu);
+    for (int i = 0; i < p->n_started; i++) pthread_join(p->threads[i], NULL);
+    p->n_started = 0;
+}
+
+edgellm_status edgellm_threadpool_new(int n_threads, edgellm_threadpool **out, edgellm_error *err)
+{
+    *out = NULL;
+    if (n_threads < 1 || n_threads > EDGELLM_MAX_THREADS)
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "thread pool: %d threads requested, expected 1..%d",
+                            n_threads, EDGELLM_MAX_THREADS);
+    edgellm_threadpool *p = edgellm_calloc(1, sizeof *p);
+    if (!p) return edgellm_fail_nomem(err, "thread pool");
+    p->n_threads = n_threads;
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    p->spin = online <= 0 || n_threads <= online;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->start, NULL);
+    pthread_cond_init(&p->done, NULL);
+    atomic_init(&p->generation, 0);
+    atomic_init(&p->pending, 0);
+    atomic_init(&p->stop, false);
+    for (int i = 1; i < n_threads; i++) {
+        p->args[i].pool = p;
+        p->args[i].ith = i;
+        if (pthread_create(&p->threads[p->n_started], NULL, worker_main, &p->args[i]) != 0) {
+            edgellm_threadpool_free(p);
+            return edgellm_fail(err, EDGELLM_ERR_NOMEM, "thread pool: cannot start thread %d of %d", i,
+                                n_threads);
+        }
+        p->n_started++;
+    }
+    *out = p;
+    return EDGELLM_OK;
+}
+
+void edgellm_threadpool_free(edgellm_threadpool *p)
+{
+    if (!p) return;
+    stop_workers(p);
+    pthread_cond_destroy(&p->done);
+    pthread_cond_destroy(&p->start);
+    pthread_mutex_destroy(&p->mu);
+    edgellm_free(p);
+}
+
+int edgellm_threadpool_n_threads(const edgellm_threadpool *p) { return p ? p->n_threads : 1; }
+
+void edgellm_threadpool_run(edgellm_threadpool *p, edgellm_task_fn fn, void *arg)
+{
+    if (!p || p->n_threads == 1) {
+        fn(arg, 0, 1);
+        return;
+    }
+    p->fn = fn;
+    p->arg = arg;
+    atomic_store(&p->pending, p->n_threads - 1);
+    pthread_mutex_lock(&p->mu);
+    atomic_fetch_add(&p->generation, 1);     /* publishes fn/arg (seq_cst) */
+    pthread_cond_broadcast(&p->start);
+    pthread_mutex_unlock(&p->mu);
+
+    fn(arg, 0, p->n_threads);
+
+    if (p->spin)
+        for (int i = 0; i < SPIN_ITERS && atomic_load(&p->pending) != 0; i++) cpu_relax_or_yield(i);
+    if (atomic_load(&p->pending) != 0) {
+        pthread_mutex_lock(&p->mu);
+        while (atomic_load(&p->pending) != 0) pthread_cond_wait(&p->done, &p->mu);
+        pthread_mutex_unlock(&p->mu);
+    }
+}

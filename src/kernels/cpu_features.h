@@ -1,0 +1,32 @@
+/*
+ * cpu_features.h — what the running CPU (and the OS) lets edgellm use, detected once.
+ *
+ * x86-64: CPUID leaves 1 and 7 plus XGETBV (the OS must save the YMM / ZMM registers
+ * on a context switch, else the instructions fault even though CPUID lists them).
+ * Intel SDM vol. 2A "CPUID" and §13 (XSAVE-supported features), bits:
+ *   leaf 1 ecx: 12 FMA, 27 OSXSAVE, 28 AVX, 29 F16C
+ *   leaf 7 ebx: 5 AVX2, 16 AVX512F, 17 AVX512DQ, 30 AVX512BW, 31 AVX512VL
+ *   leaf 7 ecx: 11 AVX512_VNNI
+ *   XCR0: bits 1-2 (SSE, AVX state), 5-7 (opmask, ZMM_Hi256, Hi16_ZMM)
+ * AArch64 (Linux): getauxval(AT_HWCAP), HWCAP_ASIMD (bit 1) and HWCAP_ASIMDDP (bit 20),
+ * see the kernel's Documentation/arch/arm64/elf_hwcaps.rst. Advanced SIMD (NEON) is
+ * mandatory on AArch64; dotprod (SDOT/UDOT) is optional before Armv8.4.
+ *
+ * Thread-safe: the first call detects, later calls return the cached result.
+ */
+#ifndef EDGELLM_CPU_FEATURES_H
+#define EDGELLM_CPU_FEATURES_H
+
+#include <stdbool.h>
+
+typedef struct {
+    bool avx2;       /* AVX2 + FMA + F16C, with OS support for YMM state            */
+    bool avx512;     /* AVX-512 F + BW + VL + DQ + VNNI, with OS support for ZMM     */
+    bool neon;       /* AArch64 Advanced SIMD                                        */
+    bool dotprod;    /* AArch64 SDOT/UDOT (FEAT_DotProd)                             */
+} edgellm_cpu_features;
+
+/* The features of this CPU (static storage; never NULL). */
+const edgellm_cpu_features *edgellm_cpu_get_features(void);
+
+#endif

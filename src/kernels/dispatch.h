@@ -1,0 +1,46 @@
+/*
+ * dispatch.h — the single place where edgellm picks the kernel that runs for a tensor type.
+ *
+ * Everything that multiplies weights (src/kernels/matmul.c) or converts them asks here; no
+ * other file chooses between a reference kernel and a fast one. By default a type gets
+ * the fastest registered variant (today: the portable float dots of dot_float.c for
+ * F32/F16/BF16; SIMD variants are registered in dispatch.c), otherwise the traits'
+ * reference (src/tensor/types.c). Environment EDGELLM_KERNELS=ref (read once) forces the
+ * reference kernels everywhere; edgellm_kernels_set_ref() does the same for tests.
+ *
+ * Contract for every variant: same signature and same result as its reference within the
+ * tolerance stated by its file, and a result that depends only on the inputs (not on the
+ * thread, the batch it belongs to, or the alignment of the row), so that prefill and
+ * decode give bit-identical logits.
+ */
+#ifndef EDGELLM_DISPATCH_H
+#define EDGELLM_DISPATCH_H
+
+#include "../tensor/types.h"
+
+/* Dot product of a weight row of `type` with an activation row of
+ * traits(type)->vec_dot_type. NULL when the type has no dot product. */
+edgellm_vec_dot_fn edgellm_kernels_vec_dot(int type);
+
+/* Convert float activations into `type` (used with type = a vec_dot_type). NULL when the
+ * type has no converter. For F32 it is a copy (callers skip it). */
+edgellm_from_float_fn edgellm_kernels_from_float(int type);
+
+/* Dequantize/convert a row of `type` to float. NULL when unsupported. */
+edgellm_to_float_fn edgellm_kernels_to_float(int type);
+
+/* True when matrices of `type` can be multiplied: traits say computable, dot product
+ * present, converter to the activation type present (unless it is F32), and to_float
+ * present (embedding rows). Row lengths must also be whole blocks of the activation type:
+ * check edgellm_type_row_size(vec_dot_type, ne0) != 0 per tensor. Attention uses
+ * edgellm_kernels_vec_dot(EDGELLM_TYPE_F32) for q·k. */
+bool edgellm_kernels_can_matmul(int type);
+
+/* Force the reference kernels (true) or go back to the default choice (false). Not
+ * thread-safe against running kernels: call between operations. */
+void edgellm_kernels_set_ref(bool ref);
+
+/* "ref" or the name of the active variant family ("portable", later "avx2", "neon"). */
+const char *edgellm_kernels_name(void);
+
+#endif

@@ -1,0 +1,104 @@
+/*
+ * ops.c — row operations of the llama-family layer (contract in ops.h).
+ *
+ * Conventions (shared/data/reference/README.md, which the reference logits follow):
+ *  - RMSNorm: x / sqrt(mean(x^2) + eps) * w  (Zhang & Sennrich 2019, arXiv:1910.07467).
+ *  - RoPE: pair i of a head turns by pos * base^(-2i/rope_dim) (Su et al. 2021,
+ *    arXiv:2104.09864). GGUF stores llama Q/K so that pairs are adjacent; qwen2 (like
+ *    GPT-NeoX) pairs dimension i with i + rope_dim/2.
+ *  - SwiGLU: silu(gate) * up (Shazeer 2020, arXiv:2002.05202).
+ *  - Attention: softmax(q·k / sqrt(head_dim)) v with the max subtracted before exp.
+ * Sums whose error grows with n (norm, softmax denominator) accumulate in double.
+ */
+#include "ops.h"
+#include <math.h>
+
+void edgellm_rmsnorm(float *out, const float *x, const float *w, int64_t n, float eps)
+{
+    double ss = 0;
+    for (int64_t i = 0; i < n; i++) ss += (double)x[i] * x[i];
+    float scale = (float)(1.0 / sqrt(ss / (double)n + (double)eps));
+    for (int64_t i = 0; i < n; i++) out[i] = x[i] * scale * w[i];
+}
+
+void edgellm_softmax(float *x, int64_t n)
+{
+    float max = x[0];
+    for (int64_t i = 1; i < n; i++) max = x[i] > max ? x[i] : max;
+    double sum = 0;
+    for (int64_t i = 0; i < n; i++) {
+        x[i] = expf(x[i] - max);
+        sum += x[i];
+    }
+    float inv = (float)(1.0 / sum);
+    for (int64_t i = 0; i < n; i++) x[i] *= inv;
+}
+
+void edgellm_add(float *y, const float *x, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) y[i] += x[i];
+}
+
+void edgellm_swiglu(float *gate, const float *up, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        float g = gate[i];
+        gate[i] = g / (1.0f + expf(-g)) * up[i];
+    }
+}
+
+void edgellm_rope_table(float *cos_t, float *sin_t, int64_t pos, int rope_dim, float freq_base)
+{
+    for (int i = 0; i < rope_dim / 2; i++) {
+        double theta = (double)pos * pow((double)freq_base, -2.0 * i / rope_dim);
+        cos_t[i] = (float)cos(theta);
+        sin_t[i] = (float)sin(theta);
+    }
+}
+
+void edgellm_rope_adjacent(float *x, int n_heads, int head_dim, int rope_dim, const float *cos_t,
+                           const float *sin_t)
+{
+    for (int h = 0; h < n_heads; h++) {
+        float *xh = x + (int64_t)h * head_dim;     /* [head_dim] */
+        for (int i = 0; i < rope_dim / 2; i++) {
+            float a = xh[2 * i], b = xh[2 * i + 1], c = cos_t[i], s = sin_t[i];
+            xh[2 * i] = a * c - b * s;
+            xh[2 * i + 1] = a * s + b * c;
+        }
+    }
+}
+
+void edgellm_rope_neox(float *x, int n_heads, int head_dim, int rope_dim, const float *cos_t,
+                       const float *sin_t)
+{
+    int half = rope_dim / 2;
+    for (int h = 0; h < n_heads; h++) {
+        float *xh = x + (int64_t)h * head_dim;     /* [head_dim] */
+        for (int i = 0; i < half; i++) {
+            float a = xh[i], b = xh[i + half], c = cos_t[i], s = sin_t[i];
+            xh[i] = a * c - b * s;
+            xh[i + half] = a * s + b * c;
+        }
+    }
+}
+
+void edgellm_attend(float *out, const float *q, const float *k, const float *v, int64_t stride, int head_dim,
+                    int64_t n_pos, float scale, float *scores, edgellm_vec_dot_fn dot)
+{
+    for (int64_t j = 0; j < n_pos; j++) scores[j] = dot(head_dim, q, k + j * stride) * scale;
+    edgellm_softmax(scores, n_pos);
+    for (int d = 0; d < head_dim; d++) out[d] = 0;
+    for (int64_t j = 0; j < n_pos; j++) {
+        const float *vj = v + j * stride;     /* [head_dim] */
+        float p = scores[j];
+        for (int d = 0; d < head_dim; d++) out[d] += p * vj[d];
+    }
+}
+
+bool edgellm_all_finite(const float *x, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (!isfinite(x[i])) return false;
+    return true;
+}

@@ -1,0 +1,51 @@
+/*
+ * ops.h — the element-wise and row-wise operations of a transformer layer on float rows:
+ * RMSNorm, softmax, RoPE (both pair layouts), SwiGLU, residual adds, and single-head
+ * attention over a KV cache. Matrix products are in matmul.h.
+ *
+ * Every function computes each output element with a fixed sequence of operations that
+ * depends only on its inputs, so a row gives the same bits whichever batch or thread
+ * computes it.
+ */
+#ifndef EDGELLM_OPS_H
+#define EDGELLM_OPS_H
+
+#include "../tensor/types.h"
+
+/* out[n] = x[n] / sqrt(mean(x^2) + eps) * w[n]; the mean is accumulated in double.
+ * out may equal x. */
+void edgellm_rmsnorm(float *out, const float *x, const float *w, int64_t n, float eps);
+
+/* In place: x[n] = exp(x - max) / sum(exp(x - max)). n >= 1. */
+void edgellm_softmax(float *x, int64_t n);
+
+/* y[n] += x[n] (residual add, bias add). */
+void edgellm_add(float *y, const float *x, int64_t n);
+
+/* gate[n] = silu(gate) * up, silu(g) = g / (1 + exp(-g)). */
+void edgellm_swiglu(float *gate, const float *up, int64_t n);
+
+/* Rotation table for one position: cos_t[i], sin_t[i] of the angle
+ * pos * freq_base^(-2i/rope_dim), i in 0..rope_dim/2-1 (computed in double). */
+void edgellm_rope_table(float *cos_t, float *sin_t, int64_t pos, int rope_dim, float freq_base);
+
+/* Rotate the first rope_dim dims of each of n_heads heads of x[n_heads][head_dim] in place.
+ * Adjacent layout (arch llama): pairs (x[2i], x[2i+1]).
+ * NeoX layout (arch qwen2):    pairs (x[i], x[i + rope_dim/2]).
+ * Pair i turns by the angle of cos_t[i], sin_t[i]: (a, b) -> (a c - b s, a s + b c). */
+void edgellm_rope_adjacent(float *x, int n_heads, int head_dim, int rope_dim, const float *cos_t,
+                           const float *sin_t);
+void edgellm_rope_neox(float *x, int n_heads, int head_dim, int rope_dim, const float *cos_t,
+                       const float *sin_t);
+
+/* One query head attending causally to n_pos cached positions:
+ *   out[head_dim] = sum_j softmax_j(scale * q·k_j) v_j,  j in 0..n_pos-1,
+ * where k_j = k + j*stride, v_j = v + j*stride (stride in floats, e.g. kv_dim).
+ * scores: scratch of n_pos floats. dot: the F32 dot product from dispatch.h. */
+void edgellm_attend(float *out, const float *q, const float *k, const float *v, int64_t stride, int head_dim,
+                    int64_t n_pos, float scale, float *scores, edgellm_vec_dot_fn dot);
+
+/* True when every x[i] is finite. */
+bool edgellm_all_finite(const float *x, int64_t n);
+
+#endif

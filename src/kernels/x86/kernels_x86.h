@@ -1,0 +1,47 @@
+/*
+ * kernels_x86.h — the x86-64 SIMD kernels (AVX2+FMA+F16C: suffix _avx2; AVX-512
+ * F/BW/VL/DQ + VNNI: suffix _avx512). Each has the signature of its scalar twin named
+ * in the comment (src/tensor/quant.h, src/tensor/types.c) and is selected at run time
+ * by src/kernels/dispatch.c from src/kernels/cpu_features.c: calling one on a CPU
+ * without its ISA faults. Declared on every architecture, defined only on x86-64.
+ */
+#ifndef EDGELLM_KERNELS_X86_H
+#define EDGELLM_KERNELS_X86_H
+
+#include <stdint.h>
+
+/* ---- AVX2 ---- */
+float edgellm_dot_f32_avx2(int64_t n, const void *w, const void *x);            /* dot_f32_ref  */
+float edgellm_dot_f16_avx2(int64_t n, const void *w, const void *x);            /* dot_f16_ref  */
+float edgellm_dot_bf16_avx2(int64_t n, const void *w, const void *x);           /* dot_bf16_ref */
+float edgellm_dot_q4_0_q8_0_avx2(int64_t n, const void *w, const void *x);
+float edgellm_dot_q4_1_q8_1_avx2(int64_t n, const void *w, const void *x);
+float edgellm_dot_q5_0_q8_0_avx2(int64_t n, const void *w, const void *x);
+float edgellm_dot_q5_1_q8_1_avx2(int64_t n, const void *w, const void *x);
+float edgellm_dot_q8_0_q8_0_avx2(int64_t n, const void *w, const void *x);
+float edgellm_dot_q2_K_q8_K_avx2(int64_t n, const void *w, const void *x);
+float edgellm_dot_q3_K_q8_K_avx2(int64_t n, const void *w, const void *x);
+float edgellm_dot_q4_K_q8_K_avx2(int64_t n, const void *w, const void *x);
+float edgellm_dot_q5_K_q8_K_avx2(int64_t n, const void *w, const void *x);
+float edgellm_dot_q6_K_q8_K_avx2(int64_t n, const void *w, const void *x);
+/* group-wise types: one function per (bits, asym, G) */
+#define EDGELLM_DECLARE_GROUP_AVX2(G)                                                        \
+    float edgellm_dot_i4_g##G##_sym_q8_0_avx2(int64_t n, const void *w, const void *x);      \
+    float edgellm_dot_i4_g##G##_asym_q8_1_avx2(int64_t n, const void *w, const void *x);     \
+    float edgellm_dot_i8_g##G##_sym_q8_0_avx2(int64_t n, const void *w, const void *x);      \
+    float edgellm_dot_i8_g##G##_asym_q8_1_avx2(int64_t n, const void *w, const void *x);
+EDGELLM_DECLARE_GROUP_AVX2(64) EDGELLM_DECLARE_GROUP_AVX2(128) EDGELLM_DECLARE_GROUP_AVX2(256)
+/* activation quantizers: byte-identical to edgellm_quant_q8_*_ref (traits from_float) */
+void edgellm_quant_q8_0_avx2(const float *src, void *dst, int64_t n);
+void edgellm_quant_q8_1_avx2(const float *src, void *dst, int64_t n);
+void edgellm_quant_q8_K_avx2(const float *src, void *dst, int64_t n);
+
+/* ---- AVX-512 (F/BW/VL/DQ + VNNI) ---- */
+float edgellm_dot_f32_avx512(int64_t n, const void *w, const void *x);
+float edgellm_dot_f16_avx512(int64_t n, const void *w, const void *x);
+float edgellm_dot_q4_0_q8_0_avx512(int64_t n, const void *w, const void *x);
+float edgellm_dot_q8_0_q8_0_avx512(int64_t n, const void *w, const void *x);
+float edgellm_dot_q4_K_q8_K_avx512(int64_t n, const void *w, const void *x);
+float edgellm_dot_q6_K_q8_K_avx512(int64_t n, const void *w, const void *x);
+
+#endif

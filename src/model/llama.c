@@ -1,0 +1,142 @@
+/*
+ * llama.c — the forward pass of the llama block family (archs llama and qwen2, see
+ * arch_table.c) over a chunk of tokens, reading and appending to the KV cache.
+ *
+ * Per token, at position pos (conventions: shared/data/reference/README.md):
+ *   x = token_embd[token]
+ *   per layer:
+ *     xb = rmsnorm(x) * attn_norm
+ *     q = wq·xb (+bq)   k = wk·xb (+bk)   v = wv·xb (+bv)
+ *     rope(q), rope(k) at pos;  cache[layer][pos] = k, v
+ *     att[h] = softmax(q_h · K_{h/group}ᵀ / sqrt(head_dim)) · V_{h/group} over positions 0..pos
+ *     x += wo·att
+ *     xb = rmsnorm(x) * ffn_norm
+ *     x += w_down·(silu(w_gate·xb) * (w_up·xb))
+ *   logits = output · (rmsnorm(x) * output_norm)
+ *
+ * A chunk runs all its tokens through a layer before the next layer (matrices are read once
+ * per chunk, not per token). Every row's arithmetic is the same whether the chunk holds one
+ * token or many: the kernels compute each output element from its own inputs only, and the
+ * attention of token t at pos0+t sees exactly the cache rows 0..pos0+t. Hence logits from a
+ * prefill equal those from token-by-token decoding bit for bit.
+ * This function allocates nothing: the context owns all scratch (model.h).
+ */
+#include "model.h"
+#include "../kernels/dispatch.h"
+#include "../kernels/ops.h"
+#include <math.h>
+
+typedef struct {
+    edgellm_ctx *c;
+    int il;                      /* layer                         */
+    int n;                       /* tokens in the chunk           */
+    int pos0;                    /* position of the first token   */
+    float scale;                 /* 1/sqrt(head_dim)              */
+    edgellm_vec_dot_fn dot;      /* F32 dot for q·k               */
+} attention_job;
+
+/* Work items are (token, query head) pairs, split evenly over the threads; each thread
+ * has its own row of c->scores. */
+static void attention_task(void *arg, int ith, int nth)
+{
+    attention_job *j = arg;
+    edgellm_ctx *c = j->c;
+    const edgellm_hparams *hp = &c->model->hp;
+    int group = hp->n_head / hp->n_head_kv;
+    float *scores = c->scores + (size_t)ith * (size_t)c->n_ctx;             /* [n_ctx] */
+    const float *k0 = edgellm_kv_k_row(&c->kv, j->il, 0);                   /* [n_ctx][kv_dim] */
+    const float *v0 = edgellm_kv_v_row(&c->kv, j->il, 0);                   /* [n_ctx][kv_dim] */
+    int64_t i0, i1;
+    edgellm_split_range((int64_t)j->n * hp->n_head, ith, nth, &i0, &i1);
+    for (int64_t i = i0; i < i1; i++) {
+        int t = (int)(i / hp->n_head), h = (int)(i % hp->n_head), kvh = h / group;
+        size_t qo = (size_t)t * hp->n_embd + (size_t)h * hp->head_dim;
+        edgellm_attend(c->att + qo, c->q + qo, k0 + (size_t)kvh * hp->head_dim, v0 + (size_t)kvh * hp->head_dim,
+                       hp->kv_dim, hp->head_dim, (int64_t)j->pos0 + t + 1, j->scale, scores, j->dot);
+    }
+}
+
+static void rope_rows(const edgellm_ctx *c, float *x, int n, int n_heads, int64_t stride)
+{
+    const edgellm_hparams *hp = &c->model->hp;
+    int half = hp->rope_dim / 2;
+    for (int t = 0; t < n; t++) {
+        const float *cs = c->rope_cos + (size_t)t * half, *sn = c->rope_sin + (size_t)t * half;
+        if (c->model->arch->rope == EDGELLM_ROPE_NEOX)
+            edgellm_rope_neox(x + t * stride, n_heads, hp->head_dim, hp->rope_dim, cs, sn);
+        else
+            edgellm_rope_adjacent(x + t * stride, n_heads, hp->head_dim, hp->rope_dim, cs, sn);
+    }
+}
+
+static void attention_block(edgellm_ctx *c, const edgellm_layer *L, int il, int n, int pos0)
+{
+    const edgellm_hparams *hp = &c->model->hp;
+    int64_t E = hp->n_embd, KV = hp->kv_dim;
+    for (int t = 0; t < n; t++) edgellm_rmsnorm(c->xb + t * E, c->x + t * E, L->attn_norm, E, hp->rms_eps);
+    edgellm_matmul(c->pool, c->q, &L->wq, c->xb, n, c->mm_scratch);   /* q[n][n_embd] = xb · wqᵀ  */
+    edgellm_matmul(c->pool, c->k, &L->wk, c->xb, n, c->mm_scratch);   /* k[n][kv_dim] = xb · wkᵀ  */
+    edgellm_matmul(c->pool, c->v, &L->wv, c->xb, n, c->mm_scratch);   /* v[n][kv_dim] = xb · wvᵀ  */
+    if (L->bq)
+        for (int t = 0; t < n; t++) {
+            edgellm_add(c->q + t * E, L->bq, E);
+            edgellm_add(c->k + t * KV, L->bk, KV);
+            edgellm_add(c->v + t * KV, L->bv, KV);
+        }
+    rope_rows(c, c->q, n, hp->n_head, E);
+    rope_rows(c, c->k, n, hp->n_head_kv, KV);
+    for (int t = 0; t < n; t++) {
+        memcpy(edgellm_kv_k_row(&c->kv, il, pos0 + t), c->k + t * KV, (size_t)KV * sizeof(float));
+        memcpy(edgellm_kv_v_row(&c->kv, il, pos0 + t), c->v + t * KV, (size_t)KV * sizeof(float));
+    }
+    attention_job job = {
+        .c = c, .il = il, .n = n, .pos0 = pos0,
+        .scale = (float)(1.0 / sqrt((double)hp->head_dim)),
+        .dot = edgellm_kernels_vec_dot(EDGELLM_TYPE_F32),
+    };
+    /* Tiny attention (short context, small heads) is not worth waking the workers. */
+    double macs = 2.0 * n * hp->n_head * ((double)pos0 + n) * hp->head_dim;
+    edgellm_threadpool_run(macs < (1 << 16) ? NULL : c->pool, attention_task, &job);   /* att[n][n_embd] */
+    edgellm_matmul(c->pool, c->xb, &L->wo, c->att, n, c->mm_scratch); /* xb[n][n_embd] = att · woᵀ */
+    for (int t = 0; t < n; t++) edgellm_add(c->x + t * E, c->xb + t * E, E);
+}
+
+static void ffn_block(edgellm_ctx *c, const edgellm_layer *L, int n)
+{
+    const edgellm_hparams *hp = &c->model->hp;
+    int64_t E = hp->n_embd, F = hp->n_ff;
+    for (int t = 0; t < n; t++) edgellm_rmsnorm(c->xb + t * E, c->x + t * E, L->ffn_norm, E, hp->rms_eps);
+    edgellm_matmul(c->pool, c->hb, &L->w_gate, c->xb, n, c->mm_scratch);   /* hb[n][n_ff]  */
+    edgellm_matmul(c->pool, c->hb2, &L->w_up, c->xb, n, c->mm_scratch);    /* hb2[n][n_ff] */
+    for (int t = 0; t < n; t++) edgellm_swiglu(c->hb + t * F, c->hb2 + t * F, F);
+    edgellm_matmul(c->pool, c->xb, &L->w_down, c->hb, n, c->mm_scratch);   /* xb[n][n_embd] */
+    for (int t = 0; t < n; t++) edgellm_add(c->x + t * E, c->xb + t * E, E);
+}
+
+void edgellm_llama_forward(edgellm_ctx *c, const int32_t *tokens, int n, int pos0, float *logits, float *last)
+{
+    const edgellm_model *m = c->model;
+    const edgellm_hparams *hp = &m->hp;
+    int64_t E = hp->n_embd, V = hp->n_vocab;
+    int half = hp->rope_dim / 2;
+
+    edgellm_to_float_fn embed = edgellm_kernels_to_float(m->token_embd.type);
+    for (int t = 0; t < n; t++) {                                       /* x[n][n_embd] */
+        const uint8_t *row = (const uint8_t *)m->token_embd.data + (size_t)tokens[t] * m->token_embd.row_bytes;
+        embed(row, c->x + t * E, E);
+        edgellm_rope_table(c->rope_cos + (size_t)t * half, c->rope_sin + (size_t)t * half, (int64_t)pos0 + t,
+                           hp->rope_dim, hp->rope_freq_base);
+    }
+    for (int il = 0; il < hp->n_layer; il++) {
+        attention_block(c, &m->layers[il], il, n, pos0);
+        ffn_block(c, &m->layers[il], n);
+    }
+    if (logits) {                                                       /* every row */
+        for (int t = 0; t < n; t++) edgellm_rmsnorm(c->xb + t * E, c->x + t * E, m->output_norm, E, hp->rms_eps);
+        edgellm_matmul(c->pool, logits, &m->output, c->xb, n, c->mm_scratch);   /* logits[n][n_vocab] */
+        if (last) memcpy(last, logits + (n - 1) * V, (size_t)V * sizeof(float));
+    } else if (last) {                                                  /* last row only */
+        edgellm_rmsnorm(c->xb, c->x + (n - 1) * E, m->output_norm, E, hp->rms_eps);
+        edgellm_matmul(c->pool, last, &m->output, c->xb, 1, c->mm_scratch);     /* last[n_vocab] */
+    }
+}

@@ -1,0 +1,384 @@
+/*
+ * model_load.c — edgellm_model_load: open a GGUF file, read the hyperparameters of a
+ * llama-family architecture, and bind every tensor the forward pass needs after checking
+ * its presence, type and exact shape. Weights stay views into the read-only mapping
+ * (nothing is dequantized or copied).
+ *
+ * Metadata read (ggml-org/ggml docs/gguf.md, "LLM" keys), <arch> = general.architecture:
+ *   <arch>.context_length                       required
+ *   <arch>.embedding_length                     required  n_embd
+ *   <arch>.block_count                          required  n_layer
+ *   <arch>.feed_forward_length                  required  n_ff
+ *   <arch>.attention.head_count                 required  n_head
+ *   <arch>.attention.head_count_kv              default n_head
+ *   <arch>.attention.layer_norm_rms_epsilon     required
+ *   <arch>.rope.freq_base                       default 10000
+ *   <arch>.rope.dimension_count                 default head_dim
+ * n_vocab comes from token_embd.weight's shape.
+ *
+ * Tensors (GGUF ne in ggml order: ne[0] = row length = input dim, ne[1] = rows):
+ *   token_embd.weight          {n_embd, n_vocab}   any type with to_float
+ *   output_norm.weight         {n_embd}            F32
+ *   output.weight              {n_embd, n_vocab}   optional: absent = tied to token_embd
+ *   blk.N.attn_norm.weight     {n_embd}            F32
+ *   blk.N.attn_q.weight        {n_embd, n_embd}
+ *   blk.N.attn_k.weight        {n_embd, kv_dim}
+ *   blk.N.attn_v.weight        {n_embd, kv_dim}
+ *   blk.N.attn_{q,k,v}.bias    {n_embd} / {kv_dim} F32, qwen2 only
+ *   blk.N.attn_output.weight   {n_embd, n_embd}
+ *   blk.N.ffn_norm.weight      {n_embd}            F32
+ *   blk.N.ffn_gate.weight      {n_embd, n_ff}
+ *   blk.N.ffn_up.weight        {n_embd, n_ff}
+ *   blk.N.ffn_down.weight      {n_ff, n_embd}
+ * Other tensors in the file are ignored. Matrices may use any type the kernels can
+ * multiply (edgellm_matmul_supported); others are EDGELLM_ERR_UNSUPPORTED.
+ */
+#include "model.h"
+#include "../kernels/dispatch.h"
+#include "../runtime/tokenizer.h"
+#include <math.h>
+#include <stdio.h>
+
+/* Upper bounds: refuse absurd values before sizing anything from them. */
+#define MAX_EMBD      (1 << 16)
+#define MAX_LAYER     1024
+#define MAX_FF        (1 << 20)
+#define MAX_HEAD      1024
+#define MAX_CTX_TRAIN (1 << 24)
+#define MAX_VOCAB     (1 << 22)
+
+typedef struct {
+    edgellm_model *m;
+    const char *path;
+    char arch[32];
+    edgellm_error *err;
+} loader;
+
+/* ---- metadata ---- */
+
+/* Integer <arch>.<suffix> into *out within [lo, hi]. Absent: *out = dflt when !required. */
+static edgellm_status get_int(loader *L, const char *suffix, bool required, int dflt, int lo, int hi, int *out)
+{
+    char key[160];
+    snprintf(key, sizeof key, "%s.%s", L->arch, suffix);
+    const edgellm_gguf *g = L->m->gguf;
+    if (edgellm_gguf_find_key(g, key) < 0) {
+        if (required) return edgellm_fail(L->err, EDGELLM_ERR_FORMAT, "%s: missing metadata key '%s'", L->path, key);
+        *out = dflt;
+        return EDGELLM_OK;
+    }
+    int64_t v;
+    if (!edgellm_gguf_get_i64(g, key, &v))
+        return edgellm_fail(L->err, EDGELLM_ERR_FORMAT, "%s: metadata key '%s' is not an integer", L->path, key);
+    if (v < lo || v > hi)
+        return edgellm_fail(L->err, EDGELLM_ERR_FORMAT, "%s: %s = %lld is out of range [%d, %d]", L->path, key,
+                            (long long)v, lo, hi);
+    *out = (int)v;
+    return EDGELLM_OK;
+}
+
+/* Float <arch>.<suffix>, finite, in (lo, hi). */
+static edgellm_status get_float(loader *L, const char *suffix, bool required, float dflt, double lo, double hi,
+                                float *out)
+{
+    char key[160];
+    snprintf(key, sizeof key, "%s.%s", L->arch, suffix);
+    const edgellm_gguf *g = L->m->gguf;
+    if (edgellm_gguf_find_key(g, key) < 0) {
+        if (required) return edgellm_fail(L->err, EDGELLM_ERR_FORMAT, "%s: missing metadata key '%s'", L->path, key);
+        *out = dflt;
+        return EDGELLM_OK;
+    }
+    float v;
+    if (!edgellm_gguf_get_f32(g, key, &v))
+        return edgellm_fail(L->err, EDGELLM_ERR_FORMAT, "%s: metadata key '%s' is not a number", L->path, key);
+    if (!isfinite(v) || !(v > lo) || !(v < hi))
+        return edgellm_fail(L->err, EDGELLM_ERR_FORMAT, "%s: %s = %g is out of range (%g, %g)", L->path, key, v,
+                            lo, hi);
+    *out = v;
+    return EDGELLM_OK;
+}
+
+static edgellm_status read_arch(loader *L)
+{
+    edgellm_str s;
+    if (!edgellm_gguf_get_str(L->m->gguf, "general.architecture", &s))
+        return edgellm_fail(L->err, EDGELLM_ERR_FORMAT, "%s: missing metadata key 'general.architecture'", L->path);
+    L->m->arch = edgellm_arch_find(s.ptr, (size_t)s.len);
+    if (!L->m->arch) {
+        int shown = s.len > 64 ? 64 : (int)s.len;
+        return edgellm_fail(L->err, EDGELLM_ERR_UNSUPPORTED,
+                            "%s: architecture '%.*s' is not supported (supported: %s)", L->path, shown, s.ptr,
+                            edgellm_arch_list());
+    }
+    snprintf(L->arch, sizeof L->arch, "%s", L->m->arch->name);
+    return EDGELLM_OK;
+}
+
+static edgellm_status read_hparams(loader *L)
+{
+    edgellm_hparams *hp = &L->m->hp;
+    edgellm_status rc;
+    if ((rc = get_int(L, "context_length", true, 0, 1, MAX_CTX_TRAIN, &hp->n_ctx_train)) ||
+        (rc = get_int(L, "embedding_length", true, 0, 1, MAX_EMBD, &hp->n_embd)) ||
+        (rc = get_int(L, "block_count", true, 0, 1, MAX_LAYER, &hp->n_layer)) ||
+        (rc = get_int(L, "feed_forward_length", true, 0, 1, MAX_FF, &hp->n_ff)) ||
+        (rc = get_int(L, "attention.head_count", true, 0, 1, MAX_HEAD, &hp->n_head)) ||
+        (rc = get_int(L, "attention.head_count_kv", false, hp->n_head, 1, hp->n_head, &hp->n_head_kv)) ||
+        (rc = get_float(L, "attention.layer_norm_rms_epsilon", true, 0, 0.0, 1.0, &hp->rms_eps)) ||
+        (rc = get_float(L, "rope.freq_base", false, 10000.0f, 0.0, 1e12, &hp->rope_freq_base)))
+        return rc;
+    if (hp->n_embd % hp->n_head != 0)
+        return edgellm_fail(L->err, EDGELLM_ERR_FORMAT, "%s: %s.embedding_length %d is not a multiple of head_count %d",
+                            L->path, L->arch, hp->n_embd, hp->n_head);
+    if (hp->n_head % hp->n_head_kv != 0)
+        return edgellm_fail(L->err, EDGELLM_ERR_FORMAT,
+                            "%s: %s.attention.head_count %d is not a multiple of head_count_kv %d", L->path, L->arch,
+                            hp->n_head, hp->n_head_kv);
+    hp->head_dim = hp->n_embd / hp->n_head;
+    hp->kv_dim = hp->n_head_kv * hp->head_dim;
+    if ((rc = get_int(L, "rope.dimension_count", false, hp->head_dim, 2, hp->head_dim, &hp->rope_dim))) return rc;
+    if (hp->rope_dim % 2 != 0)
+        return edgellm_fail(L->err, EDGELLM_ERR_FORMAT, "%s: %s.rope.dimension_count %d is odd", L->path, L->arch,
+                            hp->rope_dim);
+    return EDGELLM_OK;
+}
+
+/* ---- tensors ---- */
+
+static void fmt_shape(char *buf, size_t size, const int64_t *ne, int n_dims)
+{
+    size_t o = 0;
+    o += (size_t)snprintf(buf + o, size - o, "[");
+    for (int i = 0; i < n_dims && o < size; i++)
+        o += (size_t)snprintf(buf + o, size - o, "%s%lld", i ? ", " : "", (long long)ne[i]);
+    if (o < size) snprintf(buf + o, size - o, "]");
+}
+
+/* Find `name` and check its shape is exactly {ne0} (ne1 == 0) or {ne0, ne1}. Absent and
+ * optional: *out = NULL, OK. */
+static edgellm_status find_shaped(loader *L, const char *name, int64_t ne0, int64_t ne1, bool optional,
+                                  const edgellm_gguf_tensor **out)
+{
+    const edgellm_gguf_tensor *t = edgellm_gguf_find_tensor(L->m->gguf, name);
+    *out = NULL;
+    if (!t) {
+        if (optional) return EDGELLM_OK;
+        return edgellm_fail(L->err, EDGELLM_ERR_FORMAT, "%s: missing tensor '%s'", L->path, name);
+    }
+    int64_t want[EDGELLM_GGUF_MAX_DIMS] = {ne0, ne1 ? ne1 : 1, 1, 1};
+    int want_dims = ne1 ? 2 : 1;
+    for (int i = 0; i < EDGELLM_GGUF_MAX_DIMS; i++) {
+        int64_t have = i < (int)t->n_dims ? t->ne[i] : 1;
+        if (have != want[i]) {
+            char a[96], b[96];
+            fmt_shape(a, sizeof a, t->ne, (int)t->n_dims);
+            fmt_shape(b, sizeof b, want, want_dims);
+            return edgellm_fail(L->err, EDGELLM_ERR_FORMAT, "%s: tensor '%s' has shape %s, expected %s (ggml ne order)",
+                                L->path, name, a, b);
+        }
+    }
+    *out = t;
+    return EDGELLM_OK;
+}
+
+/* A float vector of n elements (norm weight, bias): F32 only. */
+static edgellm_status bind_vector(loader *L, const char *name, int64_t n, bool optional, const float **out)
+{
+    const edgellm_gguf_tensor *t;
+    edgellm_status rc = find_shaped(L, name, n, 0, optional, &t);
+    *out = NULL;
+    if (rc || !t) return rc;
+    if (t->type != EDGELLM_TYPE_F32)
+        return edgellm_fail(L->err, EDGELLM_ERR_UNSUPPORTED, "%s: tensor '%s' has type %s; edgellm expects F32 here",
+                            L->path, name, edgellm_type_name(t->type));
+    if ((uintptr_t)t->data % sizeof(float) != 0)
+        return edgellm_fail(L->err, EDGELLM_ERR_FORMAT, "%s: tensor '%s' data is not 4-byte aligned", L->path, name);
+    *out = t->data;
+    return EDGELLM_OK;
+}
+
+static void view_of(const edgellm_gguf_tensor *t, edgellm_tensor *out)
+{
+    out->data = t->data;
+    out->type = t->type;
+    out->ne0 = t->ne[0];
+    out->ne1 = t->n_dims >= 2 ? t->ne[1] : 1;
+    out->row_bytes = edgellm_type_row_size(t->type, t->ne[0]);
+}
+
+static edgellm_status check_computable(loader *L, const char *name, const edgellm_tensor *w)
+{
+    if (!edgellm_matmul_supported(w))
+        return edgellm_fail(L->err, EDGELLM_ERR_UNSUPPORTED,
+                            "%s: tensor '%s' has type %s, which edgellm cannot compute yet", L->path, name,
+                            edgellm_type_name(w->type));
+    return EDGELLM_OK;
+}
+
+/* A weight matrix {ne0, ne1} of a computable type. */
+static edgellm_status bind_matrix(loader *L, const char *name, int64_t ne0, int64_t ne1, bool optional,
+                                  edgellm_tensor *out, bool *found)
+{
+    const edgellm_gguf_tensor *t;
+    edgellm_status rc = find_shaped(L, name, ne0, ne1, optional, &t);
+    if (found) *found = t != NULL;
+    if (rc || !t) return rc;
+    view_of(t, out);
+    return check_computable(L, name, out);
+}
+
+static edgellm_status bind_layer(loader *L, int il, edgellm_layer *ly)
+{
+    const edgellm_hparams *hp = &L->m->hp;
+    int64_t E = hp->n_embd, KV = hp->kv_dim, F = hp->n_ff;
+    bool bias = L->m->arch->qkv_bias;
+    char n[13][64];
+    static const char *const suffix[13] = {
+        "attn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight", "attn_output.weight",
+        "ffn_norm.weight", "ffn_gate.weight", "ffn_up.weight", "ffn_down.weight",
+        "attn_q.bias", "attn_k.bias", "attn_v.bias", "",
+    };
+    for (int i = 0; i < 12; i++) snprintf(n[i], sizeof n[i], "blk.%d.%s", il, suffix[i]);
+    edgellm_status rc;
+    if ((rc = bind_vector(L, n[0], E, false, &ly->attn_norm)) ||
+        (rc = bind_matrix(L, n[1], E, E, false, &ly->wq, NULL)) ||
+        (rc = bind_matrix(L, n[2], E, KV, false, &ly->wk, NULL)) ||
+        (rc = bind_matrix(L, n[3], E, KV, false, &ly->wv, NULL)) ||
+        (rc = bind_matrix(L, n[4], E, E, false, &ly->wo, NULL)) ||
+        (rc = bind_vector(L, n[5], E, false, &ly->ffn_norm)) ||
+        (rc = bind_matrix(L, n[6], E, F, false, &ly->w_gate, NULL)) ||
+        (rc = bind_matrix(L, n[7], E, F, false, &ly->w_up, NULL)) ||
+        (rc = bind_matrix(L, n[8], F, E, false, &ly->w_down, NULL)))
+        return rc;
+    if (bias &&
+        ((rc = bind_vector(L, n[9], E, false, &ly->bq)) ||
+         (rc = bind_vector(L, n[10], KV, false, &ly->bk)) ||
+         (rc = bind_vector(L, n[11], KV, false, &ly->bv))))
+        return rc;
+    return EDGELLM_OK;
+}
+
+static edgellm_status bind_tensors(loader *L)
+{
+    edgellm_model *m = L->m;
+    edgellm_hparams *hp = &m->hp;
+    edgellm_status rc;
+
+    /* token_embd first: it defines n_vocab. */
+    const edgellm_gguf_tensor *te = edgellm_gguf_find_tensor(m->gguf, "token_embd.weight");
+    if (!te) return edgellm_fail(L->err, EDGELLM_ERR_FORMAT, "%s: missing tensor 'token_embd.weight'", L->path);
+    if (te->n_dims < 2 || te->ne[1] < 1 || te->ne[1] > MAX_VOCAB)
+        return edgellm_fail(L->err, EDGELLM_ERR_FORMAT,
+                            "%s: tensor 'token_embd.weight' must be {n_embd, n_vocab} with n_vocab in [1, %d]", L->path,
+                            MAX_VOCAB);
+    hp->n_vocab = (int)te->ne[1];
+    if ((rc = find_shaped(L, "token_embd.weight", hp->n_embd, hp->n_vocab, false, &te))) return rc;
+    view_of(te, &m->token_embd);
+    if (!edgellm_kernels_to_float(te->type))
+        return edgellm_fail(L->err, EDGELLM_ERR_UNSUPPORTED,
+                            "%s: tensor 'token_embd.weight' has type %s, which edgellm cannot convert yet", L->path,
+                            edgellm_type_name(te->type));
+
+    if ((rc = bind_vector(L, "output_norm.weight", hp->n_embd, false, &m->output_norm))) return rc;
+    bool have_output;
+    if ((rc = bind_matrix(L, "output.weight", hp->n_embd, hp->n_vocab, true, &m->output, &have_output))) return rc;
+    if (!have_output) {
+        m->tied_output = true;
+        m->output = m->token_embd;
+        if ((rc = check_computable(L, "token_embd.weight", &m->output))) return rc;
+    }
+
+    m->layers = edgellm_calloc((size_t)hp->n_layer, sizeof *m->layers);
+    if (!m->layers) return edgellm_fail_nomem(L->err, L->path);
+    for (int il = 0; il < hp->n_layer; il++)
+        if ((rc = bind_layer(L, il, &m->layers[il]))) return rc;
+    return EDGELLM_OK;
+}
+
+static void count_params(edgellm_model *m)
+{
+    int64_t n = edgellm_gguf_n_tensors(m->gguf);
+    for (int64_t i = 0; i < n; i++) {
+        const edgellm_gguf_tensor *t = edgellm_gguf_tensor_at(m->gguf, i);
+        m->n_params += t->n_elements;
+        m->weight_bytes += t->size_bytes;
+    }
+}
+
+/* ---- public API ---- */
+
+edgellm_model_params edgellm_model_default_params(void)
+{
+    edgellm_model_params p = {.n_threads = 0};
+    return p;
+}
+
+edgellm_status edgellm_model_load(const char *path, const edgellm_model_params *params, edgellm_model **out,
+                                  edgellm_error *err)
+{
+    if (out) *out = NULL;
+    if (!path || !out) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "edgellm_model_load: NULL path or out");
+    edgellm_model_params p = params ? *params : edgellm_model_default_params();
+    if (p.n_threads > EDGELLM_MAX_THREADS)
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "%s: n_threads %d exceeds %d", path, p.n_threads,
+                            EDGELLM_MAX_THREADS);
+    edgellm_status rc;
+    edgellm_model *m = edgellm_calloc(1, sizeof *m);
+    if (!m) return edgellm_fail_nomem(err, path);
+    loader L = {.m = m, .path = path, .err = err};
+    if (!(m->path = edgellm_strdup(path))) { rc = edgellm_fail_nomem(err, path); goto done; }
+    if ((rc = edgellm_gguf_open(path, &m->gguf, err))) goto done;
+    if ((rc = read_arch(&L)) || (rc = read_hparams(&L)) || (rc = bind_tensors(&L))) goto done;
+    count_params(m);
+    m->n_threads = p.n_threads > 0 ? p.n_threads : EDGELLM_MIN(edgellm_n_physical_cores(), EDGELLM_MAX_THREADS);
+    if (m->n_threads < 1) m->n_threads = 1;
+
+    edgellm_error terr = {0};
+    rc = edgellm_tokenizer_from_gguf(m->gguf, &m->tok, &terr);
+    if (rc == EDGELLM_ERR_UNSUPPORTED) {
+        m->tok = NULL;              /* the model still runs on token ids */
+        rc = EDGELLM_OK;
+    } else if (rc != EDGELLM_OK) {
+        if (err) *err = terr;
+        goto done;
+    }
+    *out = m;
+    m = NULL;
+done:
+    edgellm_model_free(m);
+    return rc;
+}
+
+void edgellm_model_free(edgellm_model *m)
+{
+    if (!m) return;
+    edgellm_tokenizer_free(m->tok);
+    edgellm_free(m->layers);
+    edgellm_gguf_close(m->gguf);
+    edgellm_free(m->path);
+    edgellm_free(m);
+}
+
+void edgellm_model_get_info(const edgellm_model *m, edgellm_model_info *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!m) return;
+    const edgellm_hparams *hp = &m->hp;
+    snprintf(out->arch, sizeof out->arch, "%s", m->arch->name);
+    out->n_vocab = hp->n_vocab;
+    out->n_ctx_train = hp->n_ctx_train;
+    out->n_embd = hp->n_embd;
+    out->n_layer = hp->n_layer;
+    out->n_head = hp->n_head;
+    out->n_head_kv = hp->n_head_kv;
+    out->head_dim = hp->head_dim;
+    out->n_ff = hp->n_ff;
+    out->rope_freq_base = hp->rope_freq_base;
+    out->rms_eps = hp->rms_eps;
+    out->tied_output = m->tied_output;
+    out->n_params = m->n_params;
+    out->weight_bytes = m->weight_bytes;
+}
+
+const edgellm_tokenizer *edgellm_model_tokenizer(const edgellm_model *m) { return m ? m->tok : NULL; }

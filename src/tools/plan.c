@@ -1,0 +1,483 @@
+/*
+ * plan.c — `edgellm plan`: will this model fit on that device, at which precision, and how
+ * fast will it run. edgellm_plan() resolves the model (catalogue, GGUF file or shape) and
+ * the device (catalogue, user file or this machine), sizes every candidate precision with
+ * the arithmetic of plan_math.c, judges it against the memory an app may use, and picks one
+ * precision per scenario.
+ *
+ * Rules (shared/docs/deployment-guide.zh.md §3.1, §6.1, §6.2; anchors.md §4, §5, §7):
+ *  - budget  = usable memory x (1 - safety margin), margin >= 20 % ("留出至少20%的内存余量");
+ *    verdict: total <= budget "fits"; total <= usable "tight"; otherwise "does not fit".
+ *  - real-time: the best quality that fits, reaches the first token within --latency-ms
+ *    (default 200 ms, the guide's perceptible-lag threshold) and then decodes at least at
+ *    reading speed (default 5 tok/s: ~240 words/min silent reading, Brysbaert 2019, x ~1.3
+ *    tokens per word).
+ *  - offline: the best quality that fits; suggests the largest batch <= 8 that still fits
+ *    (the guide's 4-8).
+ *  - quality order: lower mean KLD when both candidates have one (measured by `edgellm
+ *    eval`, else published), otherwise more bits per weight.
+ *
+ * Calibration hook: every speed is multiplied by params.calibration (1.0) and the roofline
+ * uses EDGELLM_PLAN_EFF_MEASURED / _PEAK (plan.h). When `edgellm bench` exists, run it and
+ * `edgellm plan --device host --model FILE --ctx N` on the same synthetic models (two
+ * sizes), and set these constants (and EDGELLM_PLAN_OVERHEAD_FIXED against peak RSS) so
+ * that decode agrees within 25 % and memory within 15 %; record the numbers in the README.
+ */
+#include "plan.h"
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+edgellm_plan_params edgellm_plan_default_params(void)
+{
+    edgellm_plan_params p;
+    memset(&p, 0, sizeof p);
+    p.n_ctx = 0;
+    p.kv_type = EDGELLM_TYPE_F16;
+    p.batch = 1;
+    p.scenario = EDGELLM_PLAN_REALTIME;
+    p.latency_ms = 200.0;
+    p.reading_tps = 5.0;
+    p.prompt_tokens = 64;
+    p.safety_margin = 0.20;
+    p.calibration = 1.0;
+    p.host_bench_ms = 1000;
+    return p;
+}
+
+/* Everything one sizing needs. */
+typedef struct {
+    const edgellm_plan_model  *m;
+    const edgellm_plan_device *d;
+    const edgellm_plan_tensor *t;
+    size_t n;
+    int n_ctx, kv_type, batch;
+    double margin, eff;
+} plan_job;
+
+static const double GIB_D = 1073741824.0;
+
+static int name_eq(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++)
+        if ((*a | 0x20) != (*b | 0x20)) return 0;
+    return *a == *b;
+}
+
+static uint64_t budget_of(const plan_job *j)
+{
+    return (uint64_t)((double)j->d->usable_bytes * (1.0 - j->margin));
+}
+
+/* Total bytes of a precision at n_ctx positions and `batch` sequences. */
+static uint64_t total_at(const plan_job *j, const edgellm_plan_weights *w, int n_ctx, int batch)
+{
+    uint64_t kv = edgellm_plan_kv_bytes(j->m->n_layer, n_ctx, j->m->n_head_kv, j->m->head_dim, j->kv_type);
+    return w->weight_bytes + kv * (uint64_t)batch +
+           edgellm_plan_scratch_bytes(j->m, n_ctx, batch, j->d->n_big_cores) + edgellm_plan_overhead_bytes(j->m);
+}
+
+static int max_ctx_within(const plan_job *j, const edgellm_plan_weights *w, uint64_t budget)
+{
+    int hi = j->m->n_ctx_train > 0 ? j->m->n_ctx_train : 1 << 20;
+    if (total_at(j, w, 1, j->batch) > budget) return 0;
+    if (total_at(j, w, hi, j->batch) <= budget) return hi;
+    int lo = 1;   /* invariant: lo fits, hi does not */
+    while (hi - lo > 1) {
+        int mid = lo + (hi - lo) / 2;
+        if (total_at(j, w, mid, j->batch) <= budget) lo = mid;
+        else hi = mid;
+    }
+    return lo;
+}
+
+static void find_quality(const edgellm_plan_params *p, const char *type, edgellm_plan_quality *q)
+{
+    snprintf(q->type, sizeof q->type, "%s", type);
+    q->delta_ppl_pct = q->kld = q->top1_pct = NAN;
+    for (int i = 0; i < p->n_quality; i++)
+        if (name_eq(p->quality[i].type, type)) {
+            *q = p->quality[i];
+            snprintf(q->type, sizeof q->type, "%s", type);
+            return;
+        }
+    if (name_eq(type, "F32")) type = "BF16";   /* both are the unquantized reference */
+    for (int i = 0; i < edgellm_plan_published_n; i++)
+        if (name_eq(edgellm_plan_published_quality[i].type, type)) {
+            const edgellm_plan_published *pq = &edgellm_plan_published_quality[i];
+            q->delta_ppl_pct = pq->delta_ppl_pct;
+            q->kld = pq->kld;
+            q->top1_pct = pq->top1_pct;
+            snprintf(q->source, sizeof q->source, "%s", pq->source);
+            return;
+        }
+    snprintf(q->source, sizeof q->source, "no published figure; run edgellm eval");
+}
+
+static void fill_row(const plan_job *j, const edgellm_plan_params *p, const edgellm_plan_recipe *rc,
+                     edgellm_plan_row *row)
+{
+    edgellm_plan_weights w;
+    edgellm_plan_recipe_weights(rc, j->t, j->n, j->m->n_layer, j->m->tied_embeddings, &w);
+    memset(row, 0, sizeof *row);
+    snprintf(row->type, sizeof row->type, "%.23s", rc->name);
+    row->weight_exact = rc->file;
+    row->bpw = w.n_params ? 8.0 * (double)w.weight_bytes / (double)w.n_params : 0.0;
+    row->weight_bytes = w.weight_bytes;
+    row->kv_bytes = edgellm_plan_kv_bytes(j->m->n_layer, j->n_ctx, j->m->n_head_kv, j->m->head_dim, j->kv_type) *
+                    (uint64_t)j->batch;
+    row->scratch_bytes = edgellm_plan_scratch_bytes(j->m, j->n_ctx, j->batch, j->d->n_big_cores);
+    row->overhead_bytes = edgellm_plan_overhead_bytes(j->m);
+    row->total_bytes = row->weight_bytes + row->kv_bytes + row->scratch_bytes + row->overhead_bytes;
+    row->budget_bytes = budget_of(j);
+    row->left_bytes = (int64_t)row->budget_bytes - (int64_t)row->total_bytes;
+    row->verdict = row->total_bytes <= row->budget_bytes ? EDGELLM_PLAN_FITS
+                   : row->total_bytes <= j->d->usable_bytes ? EDGELLM_PLAN_TIGHT
+                                                            : EDGELLM_PLAN_NO_FIT;
+    row->max_ctx = max_ctx_within(j, &w, row->budget_bytes);
+    uint64_t kv_read = edgellm_plan_kv_bytes(j->m->n_layer, j->n_ctx, j->m->n_head_kv, j->m->head_dim, j->kv_type);
+    row->read_bytes_per_token = w.read_bytes + kv_read;
+    double steps = edgellm_plan_decode_steps_per_s(j->m, j->d, w.read_bytes, w.matmul_params, j->n_ctx, j->kv_type,
+                                                   j->batch, j->eff);
+    row->decode_tps = steps * p->calibration;
+    row->decode_tps_total = row->decode_tps * j->batch;
+    double pp_ms = edgellm_plan_prefill_ms(j->m, j->d, w.read_bytes, w.matmul_params, 512, j->eff);
+    row->prefill_tps = pp_ms > 0 ? 512.0 / (pp_ms / 1000.0) * p->calibration : 0.0;
+    row->ttft_ms = edgellm_plan_prefill_ms(j->m, j->d, w.read_bytes, w.matmul_params, p->prompt_tokens, j->eff) /
+                   p->calibration;
+    find_quality(p, row->type, &row->quality);
+}
+
+/* a better quality than b? */
+static bool better_quality(const edgellm_plan_row *a, const edgellm_plan_row *b)
+{
+    if (!isnan(a->quality.kld) && !isnan(b->quality.kld) && a->quality.kld != b->quality.kld)
+        return a->quality.kld < b->quality.kld;
+    return a->bpw > b->bpw;
+}
+
+/* ------------------------------------------------------------ recommendation ---- */
+
+static size_t appendf(char *buf, size_t size, size_t len, const char *fmt, ...) EDGELLM_PRINTF(4, 5);
+static size_t appendf(char *buf, size_t size, size_t len, const char *fmt, ...)
+{
+    if (len >= size) return len;
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(buf + len, size - len, fmt, ap);
+    va_end(ap);
+    return k > 0 ? EDGELLM_MIN(len + (size_t)k, size) : len;
+}
+
+
+/* Longest prompt whose prefill fits the first-token budget (0: not even one token). */
+static int max_prompt_within(const plan_job *j, const edgellm_plan_weights *w, double budget_ms, double calibration)
+{
+    int lo = 0, hi = 1 << 20;
+    while (hi - lo > 1) {
+        int mid = lo + (hi - lo) / 2;
+        double ms = edgellm_plan_prefill_ms(j->m, j->d, w->read_bytes, w->matmul_params, mid, j->eff) / calibration;
+        if (ms <= budget_ms) lo = mid;
+        else hi = mid;
+    }
+    return lo;
+}
+
+static void recommend_realtime(const plan_job *j, const edgellm_plan_params *p, const edgellm_plan_recipe *recipes,
+                               edgellm_plan_report *r)
+{
+    int pick = -1, fastest = -1, n_fit = 0;
+    for (int i = 0; i < r->n_rows; i++) {
+        const edgellm_plan_row *row = &r->rows[i];
+        if (row->verdict != EDGELLM_PLAN_FITS) continue;
+        n_fit++;
+        if (fastest < 0 || row->decode_tps > r->rows[fastest].decode_tps) fastest = i;
+        if (row->ttft_ms > r->latency_ms || row->decode_tps < r->reading_tps) continue;
+        if (pick < 0 || better_quality(row, &r->rows[pick])) pick = i;
+    }
+    r->realtime_pick = pick;
+    if (pick >= 0) {
+        const edgellm_plan_row *row = &r->rows[pick];
+        snprintf(r->realtime_why, sizeof r->realtime_why,
+                 "%s: the best quality that fits (%.2f of %.2f GiB) and meets the latency: first token in %.0f ms "
+                 "(budget %.0f ms, %d-token prompt), then %.1f tok/s (reading speed %.1f).",
+                 row->type, row->total_bytes / GIB_D, row->budget_bytes / GIB_D, row->ttft_ms, r->latency_ms,
+                 r->prompt_tokens, row->decode_tps, r->reading_tps);
+    } else if (n_fit > 0) {
+        const edgellm_plan_row *row = &r->rows[fastest];
+        edgellm_plan_weights w;
+        edgellm_plan_recipe_weights(&recipes[fastest], j->t, j->n, j->m->n_layer, j->m->tied_embeddings, &w);
+        int max_prompt = max_prompt_within(j, &w, r->latency_ms, p->calibration);
+        size_t len = (size_t)snprintf(r->realtime_why, sizeof r->realtime_why,
+                                      "nothing meets the latency: the fastest that fits, %s, needs %.0f ms to the first "
+                                      "token (budget %.0f ms for %d tokens) and decodes %.1f tok/s (need %.1f).",
+                                      row->type, row->ttft_ms, r->latency_ms, r->prompt_tokens, row->decode_tps,
+                                      r->reading_tps);
+        if (row->decode_tps >= r->reading_tps && max_prompt > 0)
+            appendf(r->realtime_why, sizeof r->realtime_why, len,
+                    " It answers within %.0f ms for prompts up to %d tokens; else use a smaller model or relax "
+                    "--latency-ms.", r->latency_ms, max_prompt);
+        else
+            appendf(r->realtime_why, sizeof r->realtime_why, len,
+                    " Use a smaller model or shorter context, or relax --latency-ms.");
+    } else {
+        snprintf(r->realtime_why, sizeof r->realtime_why,
+                 "no precision fits this device with a %.0f %% safety margin (see advice).", r->safety_margin * 100);
+    }
+}
+
+static void recommend_offline(const plan_job *j, const edgellm_plan_params *p, const edgellm_plan_recipe *recipes,
+                              edgellm_plan_report *r)
+{
+    int pick = -1;
+    for (int i = 0; i < r->n_rows; i++)
+        if (r->rows[i].verdict == EDGELLM_PLAN_FITS && (pick < 0 || better_quality(&r->rows[i], &r->rows[pick])))
+            pick = i;
+    r->offline_pick = pick;
+    r->offline_batch = 0;
+    if (pick < 0) {
+        snprintf(r->offline_why, sizeof r->offline_why,
+                 "no precision fits this device with a %.0f %% safety margin (see advice).", r->safety_margin * 100);
+        return;
+    }
+    edgellm_plan_weights w;
+    edgellm_plan_recipe_weights(&recipes[pick], j->t, j->n, j->m->n_layer, j->m->tied_embeddings, &w);
+    uint64_t budget = budget_of(j);
+    int b = 1;
+    for (int k = EDGELLM_PLAN_MAX_BATCH; k >= 1; k--)
+        if (total_at(j, &w, j->n_ctx, k) <= budget) { b = k; break; }
+    double steps = edgellm_plan_decode_steps_per_s(j->m, j->d, w.read_bytes, w.matmul_params, j->n_ctx, j->kv_type,
+                                                   b, j->eff);
+    double alone = edgellm_plan_decode_steps_per_s(j->m, j->d, w.read_bytes, w.matmul_params, j->n_ctx, j->kv_type,
+                                                   1, j->eff) * p->calibration;
+    r->offline_batch = b;
+    r->offline_batch_tps = steps * b * p->calibration;
+    const edgellm_plan_row *row = &r->rows[pick];
+    if (b > 1)
+        snprintf(r->offline_why, sizeof r->offline_why,
+                 "%s: the best quality that fits (%.2f of %.2f GiB). Decode %d sequences as a batch: %.1f tok/s in "
+                 "total (%.1f alone)%s.",
+                 row->type, row->total_bytes / GIB_D, row->budget_bytes / GIB_D, b, r->offline_batch_tps, alone,
+                 b >= 4 ? ", the guide's batch of 4-8" : "; memory allows no batch of 4-8");
+    else
+        snprintf(r->offline_why, sizeof r->offline_why,
+                 "%s: the best quality that fits (%.2f of %.2f GiB), %.1f tok/s; memory leaves no room to batch.",
+                 row->type, row->total_bytes / GIB_D, row->budget_bytes / GIB_D, alone);
+}
+
+/* Nothing fits: shorter context, a Q8_0 KV cache, or a smaller catalogue model. */
+static void advise(const plan_job *j, const edgellm_plan_params *p, const edgellm_plan_recipe *recipes,
+                   edgellm_plan_report *r)
+{
+    int any_fit = 0, smallest = 0;
+    for (int i = 0; i < r->n_rows; i++) {
+        any_fit |= r->rows[i].verdict == EDGELLM_PLAN_FITS;
+        if (r->rows[i].total_bytes < r->rows[smallest].total_bytes) smallest = i;
+    }
+    r->advice[0] = 0;
+    if (any_fit || r->n_rows == 0) return;
+    const edgellm_plan_row *s = &r->rows[smallest];
+    size_t len = 0;
+    len = appendf(r->advice, sizeof r->advice, len,
+                  "Nothing fits: the smallest, %s, needs %.2f GiB of a %.2f GiB budget (%.2f GiB usable - %.0f %%).",
+                  s->type, s->total_bytes / GIB_D, s->budget_bytes / GIB_D, j->d->usable_bytes / GIB_D,
+                  j->margin * 100);
+    if (s->verdict == EDGELLM_PLAN_TIGHT)
+        len = appendf(r->advice, sizeof r->advice, len, " It fits only inside the safety margin (tight).");
+    if (s->max_ctx > 0)
+        len = appendf(r->advice, sizeof r->advice, len, " Shorter context: %s fits up to --ctx %d.", s->type,
+                      s->max_ctx);
+    if (j->kv_type != EDGELLM_TYPE_Q8_0) {
+        plan_job q8 = *j;
+        q8.kv_type = EDGELLM_TYPE_Q8_0;
+        edgellm_plan_weights w;
+        edgellm_plan_recipe_weights(&recipes[smallest], j->t, j->n, j->m->n_layer, j->m->tied_embeddings, &w);
+        uint64_t kv_dim = (uint64_t)j->m->n_head_kv * (uint64_t)j->m->head_dim;
+        if (kv_dim % 32 == 0) {
+            uint64_t tot = total_at(&q8, &w, j->n_ctx, j->batch);
+            len = appendf(r->advice, sizeof r->advice, len, " A Q8_0 KV cache (--kv-type q8_0) %s (%.2f GiB).",
+                          tot <= s->budget_bytes ? "makes it fit" : "is not enough", tot / GIB_D);
+        }
+    }
+    /* the largest catalogue model that fits at Q4_K_M with the same settings */
+    edgellm_plan_recipe q4;
+    edgellm_plan_recipe_from_name("Q4_K_M", &q4, NULL);
+    const edgellm_plan_model *best = NULL;
+    uint64_t best_params = 0, best_total = 0;
+    for (int i = 0; i < edgellm_plan_catalog_n_models; i++) {
+        edgellm_plan_model cm;
+        if (edgellm_plan_model_at(i, &cm) != EDGELLM_OK || cm.n_params >= j->m->n_params) continue;
+        size_t n = edgellm_plan_shape_tensors(&cm, NULL, 0);
+        edgellm_plan_tensor *t = edgellm_malloc(n * sizeof *t);
+        if (!t) break;
+        edgellm_plan_shape_tensors(&cm, t, n);
+        plan_job cj = *j;
+        cj.m = &cm;
+        cj.t = t;
+        cj.n = n;
+        cj.n_ctx = cm.n_ctx_train > 0 ? EDGELLM_MIN(j->n_ctx, cm.n_ctx_train) : j->n_ctx;
+        edgellm_plan_weights w;
+        edgellm_plan_recipe_weights(&q4, t, n, cm.n_layer, cm.tied_embeddings, &w);
+        uint64_t tot = total_at(&cj, &w, cj.n_ctx, j->batch);
+        edgellm_free(t);
+        if (tot <= s->budget_bytes && cm.n_params > best_params) {
+            best = &edgellm_plan_catalog_models[i];
+            best_params = cm.n_params;
+            best_total = tot;
+        }
+    }
+    if (best)
+        len = appendf(r->advice, sizeof r->advice, len, " Smaller model: %s fits at Q4_K_M (%.2f GiB).", best->name,
+                      best_total / GIB_D);
+    else
+        len = appendf(r->advice, sizeof r->advice, len, " No catalogue model fits this device at Q4_K_M.");
+    (void)p;
+}
+
+/* ------------------------------------------------------------------ the plan ---- */
+
+static bool looks_like_file(const char *s)
+{
+    struct stat st;
+    size_t n = strlen(s);
+    return strchr(s, '/') || (n > 5 && name_eq(s + n - 5, ".gguf")) || stat(s, &st) == 0;
+}
+
+static edgellm_status resolve_device(const edgellm_plan_params *p, edgellm_plan_device *d, edgellm_error *err)
+{
+    const char *name = p->device ? p->device : "phone-mid";
+    for (int i = 0; i < p->n_extra_devices; i++)
+        if (name_eq(p->extra_devices[i].name, name)) { *d = p->extra_devices[i]; return EDGELLM_OK; }
+    if (name_eq(name, "host")) return edgellm_plan_host_device(p->host_bench_ms, d, err);
+    edgellm_status rc = edgellm_plan_find_device(name, d, err);
+    if (rc == EDGELLM_ERR_NOT_FOUND && p->n_extra_devices > 0 && err) {
+        size_t len = strlen(err->msg);
+        for (int i = 0; i < p->n_extra_devices; i++)
+            len = appendf(err->msg, sizeof err->msg, len, "%s%s", i ? ", " : "; from the device file: ",
+                          p->extra_devices[i].name);
+    }
+    return rc;
+}
+
+edgellm_status edgellm_plan(const edgellm_plan_params *pp, edgellm_plan_report *r, edgellm_error *err)
+{
+    if (!r) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "plan: report is NULL");
+    memset(r, 0, sizeof *r);
+    r->realtime_pick = r->offline_pick = -1;
+    edgellm_plan_params p = pp ? *pp : edgellm_plan_default_params();
+    if (p.n_ctx < 0) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "context length %d: must be > 0", p.n_ctx);
+    if (p.batch < 1) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "batch %d: must be >= 1", p.batch);
+    if (p.kv_type != EDGELLM_TYPE_F16 && p.kv_type != EDGELLM_TYPE_Q8_0 && p.kv_type != EDGELLM_TYPE_F32)
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "KV cache type %s: use f16, q8_0 or f32",
+                            edgellm_type_name(p.kv_type));
+    if (!(p.safety_margin >= 0.0 && p.safety_margin < 1.0))
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "safety margin %g: must be in [0, 1)", p.safety_margin);
+    if (!(p.calibration > 0.0)) p.calibration = 1.0;
+    if (!(p.latency_ms > 0.0)) p.latency_ms = 200.0;
+    if (!(p.reading_tps > 0.0)) p.reading_tps = 5.0;
+    if (p.prompt_tokens <= 0) p.prompt_tokens = 64;
+
+    /* candidate recipes first: a bad --types name is a command-line error, reported before
+     * anything is measured */
+    edgellm_plan_recipe recipes[EDGELLM_PLAN_MAX_CANDIDATES - 1];   /* one row stays for the file's own */
+    int n_rec = 0;
+    for (int i = 0; i < edgellm_plan_default_n_types; i++)
+        edgellm_plan_recipe_from_name(edgellm_plan_default_types[i], &recipes[n_rec++], NULL);
+    if (p.types && *p.types) {
+        char buf[512];
+        snprintf(buf, sizeof buf, "%s", p.types);
+        for (char *save = NULL, *tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+            edgellm_plan_recipe rc;
+            edgellm_status st = edgellm_plan_recipe_from_name(tok, &rc, err);
+            if (st != EDGELLM_OK) return st;
+            int dup = 0;
+            for (int k = 0; k < n_rec; k++) dup |= name_eq(recipes[k].name, rc.name);
+            if (dup) continue;
+            if (n_rec >= EDGELLM_PLAN_MAX_CANDIDATES - 1)
+                return edgellm_fail(err, EDGELLM_ERR_MISUSE, "too many precisions (at most %d)",
+                                    EDGELLM_PLAN_MAX_CANDIDATES - 1);
+            recipes[n_rec++] = rc;
+        }
+    }
+
+    /* the model and its tensor list */
+    edgellm_plan_tensor *tensors = NULL;
+    size_t n_tensors = 0;
+    edgellm_status rc = EDGELLM_OK;
+    if (p.shape) {
+        r->model = *p.shape;
+    } else {
+        const char *name = p.model ? p.model : "llama-3.2-3b";
+        if (looks_like_file(name) && edgellm_plan_find_model(name, &r->model, NULL) != EDGELLM_OK)
+            rc = edgellm_plan_gguf_tensors(name, &r->model, &tensors, &n_tensors, err);
+        else
+            rc = edgellm_plan_find_model(name, &r->model, err);
+        if (rc != EDGELLM_OK) return rc;
+    }
+    edgellm_plan_model *m = &r->model;
+    if (m->n_layer <= 0 || m->n_embd <= 0 || m->n_head <= 0 || m->n_head_kv <= 0 || m->head_dim <= 0 ||
+        m->n_ff <= 0 || m->n_vocab <= 0 || m->n_head % m->n_head_kv != 0) {
+        rc = edgellm_fail(err, EDGELLM_ERR_MISUSE, "model %s: incomplete or inconsistent shape", m->name);
+        goto done;
+    }
+    if (!tensors) {
+        n_tensors = edgellm_plan_shape_tensors(m, NULL, 0);
+        tensors = edgellm_malloc(n_tensors * sizeof *tensors);
+        if (!tensors) { rc = edgellm_fail_nomem(err, m->name); goto done; }
+        edgellm_plan_shape_tensors(m, tensors, n_tensors);
+        if (!m->n_params)
+            for (size_t i = 0; i < n_tensors; i++) m->n_params += (uint64_t)tensors[i].ne0 * (uint64_t)tensors[i].n_rows;
+    }
+
+    /* settings */
+    int n_ctx = p.n_ctx;
+    if (n_ctx == 0) n_ctx = m->n_ctx_train > 0 ? EDGELLM_MIN(m->n_ctx_train, 4096) : 4096;
+    if (p.kv_type == EDGELLM_TYPE_Q8_0 && ((int64_t)m->n_head_kv * m->head_dim) % 32 != 0) {
+        rc = edgellm_fail(err, EDGELLM_ERR_MISUSE, "a Q8_0 KV cache needs n_head_kv x head_dim (%d) to be a multiple of 32",
+                          m->n_head_kv * m->head_dim);
+        goto done;
+    }
+
+    /* the device (may run the bandwidth benchmark) */
+    if ((rc = resolve_device(&p, &r->device, err)) != EDGELLM_OK) goto done;
+    if (r->device.usable_bytes > r->device.ram_bytes && r->device.ram_bytes) r->device.usable_bytes = r->device.ram_bytes;
+
+    r->n_ctx = n_ctx;
+    r->kv_type = p.kv_type;
+    r->batch = p.batch;
+    r->prompt_tokens = p.prompt_tokens;
+    r->scenario = p.scenario;
+    r->latency_ms = p.latency_ms;
+    r->reading_tps = p.reading_tps;
+    r->safety_margin = p.safety_margin;
+    r->calibration = p.calibration;
+    r->efficiency = edgellm_plan_efficiency(&r->device);
+
+    plan_job job = {m, &r->device, tensors, n_tensors, n_ctx, p.kv_type, p.batch, p.safety_margin, r->efficiency};
+
+    /* rows: the file's own precision first (exact bytes), then the candidates */
+    edgellm_plan_recipe used[EDGELLM_PLAN_MAX_CANDIDATES];
+    int n_used = 0;
+    if (m->from_file) {
+        memset(&used[0], 0, sizeof used[0]);
+        snprintf(used[0].name, sizeof used[0].name, "%s", m->file_label);
+        used[0].file = 1;
+        used[0].more_bits = used[0].output = -1;
+        n_used = 1;
+    }
+    for (int k = 0; k < n_rec; k++) {
+        if (m->from_file && name_eq(recipes[k].name, m->file_label)) continue;
+        used[n_used++] = recipes[k];
+    }
+    for (int k = 0; k < n_used; k++) fill_row(&job, &p, &used[k], &r->rows[k]);
+    r->n_rows = n_used;
+
+    recommend_realtime(&job, &p, used, r);
+    recommend_offline(&job, &p, used, r);
+    advise(&job, &p, used, r);
+done:
+    edgellm_free(tensors);
+    return rc;
+}

@@ -1,0 +1,154 @@
+/*
+ * plan.h — internals of `edgellm plan` (public entry points are in include/edgellm.h,
+ * section "Planning"): the tensor list of a model, the precision recipes (which type each
+ * tensor gets), the memory and speed arithmetic, and the built-in catalogues
+ * (plan_catalog.c). Every function here is pure arithmetic and unit-tested in
+ * tests/test_plan.c.
+ */
+#ifndef EDGELLM_PLAN_H
+#define EDGELLM_PLAN_H
+
+#include "../common/common.h"
+
+/* ---- assumptions (each one is a calibration hook; see plan.c's opening comment) ---- */
+
+/* Fraction of the device's bandwidth figure that decode reaches.
+ * Measured streaming-read figure: llama.cpp decode reaches 84-91 % of the Pi 5's measured
+ * 4-thread read bandwidth (ggml-org/llama.cpp#26484); issue 3 targets >= 85 %.
+ * Theoretical peak figure: 60 % (Pi 5), ~68 % (i9-13900K DDR5-6400), ~78 % (Apple M1),
+ * 57-74 % (OnePlus 12, ExecuTorch) — anchors.md §4.3; we take 0.65. */
+#define EDGELLM_PLAN_EFF_MEASURED 0.85
+#define EDGELLM_PLAN_EFF_PEAK     0.65
+/* Prompt tokens processed per forward pass (llama-bench default -ub 512, anchors §1.5). */
+#define EDGELLM_PLAN_UBATCH 512
+/* Fixed runtime memory: executable, libc, thread stacks, allocator slack (estimate; to be
+ * calibrated against `edgellm bench` peak RSS). */
+#define EDGELLM_PLAN_OVERHEAD_FIXED ((uint64_t)24 << 20)
+/* Tokenizer tables per vocabulary entry: string (~8 B), score, type, length, hash index. */
+#define EDGELLM_PLAN_OVERHEAD_PER_TOKEN 40u
+/* Fixed cost per layer per forward pass: thread hand-offs and barriers around ~8 kernels
+ * (estimate: a few microseconds each). Dominates only for tiny models; calibrate with
+ * `edgellm bench` on a small synthetic model. */
+#define EDGELLM_PLAN_LAYER_OVERHEAD_S 20e-6
+/* Largest batch the offline recommendation suggests (the guide's 4-8, §4.4 and §6.2). */
+#define EDGELLM_PLAN_MAX_BATCH 8
+
+/* ---- tensors ---- */
+typedef enum {
+    EDGELLM_PT_NORM = 0,      /* 1-D: norms and biases — never quantized                */
+    EDGELLM_PT_TOKEN_EMBD,
+    EDGELLM_PT_OUTPUT,
+    EDGELLM_PT_ATTN_Q,
+    EDGELLM_PT_ATTN_K,
+    EDGELLM_PT_ATTN_V,
+    EDGELLM_PT_ATTN_QKV,      /* fused (Phi-3); the Q4_K_M rule treats it like attn_v    */
+    EDGELLM_PT_ATTN_OUT,
+    EDGELLM_PT_FFN_GATE,
+    EDGELLM_PT_FFN_UP,
+    EDGELLM_PT_FFN_DOWN,
+    EDGELLM_PT_OTHER          /* any other matrix: gets the recipe's base type          */
+} edgellm_plan_role;
+
+typedef struct {
+    int      role;            /* edgellm_plan_role                                      */
+    int      layer;           /* block index, -1 outside the blocks                     */
+    int64_t  ne0;             /* row length (GGUF ne[0])                                */
+    int64_t  n_rows;          /* product of ne[1..]                                     */
+    int      file_type;       /* type in the file; -1 for a shape                       */
+    uint64_t file_bytes;      /* size in the file; 0 for a shape                        */
+} edgellm_plan_tensor;
+
+/* Tensor list of a llama-style model from its shape, in GGUF order. Writes at most `max`
+ * entries and returns how many the model has (call with max 0 to size the array). */
+size_t edgellm_plan_shape_tensors(const edgellm_plan_model *m, edgellm_plan_tensor *out, size_t max);
+/* Model and tensor list of a GGUF file (metadata and tensor table only). *tensors is
+ * allocated with edgellm_malloc (caller frees with edgellm_free); either out-pointer may be
+ * NULL. Statuses as edgellm_plan_model_from_gguf. */
+edgellm_status edgellm_plan_gguf_tensors(const char *path, edgellm_plan_model *m, edgellm_plan_tensor **tensors,
+                                         size_t *n_tensors, edgellm_error *err);
+/* Role of a GGUF tensor name ("blk.3.attn_v.weight") and its block index (-1 if none). */
+int edgellm_plan_role_from_name(const char *name, size_t len, uint32_t n_dims, int *layer);
+
+/* ---- precision recipes ---- */
+typedef struct {
+    char name[24];            /* "Q4_K_M"                                               */
+    int  base;                /* type of every matrix not named below                   */
+    int  more_bits;           /* attn_v/attn_qkv/ffn_down on use_more_bits layers; -1 base */
+    int  output;              /* output.weight and a tied token_embd; -1: base          */
+    int  file;                /* 1: every tensor keeps its type in the file             */
+} edgellm_plan_recipe;
+
+/* llama.cpp's use_more_bits(i, n): first and last eighth of the layers and every third
+ * layer in between (anchors.md §1.4, src/llama-quant.cpp). */
+bool edgellm_plan_use_more_bits(int i_layer, int n_layer);
+/* Type a row of ne0 elements can really have: K-quants fall back when ne0 % 256 != 0
+ * (Q4_K->Q5_0, Q5_K->Q5_1, Q6_K->Q8_0, Q2_K/Q3_K->Q4_0), then anything whose block does
+ * not divide ne0 falls back to F16 (anchors.md §1.4). */
+int edgellm_plan_fallback_type(int type, int64_t ne0);
+/* Type a recipe gives a tensor (1-D tensors stay F32). */
+int edgellm_plan_tensor_type(const edgellm_plan_recipe *r, const edgellm_plan_tensor *t, int n_layer);
+/* Bytes of n_rows rows of ne0 elements of `type`; edgellm's group-wise types use the
+ * traits table when registered, else 4 or 8 bits plus an f16 scale (and an f16 min for
+ * _ASYM) per group. 0 for an unknown type or a row that does not fill whole blocks. */
+uint64_t edgellm_plan_type_bytes(int type, int64_t ne0, int64_t n_rows);
+/* Recipe by name: "F16", "Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "Q4_0", "I4_G128" (alias of
+ * I4_G128_SYM), "i4:g64" style aliases, or any type name edgellm knows (then a single type
+ * with llama.cpp's output rule). EDGELLM_ERR_MISUSE for an unknown name. */
+edgellm_status edgellm_plan_recipe_from_name(const char *name, edgellm_plan_recipe *out, edgellm_error *err);
+
+typedef struct {
+    uint64_t weight_bytes;    /* all tensors                                            */
+    uint64_t read_bytes;      /* streamed per decode step: all but token_embd (one row)  */
+    uint64_t matmul_params;   /* weights multiplied per token: all matrices but token_embd
+                                 (tied: token_embd is the output matrix and counts)      */
+    uint64_t n_params;
+} edgellm_plan_weights;
+
+void edgellm_plan_recipe_weights(const edgellm_plan_recipe *r, const edgellm_plan_tensor *t, size_t n,
+                                 int n_layer, int tied, edgellm_plan_weights *out);
+
+/* ---- memory and speed ---- */
+/* Activations, attention scores and logits (bytes, f32) at the larger of prefill (one
+ * ubatch of min(n_ctx, 512) tokens, scores of one head per thread) and decode (`batch`
+ * sequences, scores of all heads over n_ctx, logits). */
+uint64_t edgellm_plan_scratch_bytes(const edgellm_plan_model *m, int n_ctx, int batch, int n_threads);
+uint64_t edgellm_plan_overhead_bytes(const edgellm_plan_model *m);
+/* FLOPs of one token at position `pos`: 2 per matmul weight + 4 * n_layer * n_head *
+ * head_dim * pos for QK^T and AV. */
+double edgellm_plan_flops_per_token(const edgellm_plan_model *m, uint64_t matmul_params, double pos);
+/* Decode steps per second of `batch` sequences at context position n_ctx: the slower of
+ * memory (read_bytes + batch * KV / (bw * eff)) and compute (big cores only: little
+ * cores slow decode down, anchors.md §6 item 4). */
+double edgellm_plan_decode_steps_per_s(const edgellm_plan_model *m, const edgellm_plan_device *d,
+                                       uint64_t read_bytes, uint64_t matmul_params, int n_ctx, int kv_type,
+                                       int batch, double efficiency);
+/* Milliseconds to prefill n_prompt tokens: compute over the big cores, but never faster
+ * than streaming the weights once per ubatch. */
+double edgellm_plan_prefill_ms(const edgellm_plan_model *m, const edgellm_plan_device *d, uint64_t read_bytes,
+                               uint64_t matmul_params, int n_prompt, double efficiency);
+double edgellm_plan_efficiency(const edgellm_plan_device *d);
+
+/* ---- catalogues (plan_catalog.c) ---- */
+extern const edgellm_plan_model  edgellm_plan_catalog_models[];
+extern const int                 edgellm_plan_catalog_n_models;
+extern const edgellm_plan_device edgellm_plan_catalog_devices[];
+extern const int                 edgellm_plan_catalog_n_devices;
+
+/* Published quality of a precision (llama.cpp perplexity tables etc.). */
+typedef struct {
+    const char *type;
+    double delta_ppl_pct, kld, top1_pct;   /* NaN: not published */
+    const char *source;
+} edgellm_plan_published;
+extern const edgellm_plan_published edgellm_plan_published_quality[];
+extern const int                    edgellm_plan_published_n;
+
+/* Default candidate list, in order of decreasing bits per weight. */
+extern const char *const edgellm_plan_default_types[];
+extern const int         edgellm_plan_default_n_types;
+
+/* ---- membw.c ---- */
+/* Buffer size edgellm_membw_measure picks when buffer_bytes is 0. */
+size_t edgellm_membw_auto_bytes(void);
+
+#endif

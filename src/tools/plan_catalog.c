@@ -1,0 +1,212 @@
+/*
+ * plan_catalog.c — the built-in catalogues of `edgellm plan`: real model architectures with
+ * their exact shapes, devices with memory, bandwidth and cores, and published quality costs
+ * of each precision. Every figure names its source in a comment; "derived" marks arithmetic
+ * done here from sourced inputs, "estimate" marks a judgement that a user's device file or
+ * `--device host` should replace.
+ *
+ * Model shapes are the `config.json` fields of each model's Hugging Face repository
+ * (hidden_size -> n_embd, intermediate_size -> n_ff, num_hidden_layers -> n_layer,
+ * num_attention_heads -> n_head, num_key_value_heads -> n_head_kv, vocab_size -> n_vocab,
+ * tie_word_embeddings -> tied_embeddings); n_ctx_train is the context length the model card
+ * states. Parameter counts are not stored: plan.c sums them from the tensor list, and
+ * tests/test_plan.c checks them against the published totals.
+ *
+ * RAM sizes: phones and boards are sold in binary gigabytes ("8 GB" = 8 GiB of DRAM).
+ */
+#include "plan.h"
+#include <math.h>
+
+#define GIB(x) ((uint64_t)((x) * 1073741824.0))
+#define GB(x)  ((uint64_t)((x) * 1e9))
+
+/* name, arch, source, n_layer, n_embd, n_head, n_head_kv, head_dim, n_ff, n_vocab, n_ctx_train,
+ * tied, qkv_bias, fused_qkv, extra_norms */
+#define M(NAME, ARCH, SRC, L, E, H, KV, HD, FF, V, CTX, TIED, QB, FQ, XN) \
+    { .name = NAME, .arch = ARCH, .source = SRC, .n_layer = L, .n_embd = E, .n_head = H, .n_head_kv = KV, \
+      .head_dim = HD, .n_ff = FF, .n_vocab = V, .n_ctx_train = CTX, .tied_embeddings = TIED, .qkv_bias = QB, \
+      .fused_qkv = FQ, .extra_norms = XN, .file_label = "" }
+
+const edgellm_plan_model edgellm_plan_catalog_models[] = {
+    /* SmolLM2: HuggingFaceTB/SmolLM2-135M and -360M config.json (LlamaForCausalLM,
+     * max_position_embeddings 8192, tie_word_embeddings true); 1.7B: 24 layers, 32 heads,
+     * no GQA. Model card: 8k context. */
+    M("smollm2-135m", "llama", "HuggingFaceTB/SmolLM2-135M config.json",
+      30, 576, 9, 3, 64, 1536, 49152, 8192, 1, 0, 0, 0),
+    M("smollm2-360m", "llama", "HuggingFaceTB/SmolLM2-360M config.json",
+      32, 960, 15, 5, 64, 2560, 49152, 8192, 1, 0, 0, 0),
+    M("smollm2-1.7b", "llama", "HuggingFaceTB/SmolLM2-1.7B config.json",
+      24, 2048, 32, 32, 64, 8192, 49152, 8192, 1, 0, 0, 0),
+    /* Qwen2.5: Qwen/Qwen2.5-*B config.json and model cards ("Attention QKV bias and tied
+     * word embeddings" for 0.5B-3B; 0.5B: 24 layers, 14 Q / 2 KV heads, 896 hidden, 4864 ff,
+     * 32,768 context; 1.5B: 28 layers, 12/2 heads; 3B: 36 layers, 16/2 heads; 7B: 28 layers,
+     * 28/4 heads, untied, vocab 152064, 131,072 context). */
+    M("qwen2.5-0.5b", "qwen2", "Qwen/Qwen2.5-0.5B config.json + model card",
+      24, 896, 14, 2, 64, 4864, 151936, 32768, 1, 1, 0, 0),
+    M("qwen2.5-1.5b", "qwen2", "Qwen/Qwen2.5-1.5B config.json + model card",
+      28, 1536, 12, 2, 128, 8960, 151936, 32768, 1, 1, 0, 0),
+    M("qwen2.5-3b", "qwen2", "Qwen/Qwen2.5-3B config.json + model card",
+      36, 2048, 16, 2, 128, 11008, 151936, 32768, 1, 1, 0, 0),
+    M("qwen2.5-7b", "qwen2", "Qwen/Qwen2.5-7B config.json + model card",
+      28, 3584, 28, 4, 128, 18944, 152064, 131072, 0, 1, 0, 0),
+    /* TinyLlama: jzhang38/TinyLlama README (22 layers, 4 query groups, 2048 hidden, 5632 ff,
+     * 32000 vocab, 2048 context); TinyLlama/TinyLlama-1.1B-Chat-v1.0 config.json. */
+    M("tinyllama-1.1b", "llama", "TinyLlama/TinyLlama-1.1B-Chat-v1.0 config.json; jzhang38/TinyLlama README",
+      22, 2048, 32, 4, 64, 5632, 32000, 2048, 0, 0, 0, 0),
+    /* Llama 3.2: meta-llama/Llama-3.2-1B and -3B config.json (1B: 16 layers, 2048 hidden,
+     * 32/8 heads, 8192 ff, head_dim 64; 3B: 28 layers, 3072 hidden, 24/8 heads, head_dim
+     * 128; vocab 128256, max_position_embeddings 131072, tie_word_embeddings true). */
+    M("llama-3.2-1b", "llama", "meta-llama/Llama-3.2-1B config.json",
+      16, 2048, 32, 8, 64, 8192, 128256, 131072, 1, 0, 0, 0),
+    M("llama-3.2-3b", "llama", "meta-llama/Llama-3.2-3B config.json",
+      28, 3072, 24, 8, 128, 8192, 128256, 131072, 1, 0, 0, 0),
+    /* Phi-3-mini-4k: microsoft/Phi-3-mini-4k-instruct config.json (3072 hidden, 8192 ff,
+     * 32 layers, 32 heads, no GQA, vocab 32064, 4096 context); GGUF stores a fused
+     * attn_qkv and a fused gate+up matrix. */
+    M("phi-3-mini", "phi3", "microsoft/Phi-3-mini-4k-instruct config.json",
+      32, 3072, 32, 32, 96, 8192, 32064, 4096, 0, 0, 1, 0),
+    /* Gemma 2 2B: google/gemma-2-2b config.json (26 layers, 2304 hidden, 9216 ff, 8/4
+     * heads, head_dim 256, vocab 256000, 8192 context, tied; post-attention and post-FFN
+     * norms per layer). */
+    M("gemma-2-2b", "gemma2", "google/gemma-2-2b config.json",
+      26, 2304, 8, 4, 256, 9216, 256000, 8192, 1, 0, 0, 2),
+    /* Llama 2 7B: meta-llama/Llama-2-7b-hf config.json (32 layers, 4096 hidden, 32 heads,
+     * no GQA, 11008 ff, 32000 vocab, 4096 context); also the llama.cpp#58 log (anchors §7). */
+    M("llama-2-7b", "llama", "meta-llama/Llama-2-7b-hf config.json",
+      32, 4096, 32, 32, 128, 11008, 32000, 4096, 0, 0, 0, 0),
+    /* Mistral 7B v0.1: mistralai/Mistral-7B-v0.1 config.json (32 layers, 4096 hidden, 32/8
+     * heads, 14336 ff, 32000 vocab, max_position_embeddings 32768, sliding window 4096). */
+    M("mistral-7b", "llama", "mistralai/Mistral-7B-v0.1 config.json",
+      32, 4096, 32, 8, 128, 14336, 32000, 32768, 0, 0, 0, 0),
+    /* Llama 3.1 8B: meta-llama/Llama-3.1-8B config.json (32 layers, 4096 hidden, 32/8
+     * heads, 14336 ff, vocab 128256, 131072 context, untied). */
+    M("llama-3.1-8b", "llama", "meta-llama/Llama-3.1-8B config.json",
+      32, 4096, 32, 8, 128, 14336, 128256, 131072, 0, 0, 0, 0),
+};
+const int edgellm_plan_catalog_n_models = (int)(sizeof edgellm_plan_catalog_models / sizeof edgellm_plan_catalog_models[0]);
+
+/* name, description, source, ram, usable, bw GB/s, bw measured?, big, little, GFLOP/s per
+ * big / little core, NPU */
+#define D(NAME, DESC, SRC, RAM, USABLE, BW, BWM, NB, NL, GB_, GL, NPU) \
+    { .name = NAME, .description = DESC, .source = SRC, .ram_bytes = RAM, .usable_bytes = USABLE, \
+      .bw_gbps = BW, .bw_measured = BWM, .n_big_cores = NB, .n_little_cores = NL, .gflops_big = GB_, \
+      .gflops_little = GL, .has_npu = NPU }
+
+/*
+ * Usable memory on phones: about half the RAM. A Galaxy S23 with 8 GB had ~4 GB available
+ * and crashed loading Llama-2-7B (pytorch/executorch#3599); an iPhone 13 Pro (6 GB) gives
+ * an app 3.12 GB, 4.20 GB with the increased-memory-limit entitlement
+ * (a-ghorbani/pocketpal-ai#651). Android's lmkd kills apps when the low watermark is
+ * breached (pytorch/executorch#5582), so the safety margin comes on top of this.
+ *
+ * GFLOP/s per core are assumptions for edgellm's quantized matmul, anchored where possible
+ * on llama.cpp prompt-processing measurements (FLOPs per token = 2 x params):
+ *   Cortex-A76 @2.4 GHz: Llama 2 7B Q4_0 prompt 8.10 tok/s on a Pi 5 (ggml-org/llama.cpp#6928)
+ *     = 109 GFLOP/s over 4 cores; TinyLlama q8_0 prompt 45 tok/s (justine.lol/matmul)
+ *     = 99 GFLOP/s -> 25 per core (derived).
+ *   Cortex-A72 @1.8 GHz: TinyLlama q8_0 prompt 10 tok/s on a Pi 4 (justine.lol/matmul)
+ *     = 22 GFLOP/s -> 5.5 per core (derived).
+ *   x86 AVX2 core: i9-13900K pp512 55.21 tok/s for a 7B model at 32 threads
+ *     (ggml-org/llama.cpp#34) = 745 GFLOP/s over 24 cores -> 30 per core (derived).
+ *   Phone big cores (X4/A720, A715): 40 / 25 (estimate; ExecuTorch reaches ~110 per core
+ *     with KleidiAI i8mm kernels: 260.5 tok/s prefill of a 1.24B model on a OnePlus 12).
+ *   Little cores (A5xx): 5-8 (estimate).
+ */
+const edgellm_plan_device edgellm_plan_catalog_devices[] = {
+    /* Snapdragon 8 Gen 3: LPDDR5X-4800 MHz, 64-bit, 76.8 GB/s (droidholic.com spec;
+     * runlocalai.co/hardware/snapdragon-8-gen-3); CPU 1x Cortex-X4 + 5x A720 + 2x A520
+     * (Qualcomm product brief); Hexagon NPU. 12 GB as in the OnePlus 12 / Galaxy S24 Ultra. */
+    D("phone-high", "flagship phone: Snapdragon 8 Gen 3, 12 GB LPDDR5X (OnePlus 12 class)",
+      "bandwidth: droidholic.com / runlocalai.co (76.8 GB/s peak); usable ~50% of RAM: pytorch/executorch#3599, a-ghorbani/pocketpal-ai#651",
+      GIB(12), GIB(6), 76.8, 0, 6, 2, 40.0, 8.0, 1),
+    /* Snapdragon 7 Gen 3 (SM7550): 1x A715 @2.63 + 3x A715 @2.4 + 4x A510 @1.8 GHz;
+     * memory 2x 16-bit LPDDR5 @3200 MHz = 25.6 GB/s (AnandTech, "Qualcomm Adds Snapdragon
+     * 7s Gen 3", Ryan Smith, 2024-08-20, SoC table); Hexagon NPU. */
+    D("phone-mid", "mid-range phone: Snapdragon 7 Gen 3, 8 GB LPDDR5",
+      "AnandTech 2024-08-20 Snapdragon 7-class table (25.6 GB/s peak, 1+3 A715 + 4 A510); usable ~50% of RAM: pytorch/executorch#3599",
+      GIB(8), GIB(4), 25.6, 0, 4, 4, 25.0, 5.0, 1),
+    /* Budget: 2 big (A76/A78) + 6 A55 cores and 4 GB of LPDDR4X on a 32-bit interface:
+     * 2x 16-bit LPDDR4X @2133 MHz = 17.0 GB/s (the same AnandTech table's LPDDR4X figure for
+     * this controller; budget SoCs such as Helio G99 / Snapdragon 4 Gen 2 use the same
+     * interface — estimate). Usable 40 %: the system's share does not shrink with RAM
+     * (estimate). NPU not assumed. */
+    D("phone-low", "budget phone: 2 big + 6 little cores, 4 GB LPDDR4X",
+      "bandwidth: AnandTech 2024-08-20 (2x16-bit LPDDR4X-4266 = 17.0 GB/s); usable 40% of RAM (estimate)",
+      GIB(4), GIB(1.6), 17.0, 0, 2, 6, 20.0, 5.0, 0),
+    /* Raspberry Pi 5 8 GB: 32-bit LPDDR4X-4267 = 17.1 GB/s peak (derived, circuitdigest.com);
+     * measured read-only 11.6 GB/s at 4 threads (ggml-org/llama.cpp#26484), which we use
+     * (llama.cpp decode reaches 84-91 % of it). 4x Cortex-A76 @2.4 GHz. Usable: headless
+     * Raspberry Pi OS leaves ~90 % (estimate). */
+    D("pi5-8gb", "Raspberry Pi 5, 8 GB LPDDR4X, 4x Cortex-A76 @2.4 GHz",
+      "ggml-org/llama.cpp#26484 (11.6 GB/s measured 4-thread read); circuitdigest.com (17.1 GB/s peak); usable 90% (estimate)",
+      GIB(8), GIB(7.2), 11.6, 1, 4, 0, 25.0, 0.0, 0),
+    /* Raspberry Pi 4 4 GB: 4x Cortex-A72 @1.8 GHz. Read bandwidth derived from a decode
+     * measurement: TinyLlama q8_0 generates 3 tok/s (justine.lol/matmul) reading 1.17 GB per
+     * token = 3.5 GB/s achieved, / 0.85 = 4.1 GB/s streaming read (derived; tinymembench copy
+     * 2.8 GB/s, geerlingguy/sbc-reviews#110, counts a write too). */
+    D("pi4-4gb", "Raspberry Pi 4, 4 GB LPDDR4, 4x Cortex-A72 @1.8 GHz",
+      "justine.lol/matmul (TinyLlama q8_0 3 tok/s -> 4.1 GB/s read, derived); geerlingguy/sbc-reviews#110; usable 88% (estimate)",
+      GIB(4), GIB(3.5), 4.1, 1, 4, 0, 5.5, 0.0, 0),
+    /* Jetson Orin Nano 8 GB: 128-bit LPDDR5, 68 GB/s; 6x Cortex-A78AE @1.5 GHz; no DLA (the
+     * Orin NX has one) (NVIDIA Jetson Orin Nano series datasheet / developer-kit spec). The
+     * GPU shares the RAM; edgellm runs on the CPU. GFLOP/s: A78 at 1.5 GHz (estimate).
+     * Usable: JetPack with desktop leaves ~6 GB (estimate). */
+    D("orin-nano-8gb", "NVIDIA Jetson Orin Nano 8 GB (CPU), 6x Cortex-A78AE @1.5 GHz",
+      "NVIDIA Jetson Orin Nano datasheet (68 GB/s peak, 128-bit LPDDR5); usable 6 GiB (estimate)",
+      GIB(8), GIB(6), 68.0, 0, 6, 0, 20.0, 0.0, 0),
+    /* 16 GB x86 laptop, 8 cores, dual-channel DDR5-5600 = 89.6 GB/s (derived, anchors §4.2:
+     * 2 x 8 B x 5600 MT/s). Usable 60 %: desktop OS, browser and IDE stay resident
+     * (estimate). */
+    D("laptop-16gb", "16 GB x86 laptop, 8 cores, dual-channel DDR5-5600",
+      "anchors.md §4.2 (DDR5-5600 dual channel = 89.6 GB/s peak, derived); ggml-org/llama.cpp#34 (GFLOP/s); usable 60% (estimate)",
+      GIB(16), GIB(9.6), 89.6, 0, 8, 0, 30.0, 0.0, 0),
+    /* iPhone 13 Pro: 6 GB; an app gets 3.12 GB (4.20 GB with the increased-memory-limit
+     * entitlement) (a-ghorbani/pocketpal-ai#651). A15: 2 performance + 4 efficiency cores,
+     * Neural Engine; LPDDR4X-4266 on 64 bits = 34.1 GB/s (derived; estimate of the memory
+     * interface). */
+    D("iphone-13-pro", "iPhone 13 Pro: A15 (2 big + 4 little), 6 GB",
+      "a-ghorbani/pocketpal-ai#651 (3.12 GB usable); bandwidth 34.1 GB/s peak (LPDDR4X-4266 x 64-bit, estimate)",
+      GIB(6), GB(3.12), 34.1, 0, 2, 4, 40.0, 8.0, 1),
+    /* Apple M1 8 GB: 68.2 GB/s unified memory, llama.cpp CPU decode reaches >= 53.3 GB/s
+     * (ggml-org/llama.cpp#1642); 4 performance + 4 efficiency cores; Neural Engine. Usable
+     * ~5.5 GB with macOS and a browser open (estimate). */
+    D("mac-m1-8gb", "Apple M1, 8 GB unified memory, 4 big + 4 little",
+      "ggml-org/llama.cpp#1642 (68.2 GB/s peak, 53.3 GB/s reached by llama.cpp); usable 5.5 GiB (estimate)",
+      GIB(8), GIB(5.5), 68.2, 0, 4, 4, 40.0, 8.0, 1),
+};
+const int edgellm_plan_catalog_n_devices = (int)(sizeof edgellm_plan_catalog_devices / sizeof edgellm_plan_catalog_devices[0]);
+
+/*
+ * Published quality cost. llama.cpp tools/perplexity/README.md (copy crusaderky/llama.cpp,
+ * revision f364eb6f; anchors.md §5.1): LLaMA-3-8B, Wikitext-2, against FP16 logits whose
+ * own PPL is 6.2317 (6.2332 - 0.0015). ΔPPL % = ΔPPL / 6.2317 (derived). Top-1 ("same top
+ * p") where the README gives it. F16 is the reference; its row is the BF16->FP16 cast of
+ * the same README (KLD 0.000025, top-1 99.74 %). Llama 3 is more sensitive to quantization
+ * than Llama 2, small models more than large ones (ExecuTorch README): treat these as the
+ * order of magnitude, and run `edgellm eval` for the model at hand.
+ */
+#define L3_SRC "published: Llama-3-8B, llama.cpp perplexity README (anchors §5.1)"
+const edgellm_plan_published edgellm_plan_published_quality[] = {
+    {"F16",    NAN,     0.000025, 99.74, "published: Llama-3-8B BF16->FP16, llama.cpp perplexity README"},
+    {"BF16",   0.0,     0.0,      100.0, "reference precision of the published models"},
+    {"Q8_0",   0.0433,  0.00136,  97.67, L3_SRC},
+    {"Q6_K",   0.3482,  0.00545,  96.03, L3_SRC},
+    {"Q5_K_M", 0.9147,  0.01076,  NAN,   L3_SRC},
+    {"Q5_0",   2.1118,  0.02224,  NAN,   L3_SRC},
+    {"Q4_K_M", 2.8163,  0.03127,  91.90, L3_SRC},
+    {"Q4_K_S", 4.3150,  0.04314,  NAN,   L3_SRC},
+    {"Q4_1",   7.2388,  0.07168,  NAN,   L3_SRC},
+    {"Q4_0",   7.5180,  0.07194,  NAN,   L3_SRC},
+    {"Q3_K_M", 10.5413, 0.10191,  NAN,   L3_SRC},
+    {"Q2_K",   56.4838, 0.44513,  71.14, L3_SRC},
+    /* Group-wise INT4 (ExecuTorch README, Llama 3 8B, 8da4w = 4-bit groupwise weights AND
+     * 8-bit dynamic activations, LM-Eval WikiText *word* perplexity: FP32 7.9, g128 9.4,
+     * g256 9.7). Not comparable with the llama.cpp token-PPL rows above. */
+    {"I4_G128_SYM", 18.99, NAN, NAN, "published: Llama-3-8B 8da4w g128, ExecuTorch README (word PPL, incl. 8-bit activations; not comparable)"},
+    {"I4_G256_SYM", 22.78, NAN, NAN, "published: Llama-3-8B 8da4w g256, ExecuTorch README (word PPL, incl. 8-bit activations; not comparable)"},
+};
+const int edgellm_plan_published_n = (int)(sizeof edgellm_plan_published_quality / sizeof edgellm_plan_published_quality[0]);
+
+/* The issue's candidate list: F16, Q8_0, Q6_K, Q5_K_M, Q4_K_M, Q4_0 and edgellm's i4 g128. */
+const char *const edgellm_plan_default_types[] = {"F16", "Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "Q4_0", "I4_G128_SYM"};
+const int edgellm_plan_default_n_types = (int)(sizeof edgellm_plan_default_types / sizeof edgellm_plan_default_types[0]);

@@ -1,0 +1,358 @@
+/*
+ * plan_source.c — where `edgellm plan` gets its model and device from: the built-in
+ * catalogues (plan_catalog.c), a GGUF file's metadata and tensor table, explicit shape
+ * numbers, or this machine (/proc/meminfo, cpufreq, and the bandwidth benchmark of membw.c).
+ *
+ * GGUF keys read (ggml-org/ggml docs/gguf.md, anchors.md §1.1), with ARCH =
+ * general.architecture: ARCH.block_count, ARCH.embedding_length, ARCH.attention.head_count,
+ * ARCH.attention.head_count_kv (default: head_count), ARCH.feed_forward_length,
+ * ARCH.context_length (optional), ARCH.attention.key_length (head_dim; default
+ * n_embd / n_head), general.file_type (label; optional). n_vocab is token_embd's ne[1];
+ * embeddings are tied when there is no output.weight. The file is mapped and its tables
+ * validated by the GGUF reader; tensor data pages are never touched.
+ */
+#include "plan.h"
+#include "../format/gguf.h"
+#include "../tensor/types.h"
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* ---------------------------------------------------------------- catalogues ---- */
+
+int edgellm_plan_n_models(void) { return edgellm_plan_catalog_n_models; }
+int edgellm_plan_n_devices(void) { return edgellm_plan_catalog_n_devices; }
+
+/* n_params of a shape-only model: sum over its tensor list. */
+static edgellm_status fill_params(edgellm_plan_model *m, edgellm_error *err)
+{
+    size_t n = edgellm_plan_shape_tensors(m, NULL, 0);
+    edgellm_plan_tensor *t = edgellm_malloc(n * sizeof *t);
+    if (!t) return edgellm_fail_nomem(err, m->name);
+    edgellm_plan_shape_tensors(m, t, n);
+    uint64_t p = 0;
+    for (size_t i = 0; i < n; i++) p += (uint64_t)t[i].ne0 * (uint64_t)t[i].n_rows;
+    edgellm_free(t);
+    m->n_params = p;
+    return EDGELLM_OK;
+}
+
+edgellm_status edgellm_plan_model_at(int i, edgellm_plan_model *out)
+{
+    if (!out || i < 0 || i >= edgellm_plan_catalog_n_models) return EDGELLM_ERR_MISUSE;
+    *out = edgellm_plan_catalog_models[i];
+    return fill_params(out, NULL);
+}
+
+edgellm_status edgellm_plan_device_at(int i, edgellm_plan_device *out)
+{
+    if (!out || i < 0 || i >= edgellm_plan_catalog_n_devices) return EDGELLM_ERR_MISUSE;
+    *out = edgellm_plan_catalog_devices[i];
+    return EDGELLM_OK;
+}
+
+static int same_name(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++)
+        if (tolower((unsigned char)*a) != tolower((unsigned char)*b)) return 0;
+    return *a == *b;
+}
+
+edgellm_status edgellm_plan_find_model(const char *name, edgellm_plan_model *out, edgellm_error *err)
+{
+    if (!name || !out) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "plan: no model name");
+    for (int i = 0; i < edgellm_plan_catalog_n_models; i++)
+        if (same_name(name, edgellm_plan_catalog_models[i].name)) {
+            *out = edgellm_plan_catalog_models[i];
+            return fill_params(out, err);
+        }
+    char list[400] = "";
+    size_t len = 0;
+    for (int i = 0; i < edgellm_plan_catalog_n_models && len < sizeof list; i++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", edgellm_plan_catalog_models[i].name);
+    return edgellm_fail(err, EDGELLM_ERR_NOT_FOUND, "unknown model '%s'; valid models: %s (or a .gguf file)", name, list);
+}
+
+edgellm_status edgellm_plan_find_device(const char *name, edgellm_plan_device *out, edgellm_error *err)
+{
+    if (!name || !out) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "plan: no device name");
+    for (int i = 0; i < edgellm_plan_catalog_n_devices; i++)
+        if (same_name(name, edgellm_plan_catalog_devices[i].name)) {
+            *out = edgellm_plan_catalog_devices[i];
+            return EDGELLM_OK;
+        }
+    char list[400] = "";
+    size_t len = 0;
+    for (int i = 0; i < edgellm_plan_catalog_n_devices && len < sizeof list; i++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s, ", edgellm_plan_catalog_devices[i].name);
+    return edgellm_fail(err, EDGELLM_ERR_NOT_FOUND, "unknown device '%s'; valid devices: %shost (or a device file)",
+                        name, list);
+}
+
+/* ---------------------------------------------------------------- explicit shape ---- */
+
+edgellm_status edgellm_plan_model_from_shape(int n_layer, int n_embd, int n_head, int n_head_kv, int n_ff, int n_vocab,
+                                             edgellm_plan_model *out, edgellm_error *err)
+{
+    if (!out) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "plan: out is NULL");
+    memset(out, 0, sizeof *out);
+    if (n_layer <= 0 || n_embd <= 0 || n_head <= 0 || n_head_kv <= 0 || n_ff <= 0 || n_vocab <= 0)
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE,
+                            "shape %d,%d,%d,%d,%d,%d: every number (n_layer,n_embd,n_head,n_head_kv,n_ff,n_vocab) "
+                            "must be > 0", n_layer, n_embd, n_head, n_head_kv, n_ff, n_vocab);
+    if (n_embd % n_head != 0)
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "shape: n_embd %d is not a multiple of n_head %d", n_embd, n_head);
+    if (n_head % n_head_kv != 0)
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "shape: n_head %d is not a multiple of n_head_kv %d", n_head,
+                            n_head_kv);
+    char name[96];
+    snprintf(name, sizeof name, "shape %d,%d,%d,%d,%d,%d", n_layer, n_embd, n_head, n_head_kv, n_ff, n_vocab);
+    snprintf(out->name, sizeof out->name, "%.63s", name);
+    snprintf(out->arch, sizeof out->arch, "llama");
+    snprintf(out->source, sizeof out->source, "--shape n_layer,n_embd,n_head,n_head_kv,n_ff,n_vocab");
+    out->n_layer = n_layer;
+    out->n_embd = n_embd;
+    out->n_head = n_head;
+    out->n_head_kv = n_head_kv;
+    out->head_dim = n_embd / n_head;
+    out->n_ff = n_ff;
+    out->n_vocab = n_vocab;
+    return fill_params(out, err);
+}
+
+/* ---------------------------------------------------------------- GGUF files ---- */
+
+/* general.file_type ids (docs/gguf.md, anchors.md §1.1). */
+static const char *file_type_label(int64_t ft)
+{
+    static const char *const names[] = {
+        [0] = "F32", [1] = "F16", [2] = "Q4_0", [3] = "Q4_1", [7] = "Q8_0", [8] = "Q5_0", [9] = "Q5_1",
+        [10] = "Q2_K", [11] = "Q3_K_S", [12] = "Q3_K_M", [13] = "Q3_K_L", [14] = "Q4_K_S", [15] = "Q4_K_M",
+        [16] = "Q5_K_S", [17] = "Q5_K_M", [18] = "Q6_K",
+    };
+    if (ft >= 0 && ft < (int64_t)(sizeof names / sizeof names[0])) return names[ft];
+    if (ft == 32) return "BF16";
+    return NULL;
+}
+
+static bool get_arch_int(const edgellm_gguf *g, const char *arch, const char *suffix, int64_t *v)
+{
+    char key[160];
+    snprintf(key, sizeof key, "%s.%s", arch, suffix);
+    return edgellm_gguf_get_i64(g, key, v);
+}
+
+edgellm_status edgellm_plan_gguf_tensors(const char *path, edgellm_plan_model *m, edgellm_plan_tensor **tensors,
+                                         size_t *n_tensors, edgellm_error *err)
+{
+    edgellm_gguf *g = NULL;
+    edgellm_plan_tensor *t = NULL;
+    edgellm_status rc;
+    memset(m, 0, sizeof *m);
+    if (tensors) *tensors = NULL;
+    if (n_tensors) *n_tensors = 0;
+    if ((rc = edgellm_gguf_open(path, &g, err)) != EDGELLM_OK) return rc;
+
+    const char *base = strrchr(path, '/');
+    snprintf(m->name, sizeof m->name, "%s", base ? base + 1 : path);
+    snprintf(m->source, sizeof m->source, "GGUF metadata of %s", path);
+    m->from_file = 1;
+    m->file_bytes = edgellm_gguf_file_size(g);
+
+    edgellm_str arch;
+    if (!edgellm_gguf_get_str(g, "general.architecture", &arch) || arch.len == 0 || arch.len >= sizeof m->arch) {
+        rc = edgellm_fail(err, EDGELLM_ERR_UNSUPPORTED, "%s: no general.architecture key", path);
+        goto done;
+    }
+    memcpy(m->arch, arch.ptr, arch.len);
+    m->arch[arch.len] = 0;
+
+    int64_t n_layer = 0, n_embd = 0, n_head = 0, n_head_kv = -1, n_ff = 0, n_ctx = 0, key_len = 0;
+    const char *missing = NULL;
+    if (!get_arch_int(g, m->arch, "block_count", &n_layer)) missing = "block_count";
+    else if (!get_arch_int(g, m->arch, "embedding_length", &n_embd)) missing = "embedding_length";
+    else if (!get_arch_int(g, m->arch, "attention.head_count", &n_head)) missing = "attention.head_count";
+    else if (!get_arch_int(g, m->arch, "feed_forward_length", &n_ff)) missing = "feed_forward_length";
+    if (missing) {
+        rc = edgellm_fail(err, EDGELLM_ERR_UNSUPPORTED, "%s: metadata key %s.%s is missing or not an integer", path,
+                          m->arch, missing);
+        goto done;
+    }
+    get_arch_int(g, m->arch, "attention.head_count_kv", &n_head_kv);
+    get_arch_int(g, m->arch, "context_length", &n_ctx);
+    get_arch_int(g, m->arch, "attention.key_length", &key_len);
+    if (n_head_kv < 0) n_head_kv = n_head;
+    if (n_layer <= 0 || n_layer > 100000 || n_embd <= 0 || n_embd > (1 << 20) || n_head <= 0 || n_head > 65536 ||
+        n_head_kv <= 0 || n_head % n_head_kv != 0 || n_ff <= 0 || n_ff > (1 << 24) || n_ctx < 0 ||
+        n_ctx > (1 << 30) || key_len < 0 || key_len > 65536 || (!key_len && n_embd % n_head != 0)) {
+        rc = edgellm_fail(err, EDGELLM_ERR_FORMAT,
+                          "%s: implausible shape (n_layer %lld, n_embd %lld, n_head %lld, n_head_kv %lld, n_ff %lld)",
+                          path, (long long)n_layer, (long long)n_embd, (long long)n_head, (long long)n_head_kv,
+                          (long long)n_ff);
+        goto done;
+    }
+    m->n_layer = (int)n_layer;
+    m->n_embd = (int)n_embd;
+    m->n_head = (int)n_head;
+    m->n_head_kv = (int)n_head_kv;
+    m->head_dim = key_len ? (int)key_len : (int)(n_embd / n_head);
+    m->n_ff = (int)n_ff;
+    m->n_ctx_train = (int)n_ctx;
+
+    const edgellm_gguf_tensor *embd = edgellm_gguf_find_tensor(g, "token_embd.weight");
+    if (!embd || embd->n_dims < 2) {
+        rc = edgellm_fail(err, EDGELLM_ERR_UNSUPPORTED, "%s: no 2-D token_embd.weight tensor", path);
+        goto done;
+    }
+    m->n_vocab = (int)EDGELLM_MIN(embd->ne[1], (int64_t)1 << 30);
+    m->tied_embeddings = edgellm_gguf_find_tensor(g, "output.weight") == NULL;
+    m->qkv_bias = edgellm_gguf_find_tensor(g, "blk.0.attn_q.bias") != NULL;
+    m->fused_qkv = edgellm_gguf_find_tensor(g, "blk.0.attn_qkv.weight") != NULL;
+
+    int64_t nt = edgellm_gguf_n_tensors(g);
+    t = edgellm_malloc((size_t)(nt > 0 ? nt : 1) * sizeof *t);
+    if (!t) { rc = edgellm_fail_nomem(err, path); goto done; }
+    uint64_t bytes_by_type[64] = {0};
+    for (int64_t i = 0; i < nt; i++) {
+        const edgellm_gguf_tensor *gt = edgellm_gguf_tensor_at(g, i);
+        int layer;
+        int role = edgellm_plan_role_from_name(gt->name.ptr, (size_t)gt->name.len, gt->n_dims, &layer);
+        if (role == EDGELLM_PT_TOKEN_EMBD && m->tied_embeddings) role = EDGELLM_PT_OUTPUT;
+        t[i].role = role;
+        t[i].layer = layer;
+        t[i].ne0 = gt->ne[0];
+        t[i].n_rows = gt->ne[0] ? (int64_t)(gt->n_elements / (uint64_t)gt->ne[0]) : 0;
+        t[i].file_type = gt->type;
+        t[i].file_bytes = gt->size_bytes;
+        m->n_params += gt->n_elements;
+        m->file_weight_bytes += gt->size_bytes;
+        if (gt->n_dims >= 2 && gt->type >= 0 && gt->type < 64) bytes_by_type[gt->type] += gt->size_bytes;
+    }
+    /* the label: general.file_type when present, else the type holding most matrix bytes */
+    int64_t ft = -1;
+    const char *label = edgellm_gguf_get_i64(g, "general.file_type", &ft) ? file_type_label(ft) : NULL;
+    if (!label) {
+        int best = EDGELLM_TYPE_F32;
+        for (int k = 0; k < 64; k++)
+            if (bytes_by_type[k] > bytes_by_type[best]) best = k;
+        label = edgellm_type_name(best);
+    }
+    snprintf(m->file_label, sizeof m->file_label, "%s", label);
+    if (tensors) { *tensors = t; t = NULL; }
+    if (n_tensors) *n_tensors = (size_t)nt;
+done:
+    edgellm_free(t);
+    edgellm_gguf_close(g);
+    if (rc != EDGELLM_OK) memset(m, 0, sizeof *m);
+    return rc;
+}
+
+edgellm_status edgellm_plan_model_from_gguf(const char *path, edgellm_plan_model *out, edgellm_error *err)
+{
+    if (!path || !out) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "plan: no model path");
+    return edgellm_plan_gguf_tensors(path, out, NULL, NULL, err);
+}
+
+/* ---------------------------------------------------------------- this machine ---- */
+
+static void read_meminfo(uint64_t *total, uint64_t *avail)
+{
+    *total = *avail = 0;
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f) return;
+    char line[256];
+    unsigned long long kb;
+    while (fgets(line, sizeof line, f)) {
+        if (sscanf(line, "MemTotal: %llu kB", &kb) == 1) *total = (uint64_t)kb * 1024u;
+        else if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) *avail = (uint64_t)kb * 1024u;
+    }
+    fclose(f);
+}
+
+/* "model name" (x86) or "Hardware" / "Model" (ARM) from /proc/cpuinfo. */
+static void cpu_name(char *buf, size_t size)
+{
+    snprintf(buf, size, "unknown CPU");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return;
+    char line[256];
+    while (fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (!colon) continue;
+        if (!strncmp(line, "model name", 10) || !strncmp(line, "Hardware", 8) || !strncmp(line, "Model", 5)) {
+            char *v = colon + 1;
+            while (*v == ' ' || *v == '\t') v++;
+            v[strcspn(v, "\n")] = 0;
+            if (*v) { snprintf(buf, size, "%s", v); break; }
+        }
+    }
+    fclose(f);
+}
+
+/* Big/little split from each CPU's cpufreq maximum: CPUs within 80 % of the fastest are big.
+ * Only when there is no SMT (then logical CPUs are cores) and every CPU reports a clock. */
+static void core_split(int n_physical, int *big, int *little)
+{
+    *big = n_physical;
+    *little = 0;
+    long n_logical = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n_logical <= 1 || n_logical != n_physical || n_logical > 1024) return;
+    long freq[1024], top = 0;
+    for (long c = 0; c < n_logical; c++) {
+        char path[128];
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%ld/cpufreq/cpuinfo_max_freq", c);
+        FILE *f = fopen(path, "r");
+        if (!f) return;
+        int ok = fscanf(f, "%ld", &freq[c]) == 1;
+        fclose(f);
+        if (!ok || freq[c] <= 0) return;
+        if (freq[c] > top) top = freq[c];
+    }
+    int nb = 0;
+    for (long c = 0; c < n_logical; c++) nb += freq[c] * 10 >= top * 8;
+    *big = nb;
+    *little = (int)n_logical - nb;
+}
+
+edgellm_status edgellm_plan_host_device(int bench_ms, edgellm_plan_device *out, edgellm_error *err)
+{
+    if (!out) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "plan: out is NULL");
+    memset(out, 0, sizeof *out);
+    uint64_t total, avail;
+    read_meminfo(&total, &avail);
+    if (!total) return edgellm_fail(err, EDGELLM_ERR_IO, "/proc/meminfo: cannot read MemTotal");
+    int n_phys = edgellm_n_physical_cores();
+    core_split(n_phys, &out->n_big_cores, &out->n_little_cores);
+
+    edgellm_membw_params bp = edgellm_membw_default_params();
+    bp.n_threads = out->n_big_cores;
+    bp.max_ms = bench_ms > 0 ? bench_ms : 1000;
+    edgellm_membw_result br;
+    edgellm_status rc = edgellm_membw_measure(&bp, &br, err);
+    if (rc != EDGELLM_OK) return rc;
+
+    char cpu[96];
+    cpu_name(cpu, sizeof cpu);
+    snprintf(out->name, sizeof out->name, "host");
+    snprintf(out->description, sizeof out->description, "this machine: %.60s, %d cores", cpu, n_phys);
+    snprintf(out->source, sizeof out->source,
+             "measured: /proc/meminfo (MemAvailable = usable); read bandwidth best of %d runs, %d threads, %zu MiB "
+             "buffer; GFLOP/s per core assumed",
+             br.n_runs, br.n_threads, br.buffer_bytes >> 20);
+    out->ram_bytes = total;
+    out->usable_bytes = avail ? avail : total / 2;
+    out->bw_gbps = br.best_gbps;
+    out->bw_measured = 1;
+    /* assumed sustained GFLOP/s per core (plan_catalog.c): AVX2-class x86 30, A76-class 25 */
+#if defined(__x86_64__) || defined(_M_X64)
+    out->gflops_big = 30.0;
+#elif defined(__aarch64__)
+    out->gflops_big = 25.0;
+#else
+    out->gflops_big = 10.0;
+#endif
+    out->gflops_little = out->gflops_big / 4;
+    out->has_npu = 0;
+    return EDGELLM_OK;
+}

@@ -1,0 +1,141 @@
+/* test_threadpool.c — the persistent thread pool (src/common/threadpool.c): every thread
+ * runs each task exactly once, work splits cover every item exactly once for any thread
+ * count 1..64 (including more threads than items), back-to-back tasks never lose a wake-up,
+ * and construction fails cleanly. */
+#include "test_util.h"
+#include "common/threadpool.h"
+#include <stdatomic.h>
+
+/* ---- split_range ---- */
+static void test_split_range_covers_exactly_once(void)
+{
+    int64_t ns[] = {0, 1, 2, 3, 7, 63, 64, 65, 1000, 4097};
+    int bad = 0;
+    for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
+        for (int nth = 1; nth <= EDGELLM_MAX_THREADS; nth++) {
+            int64_t expect_begin = 0, lo = ns[a], hi = 0;
+            for (int ith = 0; ith < nth; ith++) {
+                int64_t b, e;
+                edgellm_split_range(ns[a], ith, nth, &b, &e);
+                if (b != expect_begin || e < b) bad++;
+                lo = EDGELLM_MIN(lo, e - b);
+                hi = EDGELLM_MAX(hi, e - b);
+                expect_begin = e;
+            }
+            if (expect_begin != ns[a] || hi - lo > 1) bad++;
+        }
+    CHECK_EQ(bad, 0);
+}
+
+/* ---- run ---- */
+typedef struct {
+    atomic_int per_thread[EDGELLM_MAX_THREADS];
+    atomic_int *hits;              /* [n_items] */
+    int64_t n_items;
+    atomic_int wrong_nth;
+    int expect_nth;
+} count_job;
+
+static void count_task(void *arg, int ith, int nth)
+{
+    count_job *j = arg;
+    if (nth != j->expect_nth || ith < 0 || ith >= nth) atomic_fetch_add(&j->wrong_nth, 1);
+    atomic_fetch_add(&j->per_thread[ith], 1);
+    int64_t b, e;
+    edgellm_split_range(j->n_items, ith, nth, &b, &e);
+    for (int64_t i = b; i < e; i++) atomic_fetch_add(&j->hits[i], 1);
+}
+
+static void test_pool_every_thread_count_covers_items(void)
+{
+    int64_t n_items_list[] = {0, 1, 3, 64, 1001};
+    for (int nth = 1; nth <= EDGELLM_MAX_THREADS; nth++) {
+        edgellm_threadpool *p = NULL;
+        edgellm_error err = {0};
+        CHECK_EQ(edgellm_threadpool_new(nth, &p, &err), EDGELLM_OK);
+        if (!p) return;
+        CHECK_EQ(edgellm_threadpool_n_threads(p), nth);
+        for (size_t a = 0; a < sizeof n_items_list / sizeof n_items_list[0]; a++) {
+            count_job j;
+            memset(&j, 0, sizeof j);
+            j.n_items = n_items_list[a];
+            j.expect_nth = nth;
+            j.hits = calloc((size_t)j.n_items + 1, sizeof *j.hits);
+            edgellm_threadpool_run(p, count_task, &j);
+            int bad = 0;
+            for (int64_t i = 0; i < j.n_items; i++) bad += atomic_load(&j.hits[i]) != 1;
+            for (int t = 0; t < nth; t++) bad += atomic_load(&j.per_thread[t]) != 1;
+            for (int t = nth; t < EDGELLM_MAX_THREADS; t++) bad += atomic_load(&j.per_thread[t]) != 0;
+            CHECK_EQ(bad, 0);
+            CHECK_EQ(atomic_load(&j.wrong_nth), 0);
+            free(j.hits);
+        }
+        edgellm_threadpool_free(p);
+    }
+}
+
+typedef struct { atomic_long sum; } sum_job;
+static void add_task(void *arg, int ith, int nth)
+{
+    sum_job *j = arg;
+    atomic_fetch_add(&j->sum, ith + 1);
+}
+
+/* Many tiny tasks back to back: a lost wake-up or a worker running a task twice shows up
+ * as a hang (ctest timeout) or a wrong sum. */
+static void test_pool_back_to_back_tasks(void)
+{
+    int counts[] = {2, 3, 7, 16};
+    for (size_t a = 0; a < sizeof counts / sizeof counts[0]; a++) {
+        int nth = counts[a];
+        edgellm_threadpool *p = NULL;
+        CHECK_EQ(edgellm_threadpool_new(nth, &p, NULL), EDGELLM_OK);
+        if (!p) return;
+        sum_job j;
+        atomic_init(&j.sum, 0);
+        int runs = nth <= 2 ? 20000 : 3000;
+        for (int r = 0; r < runs; r++) edgellm_threadpool_run(p, add_task, &j);
+        CHECK_EQ(atomic_load(&j.sum), (long)runs * nth * (nth + 1) / 2);
+        edgellm_threadpool_free(p);
+    }
+}
+
+static void test_pool_null_runs_on_caller(void)
+{
+    count_job j;
+    memset(&j, 0, sizeof j);
+    j.n_items = 5;
+    j.expect_nth = 1;
+    j.hits = calloc(5, sizeof *j.hits);
+    edgellm_threadpool_run(NULL, count_task, &j);
+    for (int i = 0; i < 5; i++) CHECK_EQ(atomic_load(&j.hits[i]), 1);
+    CHECK_EQ(edgellm_threadpool_n_threads(NULL), 1);
+    edgellm_threadpool_free(NULL);   /* NULL-safe */
+    free(j.hits);
+}
+
+static void test_pool_rejects_bad_counts_and_oom(void)
+{
+    edgellm_threadpool *p = (edgellm_threadpool *)1;
+    edgellm_error err = {0};
+    CHECK_EQ(edgellm_threadpool_new(0, &p, &err), EDGELLM_ERR_MISUSE);
+    CHECK(p == NULL);
+    CHECK(strstr(err.msg, "1..64") != NULL);
+    CHECK_EQ(edgellm_threadpool_new(EDGELLM_MAX_THREADS + 1, &p, &err), EDGELLM_ERR_MISUSE);
+    long live = edgellm_test_live_allocs();
+    edgellm_test_alloc_fail_at(1);
+    CHECK_EQ(edgellm_threadpool_new(4, &p, &err), EDGELLM_ERR_NOMEM);
+    edgellm_test_alloc_fail_at(0);
+    CHECK(p == NULL);
+    CHECK_EQ(edgellm_test_live_allocs(), live);
+}
+
+int main(void)
+{
+    RUN(test_split_range_covers_exactly_once);
+    RUN(test_pool_every_thread_count_covers_items);
+    RUN(test_pool_back_to_back_tasks);
+    RUN(test_pool_null_runs_on_caller);
+    RUN(test_pool_rejects_bad_counts_and_oom);
+    return test_summary();
+}
