@@ -209,13 +209,14 @@ static void test_sampler_penalty_sign_rule(void)
     CHECK_EQ(t, 0);                             /* fell out of it */
     edgellm_sampler_free(s);
 
-    /* greedy (temperature 0) ignores the penalty by contract */
+    /* greedy (temperature 0) applies the penalty too, as llama.cpp does: {1.0, 0.9} with
+     * token 0 penalised by 2 becomes {0.5, 0.9} and greedy picks token 1 */
     p.temperature = 0.0f;
     p.repeat_last_n = 64;
-    s = make(&p, 2);
+    s = make(&p, 8);
     edgellm_sampler_accept(s, 0);
-    CHECK_OK(edgellm_sampler_sample(s, pos, &t, NULL));
-    CHECK_EQ(t, 0);
+    CHECK_OK(edgellm_sampler_sample(s, w, &t, NULL));
+    CHECK_EQ(t, 1);
     edgellm_sampler_free(s);
 }
 

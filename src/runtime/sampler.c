@@ -3,9 +3,11 @@
  *
  * Pipeline (public contract in include/edgellm.h, "Sampling"):
  *
- *   temperature <= 0 : greedy. argmax over the raw logits, lowest id on ties; nothing else
- *                      (penalty, filters, RNG) is involved, so greedy runs are exactly
- *                      reproducible and independent of the seed.
+ *   temperature <= 0 : greedy. argmax (lowest id on ties) over the logits after the
+ *                      repetition penalty of step 1 (as llama.cpp applies it); no filters
+ *                      and no RNG are involved, so greedy runs are exactly reproducible
+ *                      and independent of the seed. With repeat_penalty 1 it is the plain
+ *                      argmax of the raw logits.
  *   otherwise        : 1. repetition penalty over the last repeat_last_n accepted tokens:
  *                         a positive logit is divided by repeat_penalty, a negative one is
  *                         multiplied by it (the CTRL rule, Keskar et al. 2019,
@@ -312,14 +314,14 @@ edgellm_status edgellm_sampler_sample(edgellm_sampler *s, const float *logits, i
                                 i, isnan(logits[i]) ? "NaN" : (logits[i] > 0 ? "+inf" : "-inf"), n);
     }
 
+    const float *row = apply_penalty(s, logits);
     if (s->p.temperature <= 0.0f) {            /* greedy: first maximum wins */
         int best = 0;
-        for (int i = 1; i < n; i++) if (logits[i] > logits[best]) best = i;
+        for (int i = 1; i < n; i++) if (row[i] > row[best]) best = i;
         *token = best;
         return EDGELLM_OK;
     }
 
-    const float *row = apply_penalty(s, logits);
     int nc;
     bool sorted;
     if (s->p.top_k > 0 && s->p.top_k < n) {
