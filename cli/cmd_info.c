@@ -11,6 +11,10 @@
  * The file is opened with the internal GGUF reader (src/format/gguf_read.c), which
  * validates all of it first: a bad file prints one line "edgellm info: PATH: problem" and
  * exits 1. Wrong command line: exit 2.
+ *
+ * --check: afterwards, dequantize every tensor and look for NaN/inf (edgellm_check_file,
+ * src/tools/check.c); the first one found is reported as "edgellm info: PATH: tensor T
+ * ... element E (row R, column C) is NaN" and the exit status is 1.
  */
 #include "commands.h"
 #include "format/gguf.h"
@@ -24,6 +28,8 @@ static void usage(FILE *f)
             "tensor table (name, type, shape in ggml ne order, bytes), parameter count and\n"
             "bits per weight. The file is validated completely; nothing is run.\n\n"
             "options:\n"
+            "  --check      also dequantize every tensor and stop at the first NaN/inf\n"
+            "               (exit 1, naming the tensor and element)\n"
             "  -h, --help   show this help\n");
 }
 
@@ -163,8 +169,10 @@ static void print_tensors(const edgellm_gguf *g)
 int cmd_info(int argc, char **argv)
 {
     const char *path = NULL;
+    bool check = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return 0; }
+        if (!strcmp(argv[i], "--check")) { check = true; continue; }
         if (argv[i][0] == '-' && argv[i][1]) {
             fprintf(stderr, "edgellm info: unknown option '%s'\n", argv[i]);
             usage(stderr);
@@ -218,5 +226,14 @@ int cmd_info(int argc, char **argv)
     print_tokenizer(g);
     print_tensors(g);
     edgellm_gguf_close(g);
+    if (check) {   /* --check: every value finite? (src/tools/check.c) */
+        edgellm_check_report cr;
+        fflush(stdout);
+        if (edgellm_check_file(path, &cr, &err) != EDGELLM_OK) { cli_print_error("info", &err); return 1; }
+        printf("\ncheck: %lld tensors, %llu values scanned, all finite", (long long)cr.n_tensors_checked,
+               (unsigned long long)cr.n_values);
+        if (cr.n_tensors_skipped) printf(" (%lld tensors skipped: no dequantizer for their type)", (long long)cr.n_tensors_skipped);
+        printf("\n");
+    }
     return 0;
 }

@@ -370,13 +370,17 @@ int cmd_plan(int argc, char **argv)
     }
     if (eval_file) {
         int n = 0;
-        if (cli_plan_read_eval(eval_file, &quality, &n, &err) != EDGELLM_OK) {
+        if (cli_plan_read_eval(eval_file, &quality, &n, &err) == EDGELLM_OK) {
+            p.quality = quality;
+            p.n_quality = n;
+        } else if (eval_file == auto_eval) {   /* found next to the model: warn, use published figures */
+            fprintf(stderr, "edgellm plan: warning: %s (using published quality figures)\n", err.msg);
+            memset(&err, 0, sizeof err);
+        } else {
             cli_print_error("plan", &err);
             rc = 1;
             goto out;
         }
-        p.quality = quality;
-        p.n_quality = n;
     }
 
     if (!have_model && !have_device) {

@@ -11,6 +11,9 @@ int cmd_run(int argc, char **argv);
 int cmd_logits(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_quantize(int argc, char **argv);
+int cmd_synth(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 /* Print "edgellm CMD: message" to stderr. */
 void cli_print_error(const char *cmd, const edgellm_error *err);

@@ -222,7 +222,7 @@ EDGELLM_API const float *edgellm_ctx_logits(const edgellm_ctx *c);
  * Sampling.
  * ---------------------------------------------------------------------------------- */
 typedef struct {
-    float    temperature;     /* <= 0: greedy (argmax, lowest id on ties; the rest unused) */
+    float    temperature;     /* <= 0: greedy (argmax after the repetition penalty, lowest id on ties) */
     int      top_k;           /* 0: off                                                 */
     float    top_p;           /* 1.0: off                                               */
     float    min_p;           /* 0.0: off                                               */
@@ -468,8 +468,9 @@ EDGELLM_API edgellm_status edgellm_plan_host_device(int bench_ms, edgellm_plan_d
  * through a buffer much larger than the last-level cache; the best of several runs wins. */
 typedef struct {
     int    n_threads;         /* <= 0: physical cores                                    */
-    size_t buffer_bytes;      /* 0: clamp(4 x LLC, 64 MiB, 512 MiB), <= MemAvailable / 4  */
-    int    max_ms;            /* time budget incl. allocation, default 1000 (>= 3 runs)   */
+    size_t buffer_bytes;      /* 0: clamp(4 x LLC, 128 MiB, 512 MiB), <= MemAvailable / 4 */
+    int    max_ms;            /* time budget incl. allocation, default 1000 (>= 3 runs;
+                                 may overrun where page faults are very slow)            */
 } edgellm_membw_params;
 
 typedef struct {
@@ -487,6 +488,427 @@ EDGELLM_API edgellm_membw_params edgellm_membw_default_params(void);
  * EDGELLM_ERR_IO (threads could not be started). Uses n_threads threads for max_ms. */
 EDGELLM_API edgellm_status edgellm_membw_measure(const edgellm_membw_params *p, edgellm_membw_result *out,
                                                  edgellm_error *err);
+
+/* ------------------------------------------------------------------------------------
+ * Quantization (`edgellm quantize`): rewrite a GGUF model with its matrices in another
+ * type, tensor by tensor (the input is mapped, the output streamed: memory stays at about
+ * one chunk of rows per thread, not the model). Type choice per tensor:
+ *   - 1-D tensors (norms, biases) become F32; tensors of non-float types and 2-D tensors
+ *     whose name does not end in "weight" are copied unchanged;
+ *   - tensors matching a `keep` glob (fnmatch) keep their source type when it is
+ *     F32/F16/BF16 (an exact copy) and become F16 when the source is quantized;
+ *   - plain types ("q4_0", "q8_0", "q4_k", "i4"...) put every other matrix, output and
+ *     token embedding included, in that type; the mixes "q4_k_m"/"q5_k_m" follow
+ *     llama.cpp's recipe (anchors.md §1.4): output.weight (or a tied token_embd) Q6_K,
+ *     attn_v and ffn_down Q6_K in layers where use_more_bits(i, n_layer), the rest
+ *     Q4_K/Q5_K; output_type / embd_type override the choice for those two tensors;
+ *   - a row length that does not fill whole blocks falls back, as llama.cpp does:
+ *     Q4_K->Q5_0, Q5_K->Q5_1, Q6_K->Q8_0, Q2_K/Q3_K->Q4_0, a group type to the next
+ *     smaller group (g256->g128->g64), and F16 when nothing fits; the report says so.
+ * Already quantized inputs are dequantized and requantized (report.requantized = 1).
+ * Files using edgellm's group-wise types carry `edgellm.quant.scheme` ("i4 g128 asym")
+ * and no general.file_type: they are edgellm-only. Others get llama.cpp's file type.
+ * ---------------------------------------------------------------------------------- */
+
+/* Progress: fraction done in [0, 1] and the tensor being worked on. Called on the
+ * calling thread; a non-zero return cancels (EDGELLM_ERR_CANCELLED, no output file). */
+typedef int (*edgellm_progress_fn)(void *user, double fraction, const char *what);
+
+typedef struct {
+    const char *type;          /* "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "q5_k",
+                                  "q6_k", "q4_k_m", "q5_k_m", "i8", "i4", "f16", "f32"     */
+    int    group;              /* i4/i8 group size: 64, 128 (default) or 256              */
+    int    asym;               /* i4/i8: 1 = scale + minimum per group, 0 = scale only     */
+    const char *const *keep;   /* glob patterns on tensor names (borrowed), may be NULL    */
+    int    n_keep;
+    int    output_type;        /* edgellm_type for output.weight; -1: the recipe's         */
+    int    embd_type;          /* edgellm_type for token_embd.weight; -1: the recipe's     */
+    int    n_threads;          /* <= 0: physical cores                                     */
+    edgellm_progress_fn progress;   /* may be NULL */
+    void  *progress_user;
+} edgellm_quantize_params;
+
+EDGELLM_API edgellm_quantize_params edgellm_quantize_default_params(void);
+
+/* One tensor of the report. Errors compare the written values (dequantized) with the
+ * source values (dequantized when the source is quantized), over all elements. */
+typedef struct {
+    char     name[64];
+    int      n_dims;
+    int64_t  ne[4];            /* GGUF order, ne[0] = row length; unused = 1               */
+    int      src_type;
+    int      type;             /* the type written                                         */
+    int      wanted_type;      /* the recipe's type before a shape fallback                */
+    int      fallback;         /* 1: the row length did not fit wanted_type                */
+    int      quantized;        /* 1: converted (errors measured); 0: copied unchanged       */
+    uint64_t n_elements;
+    uint64_t src_bytes, dst_bytes;
+    double   rmse;             /* sqrt(mean((q - x)^2))                                    */
+    double   max_abs_err;      /* max |q - x|                                              */
+    double   sqnr_db;          /* 10 log10(sum x^2 / sum (q - x)^2); +inf when exact        */
+    uint64_t n_saturated;      /* values clamped to the type's range (quant.h)            */
+    char     note[112];        /* why this type: "1-D: F32", "Q4_K does not fit rows of 64: Q5_0" */
+} edgellm_quantize_tensor;
+
+typedef struct {
+    char     scheme[32];       /* "Q4_K_M", "I4_G128_ASYM", "Q8_0"                         */
+    int      file_type;        /* general.file_type written; -1: none (edgellm-only file)  */
+    int      edgellm_only;     /* 1: uses edgellm's own types                              */
+    int      requantized;      /* 1: some source tensors were already quantized            */
+    int      n_fallbacks;      /* tensors whose type fell back for their shape             */
+    int      n_threads;
+    int      n_tensors;
+    edgellm_quantize_tensor *tensors;   /* [n_tensors], in file order; owned by the report */
+    uint64_t n_elements;       /* all tensors                                              */
+    uint64_t src_bytes, dst_bytes;      /* tensor data of input and output                 */
+    double   src_bpw, dst_bpw; /* bits per weight over all tensors                         */
+    double   elapsed_ms;
+} edgellm_quantize_report;
+
+/* Quantize in_path into out_path (written to a temporary file and renamed: on any failure
+ * out_path is neither created nor touched). report (may be NULL) receives the per-tensor
+ * table; free it with edgellm_quantize_report_free (also after a failure). Statuses:
+ * EDGELLM_ERR_MISUSE (unknown type, bad group, threads outside 0..64, in == out,
+ * output_type/embd_type not a computable type), EDGELLM_ERR_IO / EDGELLM_ERR_FORMAT
+ * (input unreadable or not GGUF, output unwritable), EDGELLM_ERR_UNSUPPORTED (a tensor
+ * that must be converted has a type without dequantizer), EDGELLM_ERR_NUMERIC (NaN/inf in
+ * a source tensor, named), EDGELLM_ERR_CANCELLED, EDGELLM_ERR_NOMEM. */
+EDGELLM_API edgellm_status edgellm_quantize_file(const char *in_path, const char *out_path,
+                                                 const edgellm_quantize_params *p,
+                                                 edgellm_quantize_report *report, edgellm_error *err);
+EDGELLM_API void edgellm_quantize_report_free(edgellm_quantize_report *r);   /* NULL-safe */
+
+/* ------------------------------------------------------------------------------------
+ * Built-in architecture shapes (`edgellm synth --shape`, usable by plan): the exact
+ * config.json values of real models, sources cited in src/tools/shapes.c.
+ * ---------------------------------------------------------------------------------- */
+typedef struct {
+    char  name[32];            /* "tinyllama-1.1b"                                         */
+    char  arch[16];            /* "llama" or "qwen2"                                       */
+    int   n_layer, n_embd, n_head, n_head_kv, n_ff, n_vocab;
+    int   n_ctx_train;         /* context length                                           */
+    int   tied;                /* 1: no output.weight, the head is token_embd             */
+    float rope_theta;          /* rope.freq_base                                           */
+    float rms_eps;
+    char  source[160];
+} edgellm_shape;
+
+EDGELLM_API int edgellm_shape_count(void);
+/* Entry i (0 <= i < count) copied into out; EDGELLM_ERR_MISUSE when out of range. */
+EDGELLM_API edgellm_status edgellm_shape_at(int i, edgellm_shape *out);
+/* Case-insensitive lookup; EDGELLM_ERR_NOT_FOUND lists the valid names. */
+EDGELLM_API edgellm_status edgellm_shape_find(const char *name, edgellm_shape *out, edgellm_error *err);
+
+/* ------------------------------------------------------------------------------------
+ * Synthetic models (`edgellm synth`): random weights, a real architecture's exact shape,
+ * to measure speed and memory without downloading a model. Matrices ~ N(0, std^2),
+ * norms 1, biases 0 (qwen2), generated row by row from the seed (the same seed gives the
+ * same file whatever the thread count) and quantized per the type recipe of
+ * edgellm_quantize_file, streamed to disk (memory stays small even for 7B shapes).
+ * Metadata: the llama-style hyperparameter keys and a SentencePiece ("llama") vocabulary
+ * of n_vocab tokens (<unk>, <s>, </s>, 256 byte tokens <0xXX>, then filler pieces).
+ * ---------------------------------------------------------------------------------- */
+typedef struct {
+    edgellm_shape shape;       /* arch "llama" or "qwen2"; name goes to general.name       */
+    const char *type;          /* as edgellm_quantize_params.type                          */
+    int    group, asym;        /* i4/i8                                                    */
+    uint64_t seed;
+    float  std;                /* weight standard deviation, default 0.02                  */
+    int    n_threads;          /* <= 0: physical cores                                     */
+    edgellm_progress_fn progress;
+    void  *progress_user;
+} edgellm_synth_params;
+
+EDGELLM_API edgellm_synth_params edgellm_synth_default_params(void);   /* shape zeroed */
+
+/* Write the model to out_path (atomically). n_params / file bytes in *n_params and
+ * *file_bytes when not NULL. Statuses: EDGELLM_ERR_MISUSE (shape numbers <= 0, n_embd not
+ * divisible by n_head or n_head by n_head_kv, odd head_dim, n_vocab < 259, unknown type
+ * or arch), EDGELLM_ERR_IO, EDGELLM_ERR_CANCELLED, EDGELLM_ERR_NOMEM. */
+EDGELLM_API edgellm_status edgellm_synth(const edgellm_synth_params *p, const char *out_path,
+                                         uint64_t *n_params, uint64_t *file_bytes, edgellm_error *err);
+
+/* ------------------------------------------------------------------------------------
+ * Benchmark (`edgellm bench`), llama-bench conventions (anchors.md §1.5): pp<N> = one
+ * causal pass over N prompt tokens from an empty cache, tg<N> = N single-token decodes
+ * from an empty cache; a warm-up first; each test repeated; no tokenization or sampling
+ * inside the timing (token ids are fixed pseudo-random ids).
+ * ---------------------------------------------------------------------------------- */
+#define EDGELLM_BENCH_MAX_THREADS_LIST 16
+
+typedef struct {
+    int    n_prompt;           /* pp test size, 0 = no pp test (default 128)              */
+    int    n_gen;              /* tg test size, 0 = no tg test (default 64)               */
+    int    n_reps;             /* repetitions per test (default 5)                         */
+    int    threads[EDGELLM_BENCH_MAX_THREADS_LIST];   /* thread counts to test             */
+    int    n_threads_list;     /* 0: one run at physical cores                             */
+    int    warmup;             /* 1 (default): one untimed run of each test first          */
+    int    cold_load;          /* 1 (default): drop the file from the page cache (posix_fadvise
+                                  DONTNEED) before the first load, to time a cold load    */
+    double bw_gbps;            /* memory-read bandwidth for roofline_frac; <= 0: measure   */
+    int    bw_ms;              /* time budget of that measurement (default 1000)           */
+    edgellm_progress_fn progress;   /* may be NULL: called before each test                */
+    void  *progress_user;
+} edgellm_bench_params;
+
+typedef struct {
+    char     test[32];         /* "pp128", "tg64"                                          */
+    int      n_prompt, n_gen, n_threads, n_reps;
+    double   avg_ts, stddev_ts;   /* tokens per second over the repetitions                */
+    double   avg_ns, stddev_ns;   /* time per repetition, ns                               */
+    double   samples_ts[32];   /* first min(n_reps, 32) repetitions                        */
+    double   ttft_ms;          /* prefill of n_prompt tokens + one decode (mean); 0 if no pp */
+    uint64_t bytes_per_token;  /* tg: weights read per token + KV read at the mean depth   */
+    double   roofline_frac;    /* tg: avg_ts * bytes_per_token / bandwidth; 0 for pp        */
+} edgellm_bench_result;
+
+typedef struct {
+    char     model_type[64];   /* llama-bench style: "llama 1.1B Q4_0"                     */
+    char     arch[16];
+    char     ftype[32];        /* "Q4_0", "Q4_K_M", "I4_G128_SYM", "mixed"                 */
+    uint64_t model_size;       /* bytes of tensor data                                     */
+    uint64_t model_n_params;
+    uint64_t weight_bytes_per_token;   /* weights read per decoded token (see bench.c)     */
+    double   load_ms;          /* first load (cold when cold_load succeeded)              */
+    double   load_warm_ms;     /* mean of later loads (file in the page cache)            */
+    int      load_cold;        /* 1: the first load was after dropping the page cache     */
+    uint64_t peak_rss_bytes;   /* process peak RSS after the tests (VmHWM)                */
+    double   bw_gbps;          /* bandwidth used for roofline_frac                         */
+    int      bw_measured;      /* 1: measured here                                         */
+    int      n_results;
+    edgellm_bench_result results[2 * EDGELLM_BENCH_MAX_THREADS_LIST];
+} edgellm_bench_report;
+
+EDGELLM_API edgellm_bench_params edgellm_bench_default_params(void);
+
+/* Run the tests on model_path, filling *report (plain data, nothing to free). Statuses:
+ * those of edgellm_model_load / edgellm_ctx_new / edgellm_decode, EDGELLM_ERR_MISUSE
+ * (n_prompt/n_gen < 0, both 0, n_reps outside 1..1000, a thread count outside 1..64),
+ * EDGELLM_ERR_CANCELLED. Uses the CPU for as long as the tests take; run alone. */
+EDGELLM_API edgellm_status edgellm_bench(const char *model_path, const edgellm_bench_params *p,
+                                         edgellm_bench_report *report, edgellm_error *err);
+
+/* ------------------------------------------------------------------------------------
+ * Numeric check (`edgellm info --check`): scan every tensor of a GGUF file for NaN/inf.
+ * ---------------------------------------------------------------------------------- */
+typedef struct {
+    int64_t  n_tensors;          /* tensors in the file                                     */
+    int64_t  n_tensors_checked;  /* scanned completely (integer tensors count as checked)   */
+    int64_t  n_tensors_skipped;  /* types without a dequantizer (IQ*, TQ*, MXFP4)           */
+    uint64_t n_values;           /* elements scanned                                        */
+    int      found;              /* 1: a non-finite value was found; the fields below say where */
+    char     tensor[208];        /* name of the first bad tensor                            */
+    int64_t  tensor_index;       /* its index in the file; -1 when none                     */
+    uint64_t element;            /* flat index in ggml order (ne[0] fastest)                */
+    uint64_t row, col;           /* element / ne[0], element % ne[0]                         */
+    double   value;              /* the value as dequantized (NaN, +inf or -inf)            */
+} edgellm_check_report;
+
+/* Open and validate path, then dequantize every tensor (in chunks of 64K elements) and
+ * stop at the first value that is not a finite number. Statuses: EDGELLM_OK (all finite),
+ * EDGELLM_ERR_NUMERIC (the message names the file, tensor, element, row/column and NaN or
+ * inf; report says the same), EDGELLM_ERR_IO / EDGELLM_ERR_FORMAT (file), EDGELLM_ERR_NOMEM,
+ * EDGELLM_ERR_MISUSE (NULL path). report may be NULL. Reads every weight once: time is
+ * about the file size over the disk or page-cache bandwidth. Thread-safe. */
+EDGELLM_API edgellm_status edgellm_check_file(const char *path, edgellm_check_report *report,
+                                              edgellm_error *err);
+
+/* ------------------------------------------------------------------------------------
+ * Evaluation (`edgellm eval`): perplexity, comparison with a reference model (KL
+ * divergence, top-1 agreement, change in probability of the correct token), accuracy on
+ * task sets, and a sweep over quantization types. Conventions of llama-perplexity
+ * (anchors.md §1.6), so the numbers are comparable:
+ *   - the text is tokenized once (BOS first when the vocabulary adds one) and cut into
+ *     windows of n_ctx tokens; each window is evaluated from an empty KV cache, with its
+ *     first token replaced by BOS (when the vocabulary has one);
+ *   - stride 0 (default): disjoint windows, only the second half is scored: the logits at
+ *     positions n_ctx/2 .. n_ctx-2 predict the next token (n_ctx - 1 - n_ctx/2 per window);
+ *     stride S in 1..n_ctx/2: windows start every S tokens and score their last S tokens;
+ *   - the text must have at least 2 * n_ctx tokens (llama-perplexity's rule), else
+ *     EDGELLM_ERR_MISUSE with a message giving both numbers;
+ *   - nll = logsumexp(logits) - logit[target]; PPL = exp(mean nll), error = PPL x the
+ *     standard error of the mean nll; KLD(ref || model) = sum_v p_ref(v) (ln p_ref(v) -
+ *     ln p_model(v)), exact over the whole vocabulary with a live reference.
+ * Results are deterministic: sums run in position order in double precision, and the
+ * forward pass does not depend on the thread count.
+ * ---------------------------------------------------------------------------------- */
+typedef struct {
+    int    n_ctx;             /* tokens per window, >= 8 (default 512)                    */
+    int    stride;            /* 0: llama-perplexity halves; 1..n_ctx/2: sliding windows  */
+    int    max_chunks;        /* windows to evaluate, <= 0: all the text gives             */
+    int    n_threads;         /* compute threads, <= 0: the model's setting               */
+    int    top_k;             /* saved logits: entries kept per position, >= 1; values
+                                 >= n_vocab keep the whole vocabulary (exact KLD). Default 64 */
+    const char *text_name;    /* the text's file name, for messages; may be NULL         */
+    edgellm_progress_fn progress;   /* may be NULL; called after each window              */
+    void  *progress_user;
+} edgellm_eval_params;
+
+EDGELLM_API edgellm_eval_params edgellm_eval_default_params(void);
+
+typedef struct {
+    int64_t n_text_tokens;    /* tokens of the whole text (BOS included)                 */
+    int     n_chunks;         /* windows evaluated                                        */
+    int64_t n_scored;         /* predictions scored                                       */
+    int     n_ctx, stride;
+    double  nll_mean;         /* nats per token                                           */
+    double  nll_err;          /* standard error of nll_mean                               */
+    double  ppl;              /* exp(nll_mean)                                            */
+    double  ppl_err;          /* ppl * nll_err                                            */
+    double  elapsed_ms;
+    double  tok_per_s;        /* window tokens evaluated per second                       */
+} edgellm_eval_ppl_result;
+
+/* Perplexity of model m over text[len] (UTF-8 bytes, borrowed). Statuses: EDGELLM_ERR_MISUSE
+ * (bad params, text too short), those of edgellm_ctx_new / edgellm_decode, EDGELLM_ERR_NOMEM,
+ * EDGELLM_ERR_CANCELLED (the progress callback returned non-zero). Uses n_threads threads. */
+EDGELLM_API edgellm_status edgellm_eval_ppl(const edgellm_model *m, const char *text, size_t len,
+                                            const edgellm_eval_params *p, edgellm_eval_ppl_result *out,
+                                            edgellm_error *err);
+
+/* Save the reference model's distributions for a later comparison (the full-precision
+ * model need not be on the device then). Per scored position the file keeps the top_k
+ * log-probabilities with their ids, the log of the probability mass outside them, and the
+ * target token with its log-probability; the header names the model (file name, shape),
+ * the tokenizer (n_vocab, hash of all token texts), the text (bytes, hash), n_ctx, stride
+ * and windows. Layout: src/tools/eval_logits.c. The file is written to a temporary name
+ * and renamed. ppl (may be NULL) receives the reference's perplexity. Statuses: those of
+ * edgellm_eval_ppl, EDGELLM_ERR_IO (cannot write out_path). */
+EDGELLM_API edgellm_status edgellm_eval_save_logits(const edgellm_model *ref, const char *text, size_t len,
+                                                    const edgellm_eval_params *p, const char *out_path,
+                                                    edgellm_eval_ppl_result *ppl, edgellm_error *err);
+
+typedef struct {
+    edgellm_eval_ppl_result ref;    /* the reference (from the file with saved logits)    */
+    edgellm_eval_ppl_result model;  /* the model under test                               */
+    double  delta_ppl_pct;    /* (PPL / PPL_ref - 1) * 100                                */
+    double  ln_ratio_mean;    /* mean of nll - nll_ref = ln(PPL / PPL_ref)                */
+    double  ln_ratio_err;     /* its standard error (paired, so far below the PPL errors) */
+    double  kld_mean, kld_err;           /* nats; standard error of the mean               */
+    double  kld_median, kld_p99, kld_max;
+    double  top1_pct, top1_err_pct;      /* same argmax as the reference, % (binomial error) */
+    double  dp_mean_pct;      /* mean of p_model(target) - p_ref(target), percent         */
+    double  dp_rms_pct;       /* root mean square of the same                             */
+    int     ref_top_k;        /* reference entries per position (n_vocab: exact KLD)      */
+    int     kld_exact;        /* 1: the whole vocabulary was compared                     */
+    char    ref_name[128];    /* the reference's file name                                */
+} edgellm_eval_compare_result;
+
+/* Compare model m with a reference: either a live model `ref` (exact) or a file written by
+ * edgellm_eval_save_logits (`ref_logits_path`; exactly one of the two is non-NULL). With
+ * saved top-k logits, KLD sums the top_k entries exactly and lumps the rest of the
+ * vocabulary into one bucket: a lower bound of the exact KLD, low by
+ * P_ref(rest) x KL(ref || model restricted to the rest); exact when top_k >= n_vocab.
+ * PPL, top-1 and delta-p are the same as with the live model (float32 storage).
+ * Params n_ctx / stride / max_chunks must match the file's (0 / <= 0: take the file's).
+ * Statuses: those of edgellm_eval_ppl; EDGELLM_ERR_IO / EDGELLM_ERR_FORMAT (the logits file
+ * is unreadable, truncated or not one); EDGELLM_ERR_MISUSE when the file does not fit
+ * (another text, tokenizer, model shape, n_ctx or stride: the message says which, with
+ * both values); EDGELLM_ERR_NOMEM; EDGELLM_ERR_CANCELLED. */
+EDGELLM_API edgellm_status edgellm_eval_compare(const edgellm_model *m, const edgellm_model *ref,
+                                                const char *ref_logits_path, const char *text, size_t len,
+                                                const edgellm_eval_params *p, edgellm_eval_compare_result *out,
+                                                edgellm_error *err);
+
+/* One task item, plain strings (borrowed). Multiple choice: context + choices + label, the
+ * choice text appended verbatim to the context (so choices usually start with a space).
+ * Generation: context is the prompt, answer the expected text, choices NULL. */
+typedef struct {
+    const char *context;
+    const char *const *choices;   /* [n_choices], NULL for a generation item              */
+    int    n_choices;             /* >= 2 for multiple choice                             */
+    int    label;                 /* index of the right choice                            */
+    const char *answer;           /* generation items: expected text; NULL otherwise      */
+} edgellm_eval_item;
+
+typedef struct {
+    int    n_threads;             /* <= 0: the model's setting                            */
+    int    max_gen_tokens;        /* generation: tokens generated at most (default 24)    */
+    edgellm_progress_fn progress;
+    void  *progress_user;
+} edgellm_eval_task_params;
+
+EDGELLM_API edgellm_eval_task_params edgellm_eval_task_default_params(void);
+
+/* One metric of a task set. Multiple choice (each choice scored by the sum of the
+ * log-probabilities of its tokens after the context):
+ *   acc       the highest sum is the label;
+ *   acc_norm  the highest sum per byte of the choice text is the label (length-normalised,
+ *             as lm-evaluation-harness);
+ * Generation (greedy decoding of up to max_gen_tokens, stopping at a newline):
+ *   exact     the generated text, leading whitespace dropped, starts with the answer
+ *             followed by a non-alphanumeric byte or the end;
+ *   contains  the answer occurs anywhere in the generated text.
+ * Ties go to the lowest choice index. Errors are binomial: sqrt(p (1 - p) / n). */
+typedef struct {
+    char   name[16];              /* "acc", "acc_norm", "exact", "contains"               */
+    int    n;                     /* items this metric scored; 0: none of its kind         */
+    double pct, err_pct;          /* the model, percent                                   */
+    double ref_pct, ref_err_pct;  /* the reference; NaN without one                        */
+    double gap_pts;               /* ref_pct - pct, percentage points                      */
+    double gap_pct;               /* gap_pts / ref_pct * 100: percent of the reference     */
+} edgellm_eval_metric;
+
+typedef struct {
+    int    n_items, n_mc, n_gen;
+    int    has_ref;
+    edgellm_eval_metric metrics[4];   /* acc, acc_norm, exact, contains                   */
+    double elapsed_ms;
+} edgellm_eval_task_result;
+
+/* Accuracy of m (and of ref when not NULL) on items[n_items]. Statuses: EDGELLM_ERR_MISUSE
+ * (an item without context, with a label out of range, fewer than 2 choices, an empty
+ * choice or answer; the message gives the item's index), those of edgellm_ctx_new /
+ * edgellm_decode / edgellm_generate, EDGELLM_ERR_NOMEM, EDGELLM_ERR_CANCELLED. */
+EDGELLM_API edgellm_status edgellm_eval_task(const edgellm_model *m, const edgellm_model *ref,
+                                             const edgellm_eval_item *items, int n_items,
+                                             const edgellm_eval_task_params *p, edgellm_eval_task_result *out,
+                                             edgellm_error *err);
+
+/* Sweep: quantize the reference into each type (in a temporary folder), compare each with
+ * the live reference, and measure decode speed. */
+#define EDGELLM_EVAL_SWEEP_MAX 24
+
+typedef struct {
+    edgellm_eval_params eval;     /* text windows, threads, progress                      */
+    const char *types;            /* comma-separated: "q8_0,q4_0,q4_k_m,i4:g64,i4:g128:asym"
+                                     (also "i4_g128_asym"); sym unless ":asym"            */
+    const char *tmp_dir;          /* NULL: $TMPDIR or /tmp                                 */
+    int    keep_files;            /* 1: leave the quantized files in the temporary folder */
+    int    bench_tokens;          /* tok/s test: tg<N> single-token decodes (default 64; 0: skip) */
+    int    bench_reps;            /* repetitions, best kept (default 3)                    */
+} edgellm_eval_sweep_params;
+
+typedef struct {
+    char     type[24];            /* scheme name as edgellm plan names it: "Q4_K_M", "I4_G64_ASYM" */
+    char     spec[32];            /* as written in `types`                                 */
+    char     used[160];           /* tensor types actually written, with counts: "Q5_0 x30, Q8_0 x1, F16 x5" */
+    int      n_fallbacks;         /* matrices whose row length did not fit the type        */
+    uint64_t file_bytes;          /* size of the quantized file                            */
+    uint64_t weight_bytes;        /* tensor data                                           */
+    double   bpw;                 /* bits per weight over all tensors                      */
+    double   tok_per_s;           /* decode speed (tg<bench_tokens>, best of bench_reps); 0: not measured */
+    edgellm_eval_compare_result cmp;
+    char     path[256];           /* the quantized file ("" once removed)                  */
+} edgellm_eval_sweep_row;
+
+typedef struct {
+    edgellm_eval_sweep_row ref;   /* the reference itself (cmp: KLD 0, top-1 100 %)       */
+    int    n_rows;
+    edgellm_eval_sweep_row rows[EDGELLM_EVAL_SWEEP_MAX];
+    char   tmp_dir[256];          /* the folder used                                       */
+    double elapsed_ms;
+} edgellm_eval_sweep_report;
+
+EDGELLM_API edgellm_eval_sweep_params edgellm_eval_sweep_default_params(void);
+
+/* Run the sweep for the model file ref_path over text[len]. The report is plain data.
+ * Statuses: EDGELLM_ERR_MISUSE (an unknown type, more than EDGELLM_EVAL_SWEEP_MAX types,
+ * bad eval params, text too short), EDGELLM_ERR_IO (temporary folder), those of
+ * edgellm_quantize_file, edgellm_model_load and edgellm_eval_compare. */
+EDGELLM_API edgellm_status edgellm_eval_sweep(const char *ref_path, const char *text, size_t len,
+                                              const edgellm_eval_sweep_params *p, edgellm_eval_sweep_report *out,
+                                              edgellm_error *err);
 
 #ifdef __cplusplus
 }

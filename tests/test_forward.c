@@ -13,6 +13,7 @@
  * nothing. */
 #include "test_util.h"
 #include "format/gguf.h"
+#include "kernels/dispatch.h"
 #include "model/model.h"
 
 #define REF "data/reference/"
@@ -137,9 +138,17 @@ static void check_ref_case(const ref_case *rc)
     edgellm_model_free(m);
 }
 
+/* Every kernel level this CPU runs: the default (best), the portable scalar dots and the
+ * double-accumulating references. */
 static void test_forward_matches_exact_reference(void)
 {
-    for (size_t i = 0; i < sizeof ref_cases / sizeof ref_cases[0]; i++) check_ref_case(&ref_cases[i]);
+    const char *levels[] = {"auto", "scalar", "ref"};
+    for (size_t l = 0; l < 3; l++) {
+        CHECK(edgellm_kernels_force(levels[l]));
+        fprintf(stderr, "   kernels: %s\n", edgellm_kernels_name());
+        for (size_t i = 0; i < sizeof ref_cases / sizeof ref_cases[0]; i++) check_ref_case(&ref_cases[i]);
+    }
+    edgellm_kernels_force("auto");
 }
 
 /* More tokens than one chunk (64): a prefill split internally and calls of uneven sizes

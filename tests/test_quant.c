@@ -21,6 +21,10 @@
 
 #define REF "data/reference/"
 
+/* max without fmax(): aarch64-linux-gnu-gcc 12 hits an internal compiler error
+ * (vect_transform_reduction) vectorizing fmax reductions of doubles at -O3. */
+static inline double maxd(double a, double b) { return a > b ? a : b; }
+
 static const int quant_types[] = {
     EDGELLM_TYPE_Q4_0, EDGELLM_TYPE_Q4_1, EDGELLM_TYPE_Q5_0, EDGELLM_TYPE_Q5_1, EDGELLM_TYPE_Q8_0,
     EDGELLM_TYPE_Q2_K, EDGELLM_TYPE_Q3_K, EDGELLM_TYPE_Q4_K, EDGELLM_TYPE_Q5_K, EDGELLM_TYPE_Q6_K,
@@ -150,7 +154,7 @@ static int half_offsets(int type, int off[2])
  * Everything else re-rounds the codes with the stored scales: float rounding only. */
 static double slack(int type, grid g)
 {
-    double qmax = fmax(fabs((double)g.qlo), fabs((double)g.qhi));
+    double qmax = maxd(fabs((double)g.qlo), fabs((double)g.qhi));
     double mag = fabs(g.a) * qmax + fabs(g.b);
     bool legacy = type == EDGELLM_TYPE_Q4_0 || type == EDGELLM_TYPE_Q4_1 || type == EDGELLM_TYPE_Q5_0 ||
                   type == EDGELLM_TYPE_Q5_1 || type == EDGELLM_TYPE_Q8_0;
@@ -238,6 +242,12 @@ static void test_quant_known_bytes(void)
     CHECK(s == 21 && m == 2);
     edgellm_k_scale_min(7, kb.scales, &s, &m);   /* byte11 lo 8, byte3>>6 = 0; m: 3 | (byte7>>6)<<4 = 48+3 */
     CHECK(s == 8 && m == 51);
+    /* the packing example of quant_k.c: scales 1..8, mins 9..16 */
+    const uint8_t ex[12] = {0x01, 0x02, 0x03, 0x04, 0x09, 0x0a, 0x0b, 0x4c, 0xd5, 0xe6, 0xf7, 0x08};
+    for (int j = 0; j < 8; j++) {
+        edgellm_k_scale_min(j, ex, &s, &m);
+        CHECK(s == j + 1 && m == j + 9);
+    }
 }
 
 /* ---------------------------------------------------------------- round trip on random rows */
@@ -287,10 +297,10 @@ static void test_quant_roundtrip_random(void)
                     double amax = 0, lo = INFINITY, hi = -INFINITY, maxerr = 0;
                     for (int e = 0; e < t->blck_size; e++) {
                         double v = x[b * t->blck_size + e];
-                        amax = fmax(amax, fabs(v));
+                        amax = maxd(amax, fabs(v));
                         lo = fmin(lo, v);
-                        hi = fmax(hi, v);
-                        maxerr = fmax(maxerr, fabs(v - y[b * t->blck_size + e]));
+                        hi = maxd(hi, v);
+                        maxerr = maxd(maxerr, fabs(v - y[b * t->blck_size + e]));
                     }
                     double bound = INFINITY;
                     if (type == EDGELLM_TYPE_Q8_0) bound = amax / 254 + amax / 2048;
@@ -312,7 +322,7 @@ static void test_quant_roundtrip_random(void)
                             if (worst_excess == 0)
                                 fprintf(stderr, "   %s kind %d elem %lld: x %.9g -> %.9g, nearest dist %.9g\n", t->name,
                                         kind, (long long)(b * t->blck_size + e), v, w, grid_dist(g, v));
-                            worst_excess = fmax(worst_excess, excess);
+                            worst_excess = maxd(worst_excess, excess);
                         }
                     }
                 }
@@ -358,7 +368,7 @@ static void test_quant_dot_ref_vs_dequant(void)
                 mag += fabs((double)wd[i] * xd[i]);
             }
             double got = t->vec_dot_ref(len, wq, xq);
-            worst = fmax(worst, fabs(got - ref) / (mag + 1e-30));
+            worst = maxd(worst, fabs(got - ref) / (mag + 1e-30));
         }
         /* float result of a double sum: 2^-24 relative, plus float rounding inside the
          * dequantized values of the K-quants (d1*q - m1): 1e-6 of sum |w x| */
@@ -453,8 +463,8 @@ static void test_quant_edge_blocks(void)
             double maxerr = 0, amax = 0;
             for (int i = 0; i < n; i++) {
                 if (!isfinite(y[i])) ok = false;
-                maxerr = fmax(maxerr, fabs((double)x[i] - y[i]));
-                amax = fmax(amax, fabs((double)x[i]));
+                maxerr = maxd(maxerr, fabs((double)x[i] - y[i]));
+                amax = maxd(amax, fabs((double)x[i]));
             }
             if (!ok) fprintf(stderr, "   %s edge kind %d: non-finite scale or value\n", t->name, kind);
             CHECK(ok);
@@ -686,8 +696,8 @@ static void test_quant_fixture_dequant(void)
                 for (uint64_t b = 0; b < t->n_elements / 32; b++) {
                     double amax = 0, maxerr = 0;
                     for (int e = 0; e < 32; e++) {
-                        amax = fmax(amax, fabs(x[32 * b + e]));
-                        maxerr = fmax(maxerr, fabs(x[32 * b + e] - y[32 * b + e]));
+                        amax = maxd(amax, fabs(x[32 * b + e]));
+                        maxerr = maxd(maxerr, fabs(x[32 * b + e] - y[32 * b + e]));
                     }
                     double bound = t->type == EDGELLM_TYPE_Q8_0 ? amax / 254 + amax / 2048 : amax / 8 * (1 + 1.0 / 256);
                     over += maxerr > bound;

@@ -67,6 +67,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "gguf.h"
+#include "llama2c.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -297,24 +298,11 @@ static char *convert_piece(int id, const uint8_t *s, int32_t n, uint64_t *out_le
     return t;
 }
 
-static edgellm_status read_vocab(const char *path, int n_vocab, edgellm_l2c_vocab *v, edgellm_error *err)
+/* Parse the tokenizer.bin bytes buf[0..size) (size >= 4) into v; path names it in messages. */
+static edgellm_status parse_vocab(const uint8_t *buf, uint64_t size, const char *path, int n_vocab,
+                                  edgellm_l2c_vocab *v, edgellm_error *err)
 {
     edgellm_status rc = EDGELLM_OK;
-    uint8_t *buf = NULL;
-    memset(v, 0, sizeof *v);
-    FILE *f = fopen(path, "rb");
-    if (!f) return edgellm_fail(err, EDGELLM_ERR_IO, "%s: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        rc = edgellm_fail(err, EDGELLM_ERR_IO, "%s: not a regular file", path);
-        goto done;
-    }
-    uint64_t size = (uint64_t)st.st_size;
-    if (size < 4) { rc = edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: too short for a tokenizer.bin header", path); goto done; }
-    if (size > ((uint64_t)1 << 31)) { rc = edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: %llu bytes is too large for a tokenizer.bin", path, (unsigned long long)size); goto done; }
-    if (!(buf = edgellm_malloc((size_t)size))) { rc = edgellm_fail_nomem(err, path); goto done; }
-    if (fread(buf, 1, (size_t)size, f) != (size_t)size) { rc = edgellm_fail(err, EDGELLM_ERR_IO, "%s: read failed", path); goto done; }
-
     int32_t max_len = (int32_t)edgellm_rd_u32(buf);
     if (max_len <= 0) { rc = edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: max_token_length is %d, must be positive", path, (int)max_len); goto done; }
     /* each record is at least 8 bytes: a vocabulary larger than the file allows is a lie */
@@ -365,6 +353,28 @@ static edgellm_status read_vocab(const char *path, int n_vocab, edgellm_l2c_voca
     }
 done:
     if (rc != EDGELLM_OK) vocab_free(v);
+    return rc;
+}
+
+static edgellm_status read_vocab(const char *path, int n_vocab, edgellm_l2c_vocab *v, edgellm_error *err)
+{
+    edgellm_status rc = EDGELLM_OK;
+    uint8_t *buf = NULL;
+    memset(v, 0, sizeof *v);
+    FILE *f = fopen(path, "rb");
+    if (!f) return edgellm_fail(err, EDGELLM_ERR_IO, "%s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        rc = edgellm_fail(err, EDGELLM_ERR_IO, "%s: not a regular file", path);
+        goto done;
+    }
+    uint64_t size = (uint64_t)st.st_size;
+    if (size < 4) { rc = edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: too short for a tokenizer.bin header", path); goto done; }
+    if (size > ((uint64_t)1 << 31)) { rc = edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: %llu bytes is too large for a tokenizer.bin", path, (unsigned long long)size); goto done; }
+    if (!(buf = edgellm_malloc((size_t)size))) { rc = edgellm_fail_nomem(err, path); goto done; }
+    if (fread(buf, 1, (size_t)size, f) != (size_t)size) { rc = edgellm_fail(err, EDGELLM_ERR_IO, "%s: read failed", path); goto done; }
+    rc = parse_vocab(buf, size, path, n_vocab, v, err);
+done:
     edgellm_free(buf);
     fclose(f);
     return rc;
@@ -432,6 +442,75 @@ static bool add_tensors(edgellm_gguf_writer *w, const edgellm_l2c_config *c, con
     return ok;
 }
 
+/* Header, exact file size and finite weights of a checkpoint mapped at map[0..size);
+ * fills c and the weight pointers (into map). */
+static edgellm_status check_checkpoint(const void *map, uint64_t size, const char *model_path, edgellm_l2c_config *cfg,
+                                       edgellm_l2c_weights *wt, edgellm_error *err)
+{
+    edgellm_status rc;
+    if ((rc = parse_header(map, size, model_path, cfg, err)) != EDGELLM_OK) return rc;
+    const edgellm_l2c_config c = *cfg;
+    uint64_t n_floats, expect;
+    if (!layout(&c, NULL, wt, &n_floats) || !edgellm_mul_u64(n_floats, 4, &expect) ||
+        !edgellm_add_u64(expect, c.header_bytes, &expect))
+        return edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: header dimensions overflow a 64-bit size", model_path);
+    if (expect != size) {
+        bool short_file = size < expect;
+        return edgellm_fail(err, EDGELLM_ERR_FORMAT,
+                            "%s: the header (%s, dim %d, hidden %d, %d layers, %d/%d heads, vocab %d%s, seq_len %d) implies "
+                            "%llu bytes but the file has %llu (%llu bytes %s)",
+                            model_path, c.version ? "version 1" : "legacy", c.dim, c.hidden_dim, c.n_layers, c.n_heads,
+                            c.n_kv_heads, c.vocab_size, c.shared_cls ? " shared" : " + classifier", c.seq_len,
+                            (unsigned long long)expect, (unsigned long long)size,
+                            (unsigned long long)(short_file ? expect - size : size - expect), short_file ? "short" : "too many");
+    }
+    layout(&c, (const float *)((const uint8_t *)map + c.header_bytes), wt, &n_floats);
+    return check_finite(&c, wt, model_path, err);
+}
+
+edgellm_status edgellm_llama2c_parse_memory(const void *model, size_t model_size, const void *tokenizer,
+                                            size_t tokenizer_size, const char *name, edgellm_error *err)
+{
+    edgellm_status rc = EDGELLM_OK;
+    edgellm_l2c_vocab vocab = {0};
+    edgellm_gguf_writer *w = NULL;
+    edgellm_l2c_config c;
+    edgellm_l2c_weights wt;
+    if (!name) name = "llama2.c checkpoint";
+    if ((!model && model_size) || (!tokenizer && tokenizer_size))
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "%s: NULL buffer", name);
+    if (model_size < EDGELLM_LLAMA2C_V0_HEADER)
+        return edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: %zu bytes is too short for a llama2.c header (28 bytes)", name,
+                            model_size);
+    if (((uintptr_t)model & 3) != 0)   /* the weights are read as floats in place */
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "%s: the checkpoint buffer must be 4-byte aligned", name);
+    if ((rc = check_checkpoint(model, model_size, name, &c, &wt, err)) != EDGELLM_OK) return rc;
+    if (!tokenizer) return EDGELLM_OK;
+    if (tokenizer_size < 4)
+        return edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: too short for a tokenizer.bin header", name);
+    if ((rc = parse_vocab(tokenizer, tokenizer_size, name, c.vocab_size, &vocab, err)) != EDGELLM_OK) goto done;
+    if (!(w = edgellm_gguf_writer_new()) || !set_metadata(w, &c, &vocab, name) || !add_tensors(w, &c, &wt))
+        rc = edgellm_fail_nomem(err, name);
+done:
+    edgellm_gguf_writer_free(w);
+    vocab_free(&vocab);
+    return rc;
+}
+
+edgellm_status edgellm_llama2c_parse_tokenizer_memory(const void *tokenizer, size_t tokenizer_size, int n_vocab,
+                                                      const char *name, edgellm_error *err)
+{
+    edgellm_l2c_vocab vocab = {0};
+    if (!name) name = "tokenizer.bin";
+    if ((!tokenizer && tokenizer_size) || n_vocab < 1)
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "%s: NULL buffer or n_vocab %d < 1", name, n_vocab);
+    if (tokenizer_size < 4)
+        return edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: too short for a tokenizer.bin header", name);
+    edgellm_status rc = parse_vocab(tokenizer, tokenizer_size, name, n_vocab, &vocab, err);
+    vocab_free(&vocab);
+    return rc;
+}
+
 /* general.name: the checkpoint's file name without directory and extension. */
 static void model_name(const char *path, char *out, size_t size)
 {
@@ -482,26 +561,7 @@ edgellm_status edgellm_convert_llama2c(const char *model_path, const char *token
         goto done;
     }
 
-    if ((rc = parse_header(map, size, model_path, &c, err)) != EDGELLM_OK) goto done;
-    uint64_t n_floats, expect;
-    if (!layout(&c, NULL, &wt, &n_floats) || !edgellm_mul_u64(n_floats, 4, &expect) ||
-        !edgellm_add_u64(expect, c.header_bytes, &expect)) {
-        rc = edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: header dimensions overflow a 64-bit size", model_path);
-        goto done;
-    }
-    if (expect != size) {
-        bool short_file = size < expect;
-        rc = edgellm_fail(err, EDGELLM_ERR_FORMAT,
-                          "%s: the header (%s, dim %d, hidden %d, %d layers, %d/%d heads, vocab %d%s, seq_len %d) implies "
-                          "%llu bytes but the file has %llu (%llu bytes %s)",
-                          model_path, c.version ? "version 1" : "legacy", c.dim, c.hidden_dim, c.n_layers, c.n_heads,
-                          c.n_kv_heads, c.vocab_size, c.shared_cls ? " shared" : " + classifier", c.seq_len,
-                          (unsigned long long)expect, (unsigned long long)size,
-                          (unsigned long long)(short_file ? expect - size : size - expect), short_file ? "short" : "too many");
-        goto done;
-    }
-    layout(&c, (const float *)((const uint8_t *)map + c.header_bytes), &wt, &n_floats);
-    if ((rc = check_finite(&c, &wt, model_path, err)) != EDGELLM_OK) goto done;
+    if ((rc = check_checkpoint(map, size, model_path, &c, &wt, err)) != EDGELLM_OK) goto done;
 
     if ((rc = read_vocab(tokenizer_path, c.vocab_size, &vocab, err)) != EDGELLM_OK) goto done;
 

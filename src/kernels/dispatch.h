@@ -7,6 +7,8 @@
  * F32/F16/BF16; SIMD variants are registered in dispatch.c), otherwise the traits'
  * reference (src/tensor/types.c). Environment EDGELLM_KERNELS=ref (read once) forces the
  * reference kernels everywhere; edgellm_kernels_set_ref() does the same for tests.
+ * EDGELLM_KERNELS=scalar|avx2|avx512|neon|dotprod (or edgellm_kernels_force) caps the
+ * SIMD level instead.
  *
  * Contract for every variant: same signature and same result as its reference within the
  * tolerance stated by its file, and a result that depends only on the inputs (not on the
@@ -40,7 +42,14 @@ bool edgellm_kernels_can_matmul(int type);
  * thread-safe against running kernels: call between operations. */
 void edgellm_kernels_set_ref(bool ref);
 
-/* "ref" or the name of the active variant family ("portable", later "avx2", "neon"). */
+/* Force a kernel level by name: "ref", "scalar" (alias "portable"), "avx2", "avx512"
+ * (x86-64), "neon", "dotprod" (AArch64); NULL or "auto" goes back to the default (the
+ * best level of this CPU, or what EDGELLM_KERNELS asked for). Returns false, changing
+ * nothing, for an unknown name or a level this CPU cannot run. Not thread-safe against
+ * running kernels (as edgellm_kernels_set_ref). */
+bool edgellm_kernels_force(const char *name);
+
+/* Name of the active level: "ref", "scalar", "avx2", "avx512", "neon" or "dotprod". */
 const char *edgellm_kernels_name(void);
 
 #endif

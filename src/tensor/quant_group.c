@@ -19,7 +19,8 @@
  *         d_t = m / -(T (1 + k/32)), k = -8..4, T = 8 (I4) or 127 (I8), are each rounded
  *         to codes and refit by least squares (d = Σxq / Σq²); the one with the least
  *         squared error wins (it includes the m/-8 codes, so it is never worse than
- *         refitted Q4_0-style rounding; test_quant prints the RMSE of all three).
+ *         refitted Q4_0-style rounding; test_quant prints the RMSE of all three: on
+ *         gaussian G=128 rows rmse/rms = 0.098 search, 0.104 m/-8, 0.119 amax/7).
  *   ASYM  codes q in [0, nmax] (15 or 255), w = q*d + m. Trial steps
  *         (max - min) / (nmax (1 + k/128)), k = -12..12, each with codes rounded from
  *         the minimum and a least-squares refit of (d, m); plus the plain min/max fit.

@@ -18,9 +18,10 @@
  *   bytes 0-3 : bits 0-5 scale j (j=0..3),  bits 6-7 = bits 4-5 of scale j+4
  *   bytes 4-7 : bits 0-5 min j   (j=0..3),  bits 6-7 = bits 4-5 of min j+4
  *   bytes 8-11: low nibble = bits 0-3 of scale j+4, high nibble = bits 0-3 of min j+4
- * e.g. scales {1..8}, mins {9..16}: 01 02 03 04 09 0a 0b 0c | 05 06 07 08 -> scale 4 is
- * byte 8 & 15 = 5 plus (byte 0 >> 6) << 4 = 0; min 4 is byte 8 >> 4 ... (see
- * edgellm_k_scale_min).
+ * e.g. scales {1,2,...,8} and mins {9,10,...,16} pack to
+ *   01 02 03 04 | 09 0a 0b 4c | d5 e6 f7 08
+ * scale 4 = (byte 8 & 15) | (byte 0 >> 6) << 4 = 5; min 7 = (byte 11 >> 4) | (byte 7 >> 6) << 4
+ * = 0 | 1 << 4 = 16 (see edgellm_k_scale_min).
  *
  * The reference quantizers run ggml's searches (quant_k_search.c): per sub-block a
  * weighted least-squares fit of scale (and min), then the sub-block scales are quantized

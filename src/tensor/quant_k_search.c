@@ -11,7 +11,10 @@
  * treated as a constant block instead of producing NaN.
  *
  * Rounding is round-half-to-even (rintf in the default mode), which is what ggml's
- * nearest_int computes.
+ * nearest_int computes. Byte identity also needs the float expressions evaluated as
+ * written, without fused multiply-adds: GCC's default in ISO C mode (-std=c11, which the
+ * build uses) is -ffp-contract=off; under -std=gnu11 with FMA hardware 1-2% of K-quant
+ * blocks differ (same quality). The legacy types are unaffected either way.
  */
 #include "quant_k_search.h"
 #include <math.h>

@@ -1,0 +1,281 @@
+/* cmd_quantize.c — 'edgellm quantize': rewrite a GGUF model in another tensor type and
+ * print the per-tensor error table. The work is edgellm_quantize_file
+ * (src/tools/quantize.c); this file parses flags, draws a progress bar when stderr is a
+ * terminal, prints the table (stderr) and writes the --report file (CSV or JSON, chosen by
+ * the file's extension). */
+#include "commands.h"
+#include "tensor/types.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_KEEP 64
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: edgellm quantize IN.gguf OUT.gguf --type TYPE [options]\n"
+            "\n"
+            "  --type TYPE           q8_0 q4_0 q4_1 q5_0 q5_1 q4_k q5_k q6_k, the mixes q4_k_m q5_k_m\n"
+            "                        (llama.cpp's recipe), i8 / i4 (edgellm group-wise), f16 f32\n"
+            "  --group N             i4/i8 group size along the row: 64, 128 (default) or 256\n"
+            "  --asym                i4/i8 with a minimum per group (default: scale only)\n"
+            "  --keep PATTERN        keep tensors whose name matches the glob (e.g. '*attn_v*') at\n"
+            "                        their float type (F16 when the source is quantized);\n"
+            "                        repeat the flag or separate patterns with commas\n"
+            "  --output-type TYPE    type of output.weight (a tied token_embd too)\n"
+            "  --embd-type TYPE      type of token_embd.weight\n"
+            "  -t, --threads N       threads (default: physical cores)\n"
+            "  --report FILE         write the per-tensor report as .csv or .json\n"
+            "\n"
+            "1-D tensors (norms, biases) stay F32. Rows that do not fit a type's blocks fall back\n"
+            "(Q4_K->Q5_0, Q5_K->Q5_1, Q6_K->Q8_0, g256->g128->g64, else F16); the table says so.\n");
+}
+
+/* ---- progress bar (stderr is a terminal) ---- */
+typedef struct { int last_pct; } bar_state;
+
+static int draw_bar(void *user, double f, const char *what)
+{
+    bar_state *b = user;
+    int pct = (int)(f * 100.0);
+    if (pct == b->last_pct && f < 1.0) return 0;
+    b->last_pct = pct;
+    int filled = (int)(f * 30.0);
+    fprintf(stderr, "\r[%.*s%*s] %3d%% %-32.32s", filled, "##############################", 30 - filled, "", pct,
+            what ? what : "");
+    if (f >= 1.0) fprintf(stderr, "\r%*s\r", 72, "");
+    fflush(stderr);
+    return 0;
+}
+
+/* ---- output ---- */
+static void fmt_sqnr(char *buf, size_t n, double v)
+{
+    if (isinf(v) && v > 0) snprintf(buf, n, "inf");
+    else snprintf(buf, n, "%.2f", v);
+}
+
+static void print_table(const edgellm_quantize_report *r)
+{
+    fprintf(stderr, "%-28s %-6s %-13s %12s %12s %10s %10s %8s %8s  %s\n", "tensor", "src", "type", "bytes_in",
+            "bytes_out", "rmse", "max_err", "sqnr_db", "sat", "note");
+    for (int i = 0; i < r->n_tensors; i++) {
+        const edgellm_quantize_tensor *t = &r->tensors[i];
+        char sq[32];
+        fmt_sqnr(sq, sizeof sq, t->sqnr_db);
+        fprintf(stderr, "%-28s %-6s %-13s %12llu %12llu %10.3g %10.3g %8s %8llu  %s\n", t->name,
+                edgellm_type_name(t->src_type), edgellm_type_name(t->type), (unsigned long long)t->src_bytes,
+                (unsigned long long)t->dst_bytes, t->rmse, t->max_abs_err, t->quantized ? sq : "-",
+                (unsigned long long)t->n_saturated, t->note);
+    }
+    fprintf(stderr, "total: %d tensors, %llu weights, %.2f MiB -> %.2f MiB, %.4f -> %.4f bits per weight, "
+                    "%d shape fallback%s, %.0f ms on %d thread%s\n",
+            r->n_tensors, (unsigned long long)r->n_elements, (double)r->src_bytes / 1048576.0,
+            (double)r->dst_bytes / 1048576.0, r->src_bpw, r->dst_bpw, r->n_fallbacks, r->n_fallbacks == 1 ? "" : "s",
+            r->elapsed_ms, r->n_threads, r->n_threads == 1 ? "" : "s");
+}
+
+/* JSON string: the names are GGUF tensor names; escape what JSON requires anyway. */
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void json_num(FILE *f, double v)
+{
+    if (isfinite(v)) fprintf(f, "%.9g", v);
+    else fputs("null", f);   /* JSON has no inf: an exact tensor's SQNR */
+}
+
+static int write_report(const char *path, const char *in, const char *out, const edgellm_quantize_report *r)
+{
+    const char *dot = strrchr(path, '.');
+    int json = dot && !strcmp(dot, ".json");
+    FILE *f = fopen(path, "w");
+    if (!f) { perror(path); return 1; }
+    if (json) {
+        fprintf(f, "{\n  \"input\": ");
+        json_str(f, in);
+        fprintf(f, ",\n  \"output\": ");
+        json_str(f, out);
+        fprintf(f, ",\n  \"scheme\": ");
+        json_str(f, r->scheme);
+        fprintf(f, ",\n  \"file_type\": %d,\n  \"edgellm_only\": %s,\n  \"requantized\": %s,\n", r->file_type,
+                r->edgellm_only ? "true" : "false", r->requantized ? "true" : "false");
+        fprintf(f, "  \"n_elements\": %llu,\n  \"bytes_in\": %llu,\n  \"bytes_out\": %llu,\n  \"bpw_in\": ",
+                (unsigned long long)r->n_elements, (unsigned long long)r->src_bytes, (unsigned long long)r->dst_bytes);
+        json_num(f, r->src_bpw);
+        fprintf(f, ",\n  \"bpw_out\": ");
+        json_num(f, r->dst_bpw);
+        fprintf(f, ",\n  \"n_fallbacks\": %d,\n  \"elapsed_ms\": %.1f,\n  \"tensors\": [\n", r->n_fallbacks,
+                r->elapsed_ms);
+        for (int i = 0; i < r->n_tensors; i++) {
+            const edgellm_quantize_tensor *t = &r->tensors[i];
+            fprintf(f, "    {\"name\": ");
+            json_str(f, t->name);
+            fprintf(f, ", \"ne\": [%lld", (long long)t->ne[0]);
+            for (int d = 1; d < t->n_dims; d++) fprintf(f, ", %lld", (long long)t->ne[d]);
+            fprintf(f, "], \"src_type\": \"%s\", \"type\": \"%s\", \"wanted_type\": \"%s\", \"fallback\": %s, "
+                       "\"quantized\": %s, \"bytes_in\": %llu, \"bytes_out\": %llu, \"rmse\": ",
+                    edgellm_type_name(t->src_type), edgellm_type_name(t->type), edgellm_type_name(t->wanted_type),
+                    t->fallback ? "true" : "false", t->quantized ? "true" : "false",
+                    (unsigned long long)t->src_bytes, (unsigned long long)t->dst_bytes);
+            json_num(f, t->rmse);
+            fprintf(f, ", \"max_abs_err\": ");
+            json_num(f, t->max_abs_err);
+            fprintf(f, ", \"sqnr_db\": ");
+            json_num(f, t->sqnr_db);
+            fprintf(f, ", \"saturated\": %llu, \"note\": ", (unsigned long long)t->n_saturated);
+            json_str(f, t->note);
+            fprintf(f, "}%s\n", i + 1 < r->n_tensors ? "," : "");
+        }
+        fprintf(f, "  ]\n}\n");
+    } else {
+        fprintf(f, "name,src_type,type,wanted_type,fallback,bytes_in,bytes_out,rmse,max_abs_err,sqnr_db,saturated,note\n");
+        for (int i = 0; i < r->n_tensors; i++) {
+            const edgellm_quantize_tensor *t = &r->tensors[i];
+            char sq[32];
+            fmt_sqnr(sq, sizeof sq, t->sqnr_db);
+            fprintf(f, "%s,%s,%s,%s,%d,%llu,%llu,%.9g,%.9g,%s,%llu,\"%s\"\n", t->name, edgellm_type_name(t->src_type),
+                    edgellm_type_name(t->type), edgellm_type_name(t->wanted_type), t->fallback,
+                    (unsigned long long)t->src_bytes, (unsigned long long)t->dst_bytes, t->rmse, t->max_abs_err,
+                    t->quantized ? sq : "", (unsigned long long)t->n_saturated, t->note);
+        }
+        fprintf(f, "TOTAL,,%s,,%d,%llu,%llu,,,,,\"%.4f -> %.4f bpw\"\n", r->scheme, r->n_fallbacks,
+                (unsigned long long)r->src_bytes, (unsigned long long)r->dst_bytes, r->src_bpw, r->dst_bpw);
+    }
+    if (fclose(f) != 0) { perror(path); return 1; }
+    return 0;
+}
+
+/* A computable type name for --output-type / --embd-type; 2 on error. */
+static int parse_type(const char *flag, const char *s, int *out)
+{
+    int t = edgellm_type_from_name(s);
+    const edgellm_type_traits *tr = t >= 0 ? edgellm_type_get_traits(t) : NULL;
+    if (!tr || !tr->from_float_ref || !(tr->computable || !tr->is_quantized)) {
+        fprintf(stderr, "edgellm quantize: %s: '%s' is not a type edgellm can write and compute with\n", flag, s);
+        return 2;
+    }
+    *out = t;
+    return 0;
+}
+
+int cmd_quantize(int argc, char **argv)
+{
+    edgellm_quantize_params p = edgellm_quantize_default_params();
+    const char *pos[2] = {NULL, NULL}, *report_path = NULL;
+    const char *keep[MAX_KEEP];
+    char *keep_buf[MAX_KEEP];
+    int n_pos = 0, n_keep = 0, n_keep_buf = 0, rc = 2;
+    p.type = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); rc = 0; goto out; }
+        if (!strcmp(a, "--asym")) { p.asym = 1; continue; }
+        if (a[0] != '-' || !a[1]) {
+            if (n_pos == 2) { fprintf(stderr, "edgellm quantize: unexpected argument '%s'\n", a); goto bad; }
+            pos[n_pos++] = a;
+            continue;
+        }
+        if (strcmp(a, "--type") && strcmp(a, "--group") && strcmp(a, "--keep") && strcmp(a, "--output-type") &&
+            strcmp(a, "--embd-type") && strcmp(a, "-t") && strcmp(a, "--threads") && strcmp(a, "--report")) {
+            fprintf(stderr, "edgellm quantize: unknown option '%s'\n", a);
+            goto bad;
+        }
+        if (!val) { fprintf(stderr, "edgellm quantize: %s needs a value\n", a); goto bad; }
+        i++;
+        long v;
+        if (!strcmp(a, "--type")) p.type = val;
+        else if (!strcmp(a, "--group")) {
+            if (cli_parse_int("quantize", a, val, 1, 1 << 20, &v)) goto bad;
+            if (v != 64 && v != 128 && v != 256) {
+                fprintf(stderr, "edgellm quantize: --group must be 64, 128 or 256, got %ld\n", v);
+                goto bad;
+            }
+            p.group = (int)v;
+        } else if (!strcmp(a, "--keep")) {
+            char *copy = strdup(val);
+            if (!copy || n_keep_buf == MAX_KEEP) { free(copy); fprintf(stderr, "edgellm quantize: too many --keep\n"); goto bad; }
+            keep_buf[n_keep_buf++] = copy;
+            for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+                if (n_keep == MAX_KEEP) { fprintf(stderr, "edgellm quantize: more than %d --keep patterns\n", MAX_KEEP); goto bad; }
+                keep[n_keep++] = tok;
+            }
+        } else if (!strcmp(a, "--output-type")) {
+            if (parse_type(a, val, &p.output_type)) goto bad;
+        } else if (!strcmp(a, "--embd-type")) {
+            if (parse_type(a, val, &p.embd_type)) goto bad;
+        } else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) {
+            if (cli_parse_int("quantize", a, val, 1, 64, &v)) goto bad;
+            p.n_threads = (int)v;
+        } else {
+            const char *dot = strrchr(val, '.');
+            if (!dot || (strcmp(dot, ".csv") && strcmp(dot, ".json"))) {
+                fprintf(stderr, "edgellm quantize: --report FILE must end in .csv or .json, got '%s'\n", val);
+                goto bad;
+            }
+            report_path = val;
+        }
+    }
+    if (n_pos != 2 || !p.type) {
+        fprintf(stderr, "edgellm quantize: IN.gguf, OUT.gguf and --type are required\n");
+        goto bad;
+    }
+    p.keep = keep;
+    p.n_keep = n_keep;
+    bar_state bar = {-1};
+    if (isatty(fileno(stderr))) {
+        p.progress = draw_bar;
+        p.progress_user = &bar;
+    }
+    edgellm_quantize_report r;
+    edgellm_error err = {0};
+    edgellm_status st = edgellm_quantize_file(pos[0], pos[1], &p, &r, &err);
+    if (st != EDGELLM_OK) {
+        if (p.progress) fprintf(stderr, "\n");
+        cli_print_error("quantize", &err);
+        edgellm_quantize_report_free(&r);
+        if (st == EDGELLM_ERR_MISUSE) { usage(stderr); rc = 2; }
+        else rc = 1;
+        goto out;
+    }
+    if (r.requantized)
+        fprintf(stderr, "edgellm quantize: warning: %s is already quantized; its tensors were dequantized and "
+                        "requantized (errors below are relative to the dequantized input)\n", pos[0]);
+    print_table(&r);
+    /* one line per distinct fallback ("5 tensors: Q4_K does not fit rows of 64: Q5_0") */
+    for (int i = 0; i < r.n_tensors; i++) {
+        if (!r.tensors[i].fallback) continue;
+        int seen = 0, count = 0;
+        for (int j = 0; j < r.n_tensors && !seen; j++)
+            seen = j < i && r.tensors[j].fallback && !strcmp(r.tensors[j].note, r.tensors[i].note);
+        if (seen) continue;
+        for (int j = i; j < r.n_tensors; j++) count += r.tensors[j].fallback && !strcmp(r.tensors[j].note, r.tensors[i].note);
+        if (count == 1) fprintf(stderr, "edgellm quantize: fallback: %s: %s\n", r.tensors[i].name, r.tensors[i].note);
+        else fprintf(stderr, "edgellm quantize: fallback: %d tensors (%s, ...): %s\n", count, r.tensors[i].name,
+                     r.tensors[i].note);
+    }
+    rc = 0;
+    if (report_path && write_report(report_path, pos[0], pos[1], &r)) rc = 1;
+    fprintf(stderr, "edgellm quantize: wrote %s (%s%s%s)\n", pos[1], r.scheme, r.edgellm_only ? ", edgellm-only" : "",
+            rc ? "; the report could not be written" : "");
+    edgellm_quantize_report_free(&r);
+    goto out;
+bad:
+    usage(stderr);
+    rc = 2;
+out:
+    for (int i = 0; i < n_keep_buf; i++) free(keep_buf[i]);
+    return rc;
+}

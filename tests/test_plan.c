@@ -1,0 +1,786 @@
+/*
+ * test_plan.c — `edgellm plan`: the arithmetic against hand-computed and published values,
+ * the catalogues, the recommendation rules, bad input through the CLI binary, and the JSON
+ * output against docs/plan.schema.json.
+ *
+ * Independent references used:
+ *  - KV cache: Llama-2-7B, 2048 positions, F16 = 2 x 32 x 2048 x 4096 x 2 B = 1 GiB exactly
+ *    (deployment guide §3.1 as corrected in its preface); TinyLlama 44 MiB at 2048 and
+ *    Qwen2.5-0.5B 384 MiB at 32768 (anchors.md §7).
+ *  - parameter counts published for each catalogue model (Hugging Face model pages).
+ *  - llama.cpp tools/quantize/README.md, Llama-3.1-8B: F16 16.0005, Q8_0 8.5008, Q6_K
+ *    6.5633, Q5_K_M 5.7036, Q4_K_M 4.8944 bits per weight (anchors.md §1.4); LLaMA-7B Q4_0
+ *    3.56 GiB (llama-bench README, anchors.md §7); Llama-3-8B q4_0 4.34 GiB (anchors §5.1).
+ */
+#include "test_util.h"
+#include "tools/plan.h"
+#ifdef EDGELLM_HAVE_CJSON
+#include <cjson/cJSON.h>
+#endif
+
+#define GIB (1ull << 30)
+#define MIB (1ull << 20)
+
+/* ---------------------------------------------------------------- KV cache ---- */
+
+static void test_plan_kv_llama2_7b_f16_is_one_gib(void)
+{
+    CHECK_EQ(edgellm_plan_kv_bytes(32, 2048, 32, 128, EDGELLM_TYPE_F16), 1ull << 30);
+    CHECK_EQ(edgellm_plan_kv_bytes(32, 2048, 32, 128, EDGELLM_TYPE_F32), 2ull << 30);
+    /* Q8_0: 34 bytes per 32 elements: 2 x 32 x 2048 x (4096 / 32 x 34) */
+    CHECK_EQ(edgellm_plan_kv_bytes(32, 2048, 32, 128, EDGELLM_TYPE_Q8_0), 2ull * 32 * 2048 * 128 * 34);
+    /* the old llama.cpp log (anchors §4.1): n_ctx 512, f32 -> "memory_size = 512.00 MB" */
+    CHECK_EQ(edgellm_plan_kv_bytes(32, 512, 32, 128, EDGELLM_TYPE_F32), 512ull << 20);
+}
+
+static void test_plan_kv_gqa_is_four_times_less(void)
+{
+    edgellm_plan_model m;
+    CHECK_OK(edgellm_plan_find_model("llama-3.1-8b", &m, NULL));   /* Llama-3 8B: 8 KV heads */
+    CHECK_EQ(m.n_head_kv, 8);
+    uint64_t kv = edgellm_plan_kv_bytes(m.n_layer, 2048, m.n_head_kv, m.head_dim, EDGELLM_TYPE_F16);
+    CHECK_EQ(kv, (1ull << 30) / 4);
+    CHECK_OK(edgellm_plan_find_model("tinyllama-1.1b", &m, NULL));
+    CHECK_EQ(edgellm_plan_kv_bytes(m.n_layer, 2048, m.n_head_kv, m.head_dim, EDGELLM_TYPE_F16), 44 * MIB);
+    CHECK_OK(edgellm_plan_find_model("qwen2.5-0.5b", &m, NULL));
+    CHECK_EQ(edgellm_plan_kv_bytes(m.n_layer, 32768, m.n_head_kv, m.head_dim, EDGELLM_TYPE_F16), 384 * MIB);
+}
+
+static void test_plan_kv_rejects_bad_input(void)
+{
+    CHECK_EQ(edgellm_plan_kv_bytes(32, 2048, 32, 128, EDGELLM_TYPE_Q4_0), 0);   /* not a KV type   */
+    CHECK_EQ(edgellm_plan_kv_bytes(2, 16, 5, 8, EDGELLM_TYPE_Q8_0), 0);         /* 40 % 32 != 0    */
+    CHECK_EQ(edgellm_plan_kv_bytes(-1, 16, 4, 8, EDGELLM_TYPE_F16), 0);
+    CHECK_EQ(edgellm_plan_kv_bytes(2, 0, 4, 8, EDGELLM_TYPE_F16), 0);
+}
+
+/* ---------------------------------------------------------------- catalogue ---- */
+
+static void test_plan_catalog_param_counts_match_published(void)
+{
+    static const struct { const char *name; uint64_t params; } pub[] = {
+        {"smollm2-135m", 134515008ull},   {"smollm2-360m", 361821120ull},   {"smollm2-1.7b", 1711376384ull},
+        {"qwen2.5-0.5b", 494032768ull},   {"qwen2.5-1.5b", 1543714304ull},  {"qwen2.5-3b", 3085938688ull},
+        {"qwen2.5-7b", 7615616512ull},    {"tinyllama-1.1b", 1100048384ull}, {"llama-3.2-1b", 1235814400ull},
+        {"llama-3.2-3b", 3212749824ull},  {"phi-3-mini", 3821079552ull},    {"gemma-2-2b", 2614341888ull},
+        {"llama-2-7b", 6738415616ull},    {"mistral-7b", 7241732096ull},    {"llama-3.1-8b", 8030261248ull},
+    };
+    CHECK_EQ(edgellm_plan_n_models(), (int)(sizeof pub / sizeof pub[0]));
+    for (size_t i = 0; i < sizeof pub / sizeof pub[0]; i++) {
+        edgellm_plan_model m;
+        CHECK_OK(edgellm_plan_find_model(pub[i].name, &m, NULL));
+        if (m.n_params != pub[i].params) fprintf(stderr, "   %s: %llu params\n", pub[i].name, (unsigned long long)m.n_params);
+        CHECK_EQ(m.n_params, pub[i].params);
+        CHECK(m.source[0] != 0);
+    }
+}
+
+static void test_plan_catalog_lookup_is_case_insensitive_and_lists_names(void)
+{
+    edgellm_plan_model m;
+    edgellm_plan_device d;
+    edgellm_error err = {0};
+    CHECK_OK(edgellm_plan_find_model("Llama-2-7B", &m, NULL));
+    CHECK_EQ(m.n_layer, 32);
+    CHECK_EQ(edgellm_plan_find_model("llama-9-700b", &m, &err), EDGELLM_ERR_NOT_FOUND);
+    CHECK(strstr(err.msg, "llama-9-700b") && strstr(err.msg, "tinyllama-1.1b") && strstr(err.msg, "gemma-2-2b"));
+    CHECK_OK(edgellm_plan_find_device("PI5-8GB", &d, NULL));
+    CHECK_NEAR(d.bw_gbps, 11.6, 1e-9);
+    CHECK_EQ(d.bw_measured, 1);
+    CHECK_EQ(edgellm_plan_find_device("toaster", &d, &err), EDGELLM_ERR_NOT_FOUND);
+    CHECK(strstr(err.msg, "toaster") && strstr(err.msg, "phone-mid") && strstr(err.msg, "host"));
+    /* every device has usable <= RAM, bandwidth, cores and a source */
+    CHECK(edgellm_plan_n_devices() >= 7);
+    for (int i = 0; i < edgellm_plan_n_devices(); i++) {
+        CHECK_OK(edgellm_plan_device_at(i, &d));
+        CHECK(d.usable_bytes > 0 && d.usable_bytes <= d.ram_bytes);
+        CHECK(d.bw_gbps > 0 && d.n_big_cores > 0 && d.gflops_big > 0 && d.source[0]);
+    }
+    CHECK_EQ(edgellm_plan_device_at(edgellm_plan_n_devices(), &d), EDGELLM_ERR_MISUSE);
+}
+
+/* ---------------------------------------------------------------- recipes ---- */
+
+static void test_plan_use_more_bits_rule(void)
+{
+    /* n = 32: first and last eighth (0-3, 28-31) and i = 6, 9, ..., 27 */
+    int n_true = 0;
+    for (int i = 0; i < 32; i++) n_true += edgellm_plan_use_more_bits(i, 32);
+    CHECK_EQ(n_true, 16);
+    CHECK(edgellm_plan_use_more_bits(0, 32) && edgellm_plan_use_more_bits(3, 32));
+    CHECK(!edgellm_plan_use_more_bits(4, 32) && !edgellm_plan_use_more_bits(5, 32));
+    CHECK(edgellm_plan_use_more_bits(6, 32) && edgellm_plan_use_more_bits(27, 32) && edgellm_plan_use_more_bits(28, 32));
+    CHECK(!edgellm_plan_use_more_bits(26, 32));
+}
+
+static void test_plan_fallback_types(void)
+{
+    CHECK_EQ(edgellm_plan_fallback_type(EDGELLM_TYPE_Q4_K, 4096), EDGELLM_TYPE_Q4_K);
+    CHECK_EQ(edgellm_plan_fallback_type(EDGELLM_TYPE_Q4_K, 896), EDGELLM_TYPE_Q5_0);   /* Qwen2.5-0.5B rows */
+    CHECK_EQ(edgellm_plan_fallback_type(EDGELLM_TYPE_Q5_K, 896), EDGELLM_TYPE_Q5_1);
+    CHECK_EQ(edgellm_plan_fallback_type(EDGELLM_TYPE_Q6_K, 896), EDGELLM_TYPE_Q8_0);
+    CHECK_EQ(edgellm_plan_fallback_type(EDGELLM_TYPE_Q4_0, 100), EDGELLM_TYPE_F16);
+    CHECK_EQ(edgellm_plan_fallback_type(EDGELLM_TYPE_I4_G128_SYM, 896), EDGELLM_TYPE_I4_G128_SYM);
+    CHECK_EQ(edgellm_plan_fallback_type(EDGELLM_TYPE_I4_G256_SYM, 896), EDGELLM_TYPE_F16);
+}
+
+static void test_plan_type_bytes(void)
+{
+    CHECK_EQ(edgellm_plan_type_bytes(EDGELLM_TYPE_Q4_0, 4096, 2), 2 * 128 * 18);
+    CHECK_EQ(edgellm_plan_type_bytes(EDGELLM_TYPE_Q6_K, 4096, 1), 16 * 210);
+    CHECK_EQ(edgellm_plan_type_bytes(EDGELLM_TYPE_F16, 7, 3), 42);
+    /* group-wise: 4 bits + an f16 scale (+ an f16 min when asymmetric) per group */
+    CHECK_EQ(edgellm_plan_type_bytes(EDGELLM_TYPE_I4_G128_SYM, 4096, 1), 32 * (64 + 2));
+    CHECK_EQ(edgellm_plan_type_bytes(EDGELLM_TYPE_I4_G128_ASYM, 4096, 1), 32 * (64 + 4));
+    CHECK_EQ(edgellm_plan_type_bytes(EDGELLM_TYPE_I8_G64_SYM, 128, 1), 2 * (64 + 2));
+    CHECK_EQ(edgellm_plan_type_bytes(EDGELLM_TYPE_Q4_0, 100, 1), 0);
+}
+
+static void test_plan_recipe_names(void)
+{
+    edgellm_plan_recipe r;
+    edgellm_error err = {0};
+    CHECK_OK(edgellm_plan_recipe_from_name("q4_k_m", &r, NULL));
+    CHECK(!strcmp(r.name, "Q4_K_M") && r.base == EDGELLM_TYPE_Q4_K && r.more_bits == EDGELLM_TYPE_Q6_K &&
+          r.output == EDGELLM_TYPE_Q6_K);
+    CHECK_OK(edgellm_plan_recipe_from_name("i4:g128", &r, NULL));
+    CHECK(!strcmp(r.name, "I4_G128_SYM") && r.base == EDGELLM_TYPE_I4_G128_SYM);
+    CHECK_OK(edgellm_plan_recipe_from_name("i8_g64_asym", &r, NULL));
+    CHECK(!strcmp(r.name, "I8_G64_ASYM") && r.base == EDGELLM_TYPE_I8_G64_ASYM);
+    CHECK_OK(edgellm_plan_recipe_from_name("Q8_0", &r, NULL));
+    CHECK_EQ(r.output, -1);                        /* Q8_0 keeps its output in Q8_0 */
+    CHECK_OK(edgellm_plan_recipe_from_name("q4_0", &r, NULL));
+    CHECK_EQ(r.output, EDGELLM_TYPE_Q6_K);          /* llama.cpp: output.weight -> Q6_K */
+    CHECK_OK(edgellm_plan_recipe_from_name("f16", &r, NULL));
+    CHECK_EQ(r.output, -1);
+    CHECK_EQ(edgellm_plan_recipe_from_name("q9_x", &r, &err), EDGELLM_ERR_MISUSE);
+    CHECK(strstr(err.msg, "q9_x") && strstr(err.msg, "Q4_K_M"));
+    CHECK_EQ(edgellm_plan_recipe_from_name("Q8_K", &r, NULL), EDGELLM_ERR_MISUSE);   /* activation-only */
+}
+
+static void test_plan_role_from_name(void)
+{
+    int layer;
+    CHECK_EQ(edgellm_plan_role_from_name("blk.12.attn_v.weight", 20, 2, &layer), EDGELLM_PT_ATTN_V);
+    CHECK_EQ(layer, 12);
+    CHECK_EQ(edgellm_plan_role_from_name("blk.3.ffn_down.weight", 21, 2, &layer), EDGELLM_PT_FFN_DOWN);
+    CHECK_EQ(layer, 3);
+    CHECK_EQ(edgellm_plan_role_from_name("blk.0.attn_q.bias", 17, 1, &layer), EDGELLM_PT_NORM);
+    CHECK_EQ(edgellm_plan_role_from_name("blk.0.attn_norm.weight", 22, 1, &layer), EDGELLM_PT_NORM);
+    CHECK_EQ(edgellm_plan_role_from_name("token_embd.weight", 17, 2, &layer), EDGELLM_PT_TOKEN_EMBD);
+    CHECK_EQ(layer, -1);
+    CHECK_EQ(edgellm_plan_role_from_name("output.weight", 13, 2, &layer), EDGELLM_PT_OUTPUT);
+    CHECK_EQ(edgellm_plan_role_from_name("blk.1.attn_qkv.weight", 21, 2, &layer), EDGELLM_PT_ATTN_QKV);
+    CHECK_EQ(edgellm_plan_role_from_name("blk.1.weird.weight", 18, 2, &layer), EDGELLM_PT_OTHER);
+}
+
+/* Sizes of every precision of a catalogue model, from its shape. */
+static void weights_of(const char *model, const char *recipe, edgellm_plan_weights *w)
+{
+    edgellm_plan_model m;
+    edgellm_plan_recipe r;
+    memset(w, 0, sizeof *w);
+    if (edgellm_plan_find_model(model, &m, NULL) != EDGELLM_OK || edgellm_plan_recipe_from_name(recipe, &r, NULL) != EDGELLM_OK) {
+        CHECK(!"model or recipe missing");
+        return;
+    }
+    size_t n = edgellm_plan_shape_tensors(&m, NULL, 0);
+    edgellm_plan_tensor *t = malloc(n * sizeof *t);
+    CHECK_EQ(edgellm_plan_shape_tensors(&m, t, n), n);
+    edgellm_plan_recipe_weights(&r, t, n, m.n_layer, m.tied_embeddings, w);
+    free(t);
+}
+
+static void test_plan_llama31_8b_bpw_match_llama_quantize(void)
+{
+    static const struct { const char *type; double bpw; double gib; } pub[] = {
+        {"F16", 16.0005, 14.96}, {"Q8_0", 8.5008, 7.95}, {"Q6_K", 6.5633, 6.14},
+        {"Q5_K_M", 5.7036, 5.33}, {"Q4_K_M", 4.8944, 4.58},
+    };
+    for (size_t i = 0; i < sizeof pub / sizeof pub[0]; i++) {
+        edgellm_plan_weights w;
+        weights_of("llama-3.1-8b", pub[i].type, &w);
+        double bpw = 8.0 * (double)w.weight_bytes / (double)w.n_params;
+        CHECK_NEAR(bpw, pub[i].bpw, 0.00015);                      /* the README rounds to 4 decimals */
+        CHECK_NEAR((double)w.weight_bytes / GIB, pub[i].gib, 0.006);
+    }
+    /* perplexity README: q4_0 4.34 GiB — a file size, so it also holds ~7 MB of tokenizer
+     * metadata (128256 tokens, 280k merges) */
+    edgellm_plan_weights w;
+    weights_of("llama-3.1-8b", "Q4_0", &w);
+    CHECK_NEAR((double)w.weight_bytes / GIB, 4.34, 0.01);
+}
+
+static void test_plan_llama2_7b_q4_0_hand_computed(void)
+{
+    /* 32 layers x (4 x 4096^2 + 3 x 4096 x 11008) params at 18 B / 32, token_embd (32000 x
+     * 4096) Q4_0, output Q6_K (210 B / 256), 65 norms of 4096 f32 */
+    uint64_t layer_params = 4ull * 4096 * 4096 + 3ull * 4096 * 11008;
+    uint64_t expect = 32 * layer_params / 32 * 18 + 32000ull * 4096 / 32 * 18 + 32000ull * 4096 / 256 * 210 + 65ull * 4096 * 4;
+    edgellm_plan_weights w;
+    weights_of("llama-2-7b", "Q4_0", &w);
+    CHECK_EQ(w.weight_bytes, expect);
+    CHECK_EQ(expect, 3825065984ull);
+    CHECK_NEAR((double)w.weight_bytes / GIB, 3.56, 0.005);       /* llama-bench README: 3.56 GiB */
+    /* one decode step reads every matrix but only one token_embd row */
+    CHECK_EQ(w.read_bytes, expect - 32000ull * 4096 / 32 * 18 + 4096 / 32 * 18);
+    CHECK_EQ(w.matmul_params, 32 * layer_params + 32000ull * 4096);
+    CHECK_EQ(w.n_params, 6738415616ull);
+}
+
+static void test_plan_tied_embeddings_take_the_output_type(void)
+{
+    /* Qwen2.5-0.5B is tied and n_embd 896 is no multiple of 256: token_embd (= output) goes
+     * Q6_K -> Q8_0; its 896-wide matrices go Q4_K -> Q5_0, ffn_down rows (4864) stay K-quants */
+    edgellm_plan_weights w;
+    weights_of("qwen2.5-0.5b", "Q4_K_M", &w);
+    uint64_t E = 896, F = 4864, V = 151936, L = 24, qd = 896, kvd = 128;
+    uint64_t embd = V * E / 32 * 34;                                        /* Q8_0 */
+    uint64_t expect = embd;
+    for (uint64_t il = 0; il < L; il++) {
+        int more = edgellm_plan_use_more_bits((int)il, (int)L);
+        expect += qd * E / 32 * 22 + kvd * E / 32 * 22;                     /* q, k: Q5_0 */
+        expect += kvd * E / 32 * (more ? 34 : 22);                          /* v: Q8_0 / Q5_0 */
+        expect += E * qd / 32 * 22;                                         /* attn_output */
+        expect += 2 * F * E / 32 * 22;                                      /* gate, up: Q5_0 */
+        expect += E * F / 256 * (more ? 210 : 144);                         /* down: Q6_K / Q4_K */
+        expect += 4 * (2 * E + qd + 2 * kvd);                               /* norms + biases */
+    }
+    expect += 4 * E;                                                        /* output_norm */
+    CHECK_EQ(w.weight_bytes, expect);
+    CHECK_EQ(w.read_bytes, w.weight_bytes);   /* tied: the whole table is read as the output */
+}
+
+/* ---------------------------------------------------------------- memory & speed ---- */
+
+static edgellm_plan_model tiny_model(void)
+{
+    edgellm_plan_model m;
+    memset(&m, 0, sizeof m);
+    snprintf(m.name, sizeof m.name, "tiny");
+    m.n_layer = 2; m.n_embd = 64; m.n_head = 4; m.n_head_kv = 2; m.head_dim = 16; m.n_ff = 128; m.n_vocab = 100;
+    m.n_ctx_train = 1000;
+    return m;
+}
+
+static void test_plan_scratch_bytes_hand_computed(void)
+{
+    edgellm_plan_model m = tiny_model();
+    /* per token f32: 3x64 + 64 + 2x32 + 2x128 = 576 floats = 2304 B; Q8_0 copy of 128 = 4 x 34 */
+    uint64_t per_tok = 2304 + 136;
+    /* prefill: 100 tokens (ctx < 512), scores [2 threads][100][100] f32, logits 100 f32 */
+    uint64_t prefill = 100 * per_tok + 100ull * 100 * 4 * 2 + 400;
+    /* decode batch 1: per token + scores [4 heads][100] + logits */
+    uint64_t decode = per_tok + 4 * 100 * 4 + 400;
+    CHECK_EQ(edgellm_plan_scratch_bytes(&m, 100, 1, 2), prefill > decode ? prefill : decode);
+    /* at 8 threads only n_head (4) attention rows are live */
+    CHECK_EQ(edgellm_plan_scratch_bytes(&m, 100, 1, 8), 100 * per_tok + 100ull * 100 * 4 * 4 + 400);
+    CHECK_EQ(edgellm_plan_overhead_bytes(&m), EDGELLM_PLAN_OVERHEAD_FIXED + 100 * EDGELLM_PLAN_OVERHEAD_PER_TOKEN);
+}
+
+static void test_plan_decode_and_prefill_speed_hand_computed(void)
+{
+    edgellm_plan_model m = tiny_model();
+    edgellm_plan_device d;
+    memset(&d, 0, sizeof d);
+    d.bw_gbps = 10.0; d.bw_measured = 1; d.n_big_cores = 2; d.gflops_big = 5.0;
+    CHECK_NEAR(edgellm_plan_efficiency(&d), EDGELLM_PLAN_EFF_MEASURED, 1e-12);
+    /* memory-bound: 85e6 bytes + KV (2 x 2 x 100 x 32 x 2 = 25600 B) at 8.5 GB/s */
+    double kv = 2.0 * 2 * 100 * 32 * 2;
+    double t = (85e6 + kv) / 8.5e9 + 2 * EDGELLM_PLAN_LAYER_OVERHEAD_S;
+    CHECK_NEAR(edgellm_plan_decode_steps_per_s(&m, &d, 85000000, 1000, 100, EDGELLM_TYPE_F16, 1, 0.85), 1.0 / t, 1e-6 / t);
+    /* compute-bound: 1e9 matmul weights -> 2e9 + 4 x 2 x 4 x 16 x 100 FLOPs at 10 GFLOP/s */
+    double flops = 2e9 + 4.0 * 2 * 4 * 16 * 100;
+    t = flops / 10e9 + 2 * EDGELLM_PLAN_LAYER_OVERHEAD_S;
+    CHECK_NEAR(edgellm_plan_decode_steps_per_s(&m, &d, 1000, 1000000000ull, 100, EDGELLM_TYPE_F16, 1, 0.85), 1.0 / t, 1e-9);
+    /* prefill of 64 tokens: compute 64 x (2e6 + 4 x 2 x 4 x 16 x 32) at 10 GFLOP/s vs one pass of
+     * 8.5e6 bytes at 8.5 GB/s (1 ms); compute wins */
+    double pf = 64 * (2e6 + 4.0 * 2 * 4 * 16 * 32) / 10e9;
+    CHECK_NEAR(edgellm_plan_prefill_ms(&m, &d, 8500000, 1000000, 64, 0.85), 1000 * (pf + 2 * EDGELLM_PLAN_LAYER_OVERHEAD_S), 1e-6);
+    CHECK_NEAR(edgellm_plan_prefill_ms(&m, &d, 85000000, 1000, 64, 0.85), 1000 * (0.01 + 2 * EDGELLM_PLAN_LAYER_OVERHEAD_S), 1e-6);
+}
+
+/* ---------------------------------------------------------------- the whole plan ---- */
+
+static const edgellm_plan_row *row_named(const edgellm_plan_report *r, const char *type)
+{
+    for (int i = 0; i < r->n_rows; i++)
+        if (!strcmp(r->rows[i].type, type)) return &r->rows[i];
+    return NULL;
+}
+
+static void test_plan_llama2_7b_on_pi5(void)
+{
+    edgellm_plan_params p = edgellm_plan_default_params();
+    edgellm_plan_report *r = malloc(sizeof *r);
+    p.model = "llama-2-7b";
+    p.device = "pi5-8gb";
+    p.n_ctx = 2048;
+    CHECK_OK(edgellm_plan(&p, r, NULL));
+    CHECK_EQ(r->n_rows, 7);
+    const edgellm_plan_row *q4 = row_named(r, "Q4_0"), *f16 = row_named(r, "F16");
+    CHECK(q4 && f16);
+    if (!q4 || !f16) { free(r); return; }
+    CHECK_EQ(q4->weight_bytes, 3825065984ull);
+    CHECK_EQ(q4->kv_bytes, 1ull << 30);
+    uint64_t budget = (uint64_t)((double)r->device.usable_bytes * 0.8);
+    CHECK_EQ(q4->budget_bytes, budget);
+    CHECK_EQ(q4->total_bytes, q4->weight_bytes + q4->kv_bytes + q4->scratch_bytes + q4->overhead_bytes);
+    CHECK_EQ(q4->left_bytes, (int64_t)budget - (int64_t)q4->total_bytes);
+    CHECK_EQ(q4->verdict, EDGELLM_PLAN_FITS);
+    CHECK_EQ(f16->verdict, EDGELLM_PLAN_NO_FIT);
+    /* every verdict follows from total vs budget vs usable */
+    for (int i = 0; i < r->n_rows; i++) {
+        const edgellm_plan_row *w = &r->rows[i];
+        edgellm_plan_verdict v = w->total_bytes <= budget ? EDGELLM_PLAN_FITS
+                                 : w->total_bytes <= r->device.usable_bytes ? EDGELLM_PLAN_TIGHT : EDGELLM_PLAN_NO_FIT;
+        CHECK_EQ(w->verdict, v);
+    }
+    /* decode: (read bytes + KV) / (11.6 GB/s x 0.85) + 32 x 20 us; Pi 5 bound <= 3 tok/s (anchors §7) */
+    double t = (double)q4->read_bytes_per_token / (11.6e9 * 0.85) + 32 * EDGELLM_PLAN_LAYER_OVERHEAD_S;
+    CHECK_NEAR(q4->decode_tps, 1.0 / t, 1e-9);
+    CHECK(q4->decode_tps < 3.0);
+    /* the offline pick is the best-quality row that fits: Q5_K_M here (Q6_K is tight) */
+    CHECK(r->offline_pick >= 0 && !strcmp(r->rows[r->offline_pick].type, "Q5_K_M"));
+    const edgellm_plan_row *q6 = row_named(r, "Q6_K");
+    CHECK(q6 && q6->verdict == EDGELLM_PLAN_TIGHT);
+    /* nothing reaches the first token within 200 ms on 4 A76 cores */
+    CHECK_EQ(r->realtime_pick, -1);
+    CHECK(strstr(r->realtime_why, "nothing meets") != NULL);
+    CHECK_EQ(r->advice[0], 0);
+    free(r);
+}
+
+static void test_plan_max_ctx_is_the_largest_that_fits(void)
+{
+    edgellm_plan_params p = edgellm_plan_default_params();
+    edgellm_plan_report *r = malloc(sizeof *r);
+    p.model = "llama-3.2-3b";
+    p.device = "phone-mid";
+    CHECK_OK(edgellm_plan(&p, r, NULL));
+    edgellm_plan_model m = r->model;
+    for (int i = 0; i < r->n_rows; i++) {
+        const edgellm_plan_row *w = &r->rows[i];
+        if (w->max_ctx <= 0 || w->max_ctx >= m.n_ctx_train) continue;
+        /* rebuild total(ctx) from its parts: weights + KV(ctx) + scratch(ctx) + overhead */
+        uint64_t fixed = w->weight_bytes + w->overhead_bytes;
+        uint64_t at = fixed + edgellm_plan_kv_bytes(m.n_layer, w->max_ctx, m.n_head_kv, m.head_dim, EDGELLM_TYPE_F16) +
+                      edgellm_plan_scratch_bytes(&m, w->max_ctx, 1, r->device.n_big_cores);
+        uint64_t next = fixed + edgellm_plan_kv_bytes(m.n_layer, w->max_ctx + 1, m.n_head_kv, m.head_dim, EDGELLM_TYPE_F16) +
+                        edgellm_plan_scratch_bytes(&m, w->max_ctx + 1, 1, r->device.n_big_cores);
+        CHECK(at <= w->budget_bytes);
+        CHECK(next > w->budget_bytes);
+    }
+    /* default context: the model's (131072), capped at 4096 */
+    CHECK_EQ(r->n_ctx, 4096);
+    free(r);
+}
+
+static void test_plan_nothing_fits_gives_advice(void)
+{
+    edgellm_plan_params p = edgellm_plan_default_params();
+    edgellm_plan_report *r = malloc(sizeof *r);
+    p.model = "llama-3.1-8b";
+    p.device = "phone-low";
+    CHECK_OK(edgellm_plan(&p, r, NULL));
+    CHECK_EQ(r->offline_pick, -1);
+    CHECK_EQ(r->realtime_pick, -1);
+    CHECK(strstr(r->advice, "Nothing fits") != NULL);
+    CHECK(strstr(r->advice, "Smaller model") != NULL);
+    CHECK(strstr(r->advice, "q8_0") != NULL);
+    free(r);
+}
+
+static void test_plan_offline_batch_and_realtime_pick(void)
+{
+    edgellm_plan_params p = edgellm_plan_default_params();
+    edgellm_plan_report *r = malloc(sizeof *r);
+    p.model = "smollm2-135m";
+    p.device = "laptop-16gb";
+    p.n_ctx = 2048;
+    CHECK_OK(edgellm_plan(&p, r, NULL));
+    /* a 135M model on a laptop: everything fits, F16 (best quality) meets the latency */
+    CHECK(r->realtime_pick >= 0 && !strcmp(r->rows[r->realtime_pick].type, "F16"));
+    CHECK(r->rows[r->realtime_pick].ttft_ms <= 200.0);
+    CHECK(r->offline_pick >= 0 && !strcmp(r->rows[r->offline_pick].type, "F16"));
+    CHECK_EQ(r->offline_batch, 8);
+    CHECK(r->offline_batch_tps > r->rows[r->offline_pick].decode_tps);
+    free(r);
+}
+
+static void test_plan_bad_params(void)
+{
+    edgellm_plan_params p = edgellm_plan_default_params();
+    edgellm_plan_report *r = malloc(sizeof *r);
+    edgellm_error err = {0};
+    p.model = "tinyllama-1.1b";
+    p.device = "pi4-4gb";
+    p.n_ctx = -1;
+    CHECK_EQ(edgellm_plan(&p, r, &err), EDGELLM_ERR_MISUSE);
+    p.n_ctx = 0;
+    p.batch = 0;
+    CHECK_EQ(edgellm_plan(&p, r, &err), EDGELLM_ERR_MISUSE);
+    p.batch = 1;
+    p.types = "q4_0,nonsense";
+    CHECK_EQ(edgellm_plan(&p, r, &err), EDGELLM_ERR_MISUSE);
+    CHECK(strstr(err.msg, "nonsense") != NULL);
+    p.types = "q5_0,q4_0,i4_g64_asym";
+    CHECK_OK(edgellm_plan(&p, r, NULL));
+    CHECK_EQ(r->n_rows, 9);   /* 7 defaults + Q5_0 + I4_G64_ASYM (Q4_0 already there) */
+    CHECK(row_named(r, "I4_G64_ASYM") != NULL);
+    edgellm_plan_model shape;
+    CHECK_EQ(edgellm_plan_model_from_shape(32, 4096, 30, 8, 11008, 32000, &shape, &err), EDGELLM_ERR_MISUSE);
+    CHECK(strstr(err.msg, "not a multiple") != NULL);
+    CHECK_EQ(edgellm_plan_model_from_shape(32, 4096, 32, 5, 11008, 32000, &shape, &err), EDGELLM_ERR_MISUSE);
+    CHECK_OK(edgellm_plan_model_from_shape(32, 4096, 32, 32, 11008, 32000, &shape, NULL));
+    CHECK_EQ(shape.n_params, 6738415616ull);   /* = llama-2-7b */
+    free(r);
+}
+
+static void test_plan_user_device_and_quality(void)
+{
+    edgellm_plan_device dev;
+    memset(&dev, 0, sizeof dev);
+    snprintf(dev.name, sizeof dev.name, "my-board");
+    dev.ram_bytes = 8 * GIB; dev.usable_bytes = 5 * GIB; dev.bw_gbps = 20; dev.n_big_cores = 4; dev.gflops_big = 25;
+    edgellm_plan_quality q;
+    memset(&q, 0, sizeof q);
+    snprintf(q.type, sizeof q.type, "Q4_K_M");
+    q.kld = 0.5; q.delta_ppl_pct = 9.0; q.top1_pct = NAN;
+    snprintf(q.source, sizeof q.source, "edgellm eval: test");
+    edgellm_plan_params p = edgellm_plan_default_params();
+    edgellm_plan_report *r = malloc(sizeof *r);
+    p.model = "llama-3.2-1b";
+    p.device = "MY-BOARD";
+    p.extra_devices = &dev;
+    p.n_extra_devices = 1;
+    p.quality = &q;
+    p.n_quality = 1;
+    CHECK_OK(edgellm_plan(&p, r, NULL));
+    CHECK(!strcmp(r->device.name, "my-board"));
+    const edgellm_plan_row *q4 = row_named(r, "Q4_K_M"), *q8 = row_named(r, "Q8_0");
+    CHECK(q4 && q8);
+    if (q4 && q8) {
+        CHECK_EQ(q4->budget_bytes, 4 * GIB);
+        CHECK_NEAR(q4->quality.kld, 0.5, 0);
+        CHECK(strstr(q4->quality.source, "edgellm eval") != NULL);
+        CHECK(strstr(q8->quality.source, "published") != NULL);
+    }
+    free(r);
+}
+
+/* ---------------------------------------------------------------- GGUF files ---- */
+
+static void test_plan_gguf_model(void)
+{
+    NEED_SHARED(path, "models/stories260K/stories260K.gguf");
+    edgellm_plan_model m;
+    edgellm_error err = {0};
+    CHECK_OK(edgellm_plan_model_from_gguf(path, &m, &err));
+    /* PROVENANCE.md: dim 64, hidden 172, 5 layers, 8 heads, 4 KV heads, vocab 512; the GGUF
+     * conversion stores the shared classifier as its own output.weight */
+    CHECK_EQ(m.n_layer, 5);
+    CHECK_EQ(m.n_embd, 64);
+    CHECK_EQ(m.n_head, 8);
+    CHECK_EQ(m.n_head_kv, 4);
+    CHECK_EQ(m.head_dim, 8);
+    CHECK_EQ(m.n_ff, 172);
+    CHECK_EQ(m.n_vocab, 512);
+    CHECK_EQ(m.tied_embeddings, 0);
+    CHECK(m.from_file && !strcmp(m.file_label, "F32"));
+    /* 264,128 floats in the checkpoint minus 2 x 2048 RoPE tables = 260,032 weights, plus
+     * the 512 x 64 output copy, all F32 */
+    CHECK_EQ(m.n_params, 260032 + 512 * 64);
+    CHECK_EQ(m.file_weight_bytes, 4 * (260032 + 512 * 64));
+    CHECK(m.file_weight_bytes < m.file_bytes);
+    /* the plan's file row is exact */
+    edgellm_plan_params p = edgellm_plan_default_params();
+    edgellm_plan_report *r = malloc(sizeof *r);
+    p.model = path;
+    p.device = "pi4-4gb";
+    CHECK_OK(edgellm_plan(&p, r, NULL));
+    CHECK(r->rows[0].weight_exact && !strcmp(r->rows[0].type, "F32"));
+    CHECK_EQ(r->rows[0].weight_bytes, 4 * (260032 + 512 * 64));
+    CHECK(m.n_ctx_train > 0);
+    CHECK_EQ(r->n_ctx, EDGELLM_MIN(m.n_ctx_train, 4096));   /* default: the file's context_length, capped */
+    free(r);
+}
+
+static void test_plan_not_gguf_is_a_clear_error(void)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/not-a-model.gguf", test_tmpdir());
+    CHECK_EQ(write_file(path, "hello, this is text\n", 20), 0);
+    edgellm_plan_model m;
+    edgellm_error err = {0};
+    edgellm_status s = edgellm_plan_model_from_gguf(path, &m, &err);
+    CHECK(s == EDGELLM_ERR_FORMAT || s == EDGELLM_ERR_IO);
+    CHECK(strstr(err.msg, "not-a-model.gguf") != NULL);
+    CHECK_EQ(edgellm_plan_model_from_gguf("/nonexistent/x.gguf", &m, &err), EDGELLM_ERR_IO);
+}
+
+/* ---------------------------------------------------------------- this machine ---- */
+
+static void test_plan_membw_and_host(void)
+{
+    edgellm_membw_params bp = edgellm_membw_default_params();
+    edgellm_membw_result br;
+    bp.n_threads = 1;
+    bp.buffer_bytes = 32 * MIB;
+    bp.max_ms = 300;
+    CHECK_OK(edgellm_membw_measure(&bp, &br, NULL));
+    fprintf(stderr, "   membw 1 thread, 32 MiB: best %.1f GB/s, mean %.1f GB/s, %d runs, %.0f ms\n", br.best_gbps,
+            br.mean_gbps, br.n_runs, br.elapsed_ms);
+    CHECK(br.n_runs >= 3 && br.n_threads == 1 && br.buffer_bytes <= 32 * MIB);
+    CHECK(br.best_gbps > 0.1 && br.best_gbps < 10000 && br.mean_gbps <= br.best_gbps * 1.0000001);
+    bp.n_threads = -1;
+    CHECK_EQ(edgellm_membw_measure(&bp, &br, NULL), EDGELLM_ERR_MISUSE);
+
+    edgellm_plan_device d;
+    CHECK_OK(edgellm_plan_host_device(300, &d, NULL));
+    /* RAM from /proc/meminfo, read here independently */
+    FILE *f = fopen("/proc/meminfo", "r");
+    unsigned long long kb = 0;
+    char line[256];
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemTotal: %llu kB", &kb) == 1) break;
+    if (f) fclose(f);
+    CHECK_EQ(d.ram_bytes, kb * 1024);
+    CHECK(d.usable_bytes > 0 && d.usable_bytes <= d.ram_bytes);
+    CHECK(d.n_big_cores >= 1 && d.bw_gbps > 0.1 && d.bw_measured == 1 && !strcmp(d.name, "host"));
+    fprintf(stderr, "   host: %.2f GiB, %.2f GiB available, %d+%d cores, %.1f GB/s\n", d.ram_bytes / (double)GIB,
+            d.usable_bytes / (double)GIB, d.n_big_cores, d.n_little_cores, d.bw_gbps);
+}
+
+/* ---------------------------------------------------------------- the CLI ---- */
+
+static char out[1 << 18];
+
+static int cli(const char *args)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s plan %s", EDGELLM_CLI, args);
+    return run_capture(cmd, out, sizeof out);
+}
+
+static void test_plan_cli_bad_input(void)
+{
+    CHECK_EQ(cli("--model llama-9-700b --device pi5-8gb"), 2);
+    CHECK(strstr(out, "edgellm plan: unknown model 'llama-9-700b'") && strstr(out, "qwen2.5-0.5b"));
+    CHECK_EQ(cli("--model tinyllama-1.1b --device toaster"), 2);
+    CHECK(strstr(out, "unknown device 'toaster'") && strstr(out, "pi5-8gb") && strstr(out, "host"));
+    CHECK_EQ(cli("--model tinyllama-1.1b --ctx 0"), 2);
+    CHECK(strstr(out, "--ctx") != NULL);
+    CHECK_EQ(cli("--model tinyllama-1.1b --ctx -5"), 2);
+    CHECK_EQ(cli("--shape 32,4096,30,8,11008,32000"), 2);
+    CHECK(strstr(out, "not a multiple of n_head") != NULL);
+    CHECK_EQ(cli("--shape 32,4096"), 2);
+    CHECK_EQ(cli("--model tinyllama-1.1b --types q4_0,zz9"), 2);
+    CHECK(strstr(out, "zz9") != NULL);
+    CHECK_EQ(cli("--model tinyllama-1.1b --kv-type q4_0"), 2);
+    CHECK_EQ(cli("--frobnicate"), 2);
+    char args[1024], txt[512];
+    snprintf(txt, sizeof txt, "%s/not-a-model.gguf", test_tmpdir());
+    write_file(txt, "plain text, not GGUF", 20);
+    snprintf(args, sizeof args, "--model %s", txt);
+    CHECK_EQ(cli(args), 1);
+    CHECK(strstr(out, "edgellm plan: ") && strstr(out, "not-a-model.gguf"));
+    CHECK_EQ(cli("--model /nonexistent/dir/model.gguf"), 1);
+    CHECK(strstr(out, "/nonexistent/dir/model.gguf") != NULL);
+    CHECK_EQ(cli("--help"), 0);
+    CHECK(strstr(out, "--kv-type") != NULL);
+    CHECK_EQ(cli("--list"), 0);
+    CHECK(strstr(out, "gemma-2-2b") && strstr(out, "orin-nano-8gb"));
+}
+
+static void test_plan_cli_no_arguments(void)
+{
+    CHECK_EQ(cli(""), 0);
+    CHECK(strstr(out, "Best precision that fits") != NULL);
+    CHECK(strstr(out, "llama-3.1-8b") && strstr(out, "tinyllama-1.1b"));
+    CHECK(strstr(out, "Detailed plan for llama-3.2-3b on phone-mid") != NULL);
+    CHECK(strstr(out, "recommendation") && strstr(out, "real-time") && strstr(out, "offline"));
+    CHECK(strstr(out, "GiB") != NULL);
+}
+
+#ifdef EDGELLM_HAVE_CJSON
+/* Structural check of a value against the subset of JSON Schema that docs/plan.schema.json
+ * uses: type (one or a list), required, properties, items, enum of strings. Returns the
+ * number of violations, printing each with its path. */
+static int type_ok(const cJSON *v, const char *t)
+{
+    if (!strcmp(t, "object")) return cJSON_IsObject(v);
+    if (!strcmp(t, "array")) return cJSON_IsArray(v);
+    if (!strcmp(t, "string")) return cJSON_IsString(v);
+    if (!strcmp(t, "boolean")) return cJSON_IsBool(v);
+    if (!strcmp(t, "null")) return cJSON_IsNull(v);
+    if (!strcmp(t, "number")) return cJSON_IsNumber(v);
+    if (!strcmp(t, "integer")) return cJSON_IsNumber(v) && v->valuedouble == (double)(long long)v->valuedouble;
+    return 0;
+}
+
+static int validate(const cJSON *schema, const cJSON *v, const char *path)
+{
+    int bad = 0;
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(schema, "type");
+    if (type) {
+        int ok = 0;
+        if (cJSON_IsString(type)) ok = type_ok(v, type->valuestring);
+        else for (const cJSON *t = type->child; t; t = t->next) ok |= type_ok(v, t->valuestring);
+        if (!ok) { fprintf(stderr, "   schema: %s has the wrong type\n", path); return 1; }
+    }
+    const cJSON *en = cJSON_GetObjectItemCaseSensitive(schema, "enum");
+    if (en && cJSON_IsString(v)) {
+        int ok = 0;
+        for (const cJSON *e = en->child; e; e = e->next) ok |= cJSON_IsString(e) && !strcmp(e->valuestring, v->valuestring);
+        if (!ok) { fprintf(stderr, "   schema: %s = '%s' not in enum\n", path, v->valuestring); bad++; }
+    }
+    if (cJSON_IsObject(v)) {
+        const cJSON *req = cJSON_GetObjectItemCaseSensitive(schema, "required");
+        for (const cJSON *k = req ? req->child : NULL; k; k = k->next)
+            if (!cJSON_GetObjectItemCaseSensitive(v, k->valuestring)) {
+                fprintf(stderr, "   schema: %s lacks required key '%s'\n", path, k->valuestring);
+                bad++;
+            }
+        const cJSON *props = cJSON_GetObjectItemCaseSensitive(schema, "properties");
+        for (const cJSON *pr = props ? props->child : NULL; pr; pr = pr->next) {
+            const cJSON *child = cJSON_GetObjectItemCaseSensitive(v, pr->string);
+            char sub[256];
+            snprintf(sub, sizeof sub, "%s.%s", path, pr->string);
+            if (child) bad += validate(pr, child, sub);
+        }
+    }
+    if (cJSON_IsArray(v)) {
+        const cJSON *items = cJSON_GetObjectItemCaseSensitive(schema, "items");
+        int i = 0;
+        for (const cJSON *e = v->child; items && e; e = e->next, i++) {
+            char sub[256];
+            snprintf(sub, sizeof sub, "%s[%d]", path, i);
+            bad += validate(items, e, sub);
+        }
+    }
+    return bad;
+}
+
+static void check_json_output(const cJSON *schema, const char *args, int expect_matrix)
+{
+    CHECK_EQ(cli(args), 0);
+    cJSON *doc = cJSON_Parse(out);
+    CHECK(doc != NULL);
+    if (!doc) { fprintf(stderr, "   output of '%s' is not JSON:\n%.300s\n", args, out); return; }
+    CHECK_EQ(validate(schema, doc, "$"), 0);
+    CHECK_EQ(cJSON_GetObjectItemCaseSensitive(doc, "matrix") != NULL, expect_matrix);
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(doc, "candidates");
+    CHECK(cJSON_GetArraySize(c) >= 7);
+    cJSON_Delete(doc);
+}
+#endif
+
+static void test_plan_cli_json_matches_schema(void)
+{
+#ifndef EDGELLM_HAVE_CJSON
+    fprintf(stderr, "   SKIP: built without cJSON (libcjson-dev)\n");
+    test_skipped++;
+#else
+    /* the schema is in the repository: docs/ next to tests/ (CMake compiles with absolute
+     * source paths, so __FILE__ locates it) */
+    char spath[1024];
+    const char *slash = strrchr(__FILE__, '/');
+    snprintf(spath, sizeof spath, "%.*s/../docs/plan.schema.json", slash ? (int)(slash - __FILE__) : 1,
+             slash ? __FILE__ : ".");
+    size_t n;
+    char *text = read_file(spath, &n);
+    CHECK(text != NULL);
+    if (!text) return;
+    cJSON *schema = cJSON_Parse(text);
+    free(text);
+    CHECK(schema != NULL);
+    if (!schema) return;
+    /* the schema must be strict enough to fail: a document without "candidates" */
+    fprintf(stderr, "   (the next 5 schema messages are expected: a deliberately incomplete document)\n");
+    cJSON *broken = cJSON_Parse("{\"edgellm_plan_version\": 1}");
+    CHECK(validate(schema, broken, "$") > 0);
+    cJSON_Delete(broken);
+    check_json_output(schema, "--json", 1);
+    check_json_output(schema, "--model llama-3.1-8b --device phone-low --json", 0);   /* nothing fits */
+    check_json_output(schema, "--model qwen2.5-0.5b --device pi4-4gb --kv-type q8_0 --batch 4 --scenario offline --json", 0);
+    const char *gguf = shared_path("models/stories260K/stories260K.gguf");
+    if (gguf) {
+        char args[1024];
+        snprintf(args, sizeof args, "--model %s --device pi5-8gb --json", gguf);
+        check_json_output(schema, args, 0);
+        CHECK(strstr(out, "\"weight_exact\": true") != NULL);
+    }
+    cJSON_Delete(schema);
+#endif
+}
+
+static void test_plan_cli_device_and_eval_files(void)
+{
+#ifndef EDGELLM_HAVE_CJSON
+    fprintf(stderr, "   SKIP: built without cJSON (libcjson-dev)\n");
+    test_skipped++;
+#else
+    char dev[512], ev[512], args[2048];
+    snprintf(dev, sizeof dev, "%s/devices.json", test_tmpdir());
+    snprintf(ev, sizeof ev, "%s/results.eval.json", test_tmpdir());
+    const char *devs = "{\"devices\": [{\"name\": \"rk3588-16g\", \"description\": \"test board\", \"ram_gib\": 16, "
+                       "\"usable_gib\": 10, \"bandwidth_gbps\": 19.2, \"big_cores\": 4, \"little_cores\": 4}]}";
+    const char *evs = "{\"format\": \"edgellm-eval-results\", \"version\": 1, \"results\": "
+                      "[{\"type\": \"Q4_K_M\", \"kld_mean\": 0.123, \"delta_ppl_pct\": 4.5}]}";
+    write_file(dev, devs, strlen(devs));
+    write_file(ev, evs, strlen(evs));
+    snprintf(args, sizeof args, "--model llama-3.2-1b --device-file %s --device rk3588-16g --eval %s --json", dev, ev);
+    CHECK_EQ(cli(args), 0);
+    CHECK(strstr(out, "\"name\": \"rk3588-16g\"") != NULL);
+    CHECK(strstr(out, "\"usable_bytes\": 10737418240") != NULL);
+    CHECK(strstr(out, "\"kld\": 0.123") && strstr(out, "edgellm eval: "));
+    snprintf(args, sizeof args, "--model llama-3.2-1b --device %s", dev);   /* a .json device = its first */
+    CHECK_EQ(cli(args), 0);
+    CHECK(strstr(out, "rk3588-16g") != NULL);
+    snprintf(args, sizeof args, "--model llama-3.2-1b --device-file %s --device nope", dev);
+    CHECK_EQ(cli(args), 2);
+    CHECK(strstr(out, "rk3588-16g") != NULL);   /* the message lists the file's devices too */
+    const char *bad = "{\"devices\": [{\"name\": \"x\", \"ram_gib\": 4}]}";
+    write_file(dev, bad, strlen(bad));
+    snprintf(args, sizeof args, "--model llama-3.2-1b --device-file %s", dev);
+    CHECK_EQ(cli(args), 1);
+    CHECK(strstr(out, "bandwidth_gbps") != NULL);
+    write_file(dev, "{not json", 9);
+    CHECK_EQ(cli(args), 1);
+    CHECK(strstr(out, "not valid JSON") != NULL);
+#endif
+}
+
+int main(void)
+{
+    RUN(test_plan_kv_llama2_7b_f16_is_one_gib);
+    RUN(test_plan_kv_gqa_is_four_times_less);
+    RUN(test_plan_kv_rejects_bad_input);
+    RUN(test_plan_catalog_param_counts_match_published);
+    RUN(test_plan_catalog_lookup_is_case_insensitive_and_lists_names);
+    RUN(test_plan_use_more_bits_rule);
+    RUN(test_plan_fallback_types);
+    RUN(test_plan_type_bytes);
+    RUN(test_plan_recipe_names);
+    RUN(test_plan_role_from_name);
+    RUN(test_plan_llama31_8b_bpw_match_llama_quantize);
+    RUN(test_plan_llama2_7b_q4_0_hand_computed);
+    RUN(test_plan_tied_embeddings_take_the_output_type);
+    RUN(test_plan_scratch_bytes_hand_computed);
+    RUN(test_plan_decode_and_prefill_speed_hand_computed);
+    RUN(test_plan_llama2_7b_on_pi5);
+    RUN(test_plan_max_ctx_is_the_largest_that_fits);
+    RUN(test_plan_nothing_fits_gives_advice);
+    RUN(test_plan_offline_batch_and_realtime_pick);
+    RUN(test_plan_bad_params);
+    RUN(test_plan_user_device_and_quality);
+    RUN(test_plan_gguf_model);
+    RUN(test_plan_not_gguf_is_a_clear_error);
+    RUN(test_plan_membw_and_host);
+    RUN(test_plan_cli_bad_input);
+    RUN(test_plan_cli_no_arguments);
+    RUN(test_plan_cli_json_matches_schema);
+    RUN(test_plan_cli_device_and_eval_files);
+    return test_summary();
+}
