@@ -1,3 +1,305 @@
-/* cmd_bench.c — placeholder while the command is written. */
+/* cmd_bench.c — 'edgellm bench': llama-bench-style speed tests (pp<N>, tg<N>) plus time to
+ * first token, load time, peak RSS and the memory-bandwidth roofline; '--bandwidth' prints
+ * the measured memory-read bandwidth. The work is edgellm_bench (src/tools/bench.c) and
+ * edgellm_membw_measure (src/tools/membw.c); this file parses flags and prints markdown
+ * (default), CSV or JSON on stdout. Field names of CSV/JSON are llama-bench's where one
+ * exists (anchors.md §1.5), so its tooling reads them. */
 #include "commands.h"
-int cmd_bench(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "edgellm bench: not yet\n"); return 1; }
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_MODELS 16
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: edgellm bench -m MODEL.gguf [-m MODEL2.gguf ...] [options]\n"
+            "       edgellm bench --bandwidth [-t LIST]\n"
+            "\n"
+            "  -m, --model FILE      GGUF model (repeatable)\n"
+            "  -p, --n-prompt N      prompt-processing test pp<N>: one pass of N tokens (default 128, 0 = skip)\n"
+            "  -n, --n-gen N         text-generation test tg<N>: N single-token decodes (default 64, 0 = skip)\n"
+            "  -t, --threads LIST    thread counts, comma-separated (default: physical cores)\n"
+            "  -r, --repetitions N   runs per test (default 5), reported as mean ± stddev\n"
+            "  -o, --output FMT      md (default), csv or json\n"
+            "  --bandwidth           measure memory-read bandwidth (alone: print it and exit)\n"
+            "  --bw-gbps X           use X GB/s for the roofline instead of measuring\n"
+            "  --no-warmup           skip the warm-up run\n"
+            "  --no-cold             do not drop the file from the page cache before the first load\n");
+}
+
+typedef struct { int last; } bar_state;
+static int progress(void *user, double f, const char *what)
+{
+    (void)user;
+    fprintf(stderr, "\redgellm bench: %3.0f%% %-40.40s", f * 100.0, what ? what : "");
+    if (f >= 1.0) fprintf(stderr, "\r%*s\r", 60, "");
+    fflush(stderr);
+    return 0;
+}
+
+/* "a,b,c" of ints in [1, 64]; 0 or 2. */
+static int parse_list(const char *s, int *out, int *n)
+{
+    *n = 0;
+    const char *p = s;
+    while (*p) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 1 || v > 64 || (*end && *end != ',') || *n == EDGELLM_BENCH_MAX_THREADS_LIST) {
+            fprintf(stderr, "edgellm bench: -t expects comma-separated thread counts in [1, 64] (at most %d), got '%s'\n",
+                    EDGELLM_BENCH_MAX_THREADS_LIST, s);
+            return 2;
+        }
+        out[(*n)++] = (int)v;
+        p = *end ? end + 1 : end;
+    }
+    if (*n == 0) { fprintf(stderr, "edgellm bench: -t is empty\n"); return 2; }
+    return 0;
+}
+
+static void cpu_info(char *buf, size_t size)
+{
+    snprintf(buf, size, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return;
+    char line[512];
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "model name", 10)) {
+            char *c = strchr(line, ':');
+            if (c) {
+                c++;
+                while (*c == ' ') c++;
+                c[strcspn(c, "\n")] = 0;
+                snprintf(buf, size, "%s", c);
+            }
+            break;
+        }
+    fclose(f);
+}
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+/* TTFT of the pp test at the same thread count (tg rows carry it too). */
+static double ttft_for(const edgellm_bench_report *r, int n_threads)
+{
+    for (int i = 0; i < r->n_results; i++)
+        if (r->results[i].n_prompt > 0 && r->results[i].n_threads == n_threads) return r->results[i].ttft_ms;
+    return 0;
+}
+
+static void print_md_header(void)
+{
+    printf("| model | size | params | backend | threads | test | t/s | ttft ms | roofline |\n");
+    printf("| ----- | ---: | -----: | ------- | ------: | ---: | --: | ------: | -------: |\n");
+}
+
+static void print_md(const edgellm_bench_report *r)
+{
+    for (int i = 0; i < r->n_results; i++) {
+        const edgellm_bench_result *x = &r->results[i];
+        char roof[32] = "", ttft[32] = "";
+        if (x->n_gen > 0) snprintf(roof, sizeof roof, "%.1f %%", 100.0 * x->roofline_frac);
+        double t = ttft_for(r, x->n_threads);
+        if (t > 0) snprintf(ttft, sizeof ttft, "%.1f", t);
+        char params[32];
+        if (r->model_n_params >= 1000000000ull) snprintf(params, sizeof params, "%.2f B", (double)r->model_n_params / 1e9);
+        else snprintf(params, sizeof params, "%.2f M", (double)r->model_n_params / 1e6);
+        printf("| %s | %.2f MiB | %s | CPU | %d | %s | %.2f ± %.2f | %s | %s |\n", r->model_type,
+               (double)r->model_size / 1048576.0, params, x->n_threads, x->test, x->avg_ts,
+               x->stddev_ts, ttft, roof);
+    }
+}
+
+static void print_md_footer(const char *path, const edgellm_bench_report *r)
+{
+    printf("\n%s: load %.1f ms (%s), warm %.1f ms; peak RSS %.1f MiB; weights read per token %.1f MiB; "
+           "bandwidth %.2f GB/s (%s)\n",
+           path, r->load_ms, r->load_cold ? "cold: page cache dropped" : "page cache not dropped", r->load_warm_ms,
+           (double)r->peak_rss_bytes / 1048576.0, (double)r->weight_bytes_per_token / 1048576.0, r->bw_gbps,
+           r->bw_measured ? "measured" : "given");
+}
+
+static const char *csv_header =
+    "model_filename,model_type,model_size,model_n_params,cpu_info,backends,n_threads,n_prompt,n_gen,test,avg_ns,"
+    "stddev_ns,avg_ts,stddev_ts,samples_ts,load_ms,load_warm_ms,load_cold,ttft_ms,peak_rss_bytes,bytes_per_token,"
+    "bw_gbps,roofline_frac,test_time\n";
+
+static void print_csv(const char *path, const char *cpu, const char *when, const edgellm_bench_report *r)
+{
+    for (int i = 0; i < r->n_results; i++) {
+        const edgellm_bench_result *x = &r->results[i];
+        printf("\"%s\",\"%s\",%llu,%llu,\"%s\",CPU,%d,%d,%d,%s,%.0f,%.0f,%.6f,%.6f,\"", path, r->model_type,
+               (unsigned long long)r->model_size, (unsigned long long)r->model_n_params, cpu, x->n_threads,
+               x->n_prompt, x->n_gen, x->test, x->avg_ns, x->stddev_ns, x->avg_ts, x->stddev_ts);
+        for (int k = 0; k < x->n_reps && k < 32; k++) printf("%s%.6f", k ? ";" : "", x->samples_ts[k]);
+        printf("\",%.3f,%.3f,%d,%.3f,%llu,%llu,%.3f,%.6f,%s\n", r->load_ms, r->load_warm_ms, r->load_cold,
+               ttft_for(r, x->n_threads), (unsigned long long)r->peak_rss_bytes,
+               (unsigned long long)x->bytes_per_token, r->bw_gbps, x->n_gen > 0 ? x->roofline_frac : 0.0, when);
+    }
+}
+
+static void print_json(const char *path, const char *cpu, const char *when, const edgellm_bench_report *r, int *first)
+{
+    for (int i = 0; i < r->n_results; i++) {
+        const edgellm_bench_result *x = &r->results[i];
+        printf("%s  {\n    \"model_filename\": ", *first ? "" : ",\n");
+        *first = 0;
+        json_str(stdout, path);
+        printf(",\n    \"model_type\": ");
+        json_str(stdout, r->model_type);
+        printf(",\n    \"model_size\": %llu,\n    \"model_n_params\": %llu,\n    \"cpu_info\": ",
+               (unsigned long long)r->model_size, (unsigned long long)r->model_n_params);
+        json_str(stdout, cpu);
+        printf(",\n    \"backends\": \"CPU\",\n    \"type_k\": \"f32\",\n    \"type_v\": \"f32\",\n    \"use_mmap\": true,"
+               "\n    \"n_threads\": %d,\n    \"n_prompt\": %d,\n    \"n_gen\": %d,\n    \"n_depth\": 0,\n"
+               "    \"test\": \"%s\",\n    \"test_time\": \"%s\",\n    \"avg_ns\": %.0f,\n    \"stddev_ns\": %.0f,\n"
+               "    \"avg_ts\": %.6f,\n    \"stddev_ts\": %.6f,\n    \"samples_ts\": [",
+               x->n_threads, x->n_prompt, x->n_gen, x->test, when, x->avg_ns, x->stddev_ns, x->avg_ts, x->stddev_ts);
+        for (int k = 0; k < x->n_reps && k < 32; k++) printf("%s%.6f", k ? ", " : "", x->samples_ts[k]);
+        double t = ttft_for(r, x->n_threads);
+        printf("],\n    \"load_ms\": %.3f,\n    \"load_warm_ms\": %.3f,\n    \"load_cold\": %s,\n    \"ttft_ms\": ",
+               r->load_ms, r->load_warm_ms, r->load_cold ? "true" : "false");
+        if (t > 0) printf("%.3f", t);
+        else printf("null");
+        printf(",\n    \"peak_rss_bytes\": %llu,\n    \"bytes_per_token\": %llu,\n    \"bw_gbps\": %.3f,\n"
+               "    \"roofline_frac\": ",
+               (unsigned long long)r->peak_rss_bytes, (unsigned long long)x->bytes_per_token, r->bw_gbps);
+        if (x->n_gen > 0) printf("%.6f\n  }", x->roofline_frac);
+        else printf("null\n  }");
+    }
+}
+
+/* Measure and print the bandwidth for each thread count; *gbps = the value at the
+ * default (all physical cores, or the largest count given). Returns 0 or 1. */
+static int measure_bandwidth(const int *threads, int n, int print, double *gbps)
+{
+    int list[EDGELLM_BENCH_MAX_THREADS_LIST + 1], m = 0;
+    for (int i = 0; i < n; i++) list[m++] = threads[i];
+    if (m == 0) list[m++] = 0;   /* physical cores */
+    *gbps = 0;
+    for (int i = 0; i < m; i++) {
+        edgellm_membw_params p = edgellm_membw_default_params();
+        p.n_threads = list[i];
+        edgellm_membw_result r;
+        edgellm_error err = {0};
+        if (edgellm_membw_measure(&p, &r, &err) != EDGELLM_OK) { cli_print_error("bench", &err); return 1; }
+        if (print)
+            printf("memory read bandwidth: %.2f GB/s best, %.2f GB/s mean (%d thread%s, %d runs, %.0f MiB buffer)\n",
+                   r.best_gbps, r.mean_gbps, r.n_threads, r.n_threads == 1 ? "" : "s", r.n_runs,
+                   (double)r.buffer_bytes / 1048576.0);
+        if (r.best_gbps > *gbps) *gbps = r.best_gbps;
+    }
+    return 0;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    edgellm_bench_params p = edgellm_bench_default_params();
+    const char *models[MAX_MODELS];
+    int n_models = 0, bandwidth = 0;
+    const char *fmt = "md";
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        long v;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
+        if (!strcmp(a, "--bandwidth")) { bandwidth = 1; continue; }
+        if (!strcmp(a, "--no-warmup")) { p.warmup = 0; continue; }
+        if (!strcmp(a, "--no-cold")) { p.cold_load = 0; continue; }
+        const int takes = !strcmp(a, "-m") || !strcmp(a, "--model") || !strcmp(a, "-p") || !strcmp(a, "--n-prompt") ||
+                          !strcmp(a, "-n") || !strcmp(a, "--n-gen") || !strcmp(a, "-t") || !strcmp(a, "--threads") ||
+                          !strcmp(a, "-r") || !strcmp(a, "--repetitions") || !strcmp(a, "-o") ||
+                          !strcmp(a, "--output") || !strcmp(a, "--bw-gbps");
+        if (!takes) { fprintf(stderr, "edgellm bench: unknown option '%s'\n", a); usage(stderr); return 2; }
+        if (!val) { fprintf(stderr, "edgellm bench: %s needs a value\n", a); usage(stderr); return 2; }
+        i++;
+        if (!strcmp(a, "-m") || !strcmp(a, "--model")) {
+            if (n_models == MAX_MODELS) { fprintf(stderr, "edgellm bench: at most %d models\n", MAX_MODELS); return 2; }
+            models[n_models++] = val;
+        } else if (!strcmp(a, "-p") || !strcmp(a, "--n-prompt")) {
+            if (cli_parse_int("bench", a, val, 0, 1 << 20, &v)) return 2;
+            p.n_prompt = (int)v;
+        } else if (!strcmp(a, "-n") || !strcmp(a, "--n-gen")) {
+            if (cli_parse_int("bench", a, val, 0, 1 << 20, &v)) return 2;
+            p.n_gen = (int)v;
+        } else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) {
+            if (parse_list(val, p.threads, &p.n_threads_list)) return 2;
+        } else if (!strcmp(a, "-r") || !strcmp(a, "--repetitions")) {
+            if (cli_parse_int("bench", a, val, 1, 1000, &v)) return 2;
+            p.n_reps = (int)v;
+        } else if (!strcmp(a, "--bw-gbps")) {
+            if (cli_parse_float("bench", a, val, &p.bw_gbps)) return 2;
+            if (!(p.bw_gbps > 0)) { fprintf(stderr, "edgellm bench: --bw-gbps must be > 0\n"); return 2; }
+        } else {
+            if (strcmp(val, "md") && strcmp(val, "csv") && strcmp(val, "json")) {
+                fprintf(stderr, "edgellm bench: -o expects md, csv or json, got '%s'\n", val);
+                return 2;
+            }
+            fmt = val;
+        }
+    }
+    if (n_models == 0 && !bandwidth) {
+        fprintf(stderr, "edgellm bench: give -m MODEL.gguf (or --bandwidth)\n");
+        usage(stderr);
+        return 2;
+    }
+    if (p.n_prompt == 0 && p.n_gen == 0 && n_models) {
+        fprintf(stderr, "edgellm bench: -p 0 and -n 0 leave nothing to measure\n");
+        return 2;
+    }
+    if (bandwidth) {
+        double gbps;
+        /* alone: the table goes to stdout; with models: a note on stderr, value used below */
+        if (n_models == 0) return measure_bandwidth(p.threads, p.n_threads_list, 1, &gbps);
+        if (!(p.bw_gbps > 0)) {
+            if (measure_bandwidth(NULL, 0, 0, &gbps)) return 1;
+            p.bw_gbps = gbps;
+            fprintf(stderr, "edgellm bench: memory read bandwidth %.2f GB/s\n", gbps);
+        }
+    }
+    if (isatty(fileno(stderr))) p.progress = progress;
+
+    char cpu[128], when[32];
+    cpu_info(cpu, sizeof cpu);
+    time_t now = time(NULL);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    int first = 1, rc = 0;
+    edgellm_bench_report *reps = calloc((size_t)n_models, sizeof *reps);
+    if (!reps) { fprintf(stderr, "edgellm bench: out of memory\n"); return 1; }
+    if (!strcmp(fmt, "json")) printf("[\n");
+    else if (!strcmp(fmt, "csv")) fputs(csv_header, stdout);
+    else print_md_header();
+    for (int mi = 0; mi < n_models; mi++) {
+        edgellm_error err = {0};
+        if (edgellm_bench(models[mi], &p, &reps[mi], &err) != EDGELLM_OK) {
+            if (p.progress) fprintf(stderr, "\n");
+            cli_print_error("bench", &err);
+            rc = 1;
+            break;
+        }
+        if (!(p.bw_gbps > 0) && reps[mi].bw_measured) p.bw_gbps = reps[mi].bw_gbps;   /* measure once */
+        if (!strcmp(fmt, "json")) print_json(models[mi], cpu, when, &reps[mi], &first);
+        else if (!strcmp(fmt, "csv")) print_csv(models[mi], cpu, when, &reps[mi]);
+        else print_md(&reps[mi]);
+        fflush(stdout);
+    }
+    if (!strcmp(fmt, "json")) printf("\n]\n");
+    else if (!strcmp(fmt, "md"))
+        for (int mi = 0; mi < n_models && !rc; mi++) print_md_footer(models[mi], &reps[mi]);
+    free(reps);
+    return rc;
+}

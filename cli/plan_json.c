@@ -257,6 +257,41 @@ static const char *verdict_name(edgellm_plan_verdict v)
 
 #define KEY(name) fprintf(f, "%s\"%s\": ", sep, name), sep = ", "
 
+edgellm_status cli_plan_write_eval(const char *path, const char *model, const char *reference, const char *text,
+                                   int n_ctx, const edgellm_plan_quality *q, const uint64_t *size_bytes,
+                                   const double *bpw, int n, edgellm_error *err)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) return set_err(err, EDGELLM_ERR_IO, "%s: %s", path, "cannot create the .tmp file next to it");
+    fputs("{\"format\": \"edgellm-eval-results\", \"version\": 1, \"model\": ", f);
+    jstr(f, model ? model : "");
+    fputs(", \"reference\": ", f);
+    jstr(f, reference ? reference : "");
+    fputs(", \"text\": ", f);
+    jstr(f, text ? text : "");
+    fprintf(f, ", \"n_ctx\": %d, \"results\": [", n_ctx);
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "%s\n  {\"type\": ", i ? "," : "");
+        jstr(f, q[i].type);
+        if (size_bytes) fprintf(f, ", \"size_bytes\": %llu", (unsigned long long)size_bytes[i]);
+        if (bpw) fputs(", \"bpw\": ", f), jnum(f, bpw[i]);
+        fputs(", \"delta_ppl_pct\": ", f), jnum(f, q[i].delta_ppl_pct);
+        fputs(", \"kld_mean\": ", f), jnum(f, q[i].kld);
+        fputs(", \"top1_pct\": ", f), jnum(f, q[i].top1_pct);
+        fputc('}', f);
+    }
+    fputs("\n]}\n", f);
+    int bad = ferror(f);
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path) != 0) {
+        remove(tmp);
+        return set_err(err, EDGELLM_ERR_IO, "%s: %s", path, "cannot write");
+    }
+    return EDGELLM_OK;
+}
+
 static void write_model(FILE *f, const edgellm_plan_model *m)
 {
     const char *sep = "";

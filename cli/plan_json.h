@@ -33,6 +33,15 @@ edgellm_status cli_plan_read_devices(const char *path, edgellm_plan_device **out
  * Only results[].type is required. *out is malloc'ed (free()). */
 edgellm_status cli_plan_read_eval(const char *path, edgellm_plan_quality **out, int *n, edgellm_error *err);
 
+/* Write an "edgellm-eval-results" file (the format above) for `edgellm eval sweep`: one
+ * result per entry of q (type, delta_ppl_pct, kld -> kld_mean, top1_pct; NaN -> null);
+ * size_bytes and bpw may be NULL (then omitted). Written to PATH.tmp, then renamed.
+ * Convention: PATH = the reference model's path with ".gguf" replaced by ".eval.json",
+ * which `edgellm plan --model REF.gguf` picks up. Statuses: EDGELLM_ERR_IO. */
+edgellm_status cli_plan_write_eval(const char *path, const char *model, const char *reference, const char *text,
+                                   int n_ctx, const edgellm_plan_quality *q, const uint64_t *size_bytes,
+                                   const double *bpw, int n, edgellm_error *err);
+
 /* The report (and the matrix, when not NULL) as one JSON object. */
 void cli_plan_write_json(FILE *f, const edgellm_plan_report *r, const cli_plan_matrix *mx);
 

@@ -14,3 +14,8 @@ find_program(EDGELLM_QEMU_AARCH64 qemu-aarch64)
 if(EDGELLM_QEMU_AARCH64)
   set(CMAKE_CROSSCOMPILING_EMULATOR ${EDGELLM_QEMU_AARCH64} -L ${EDGELLM_ARM_SYSROOT})
 endif()
+# gcc 12.2's aarch64 back end hits an internal compiler error (vect_transform_reduction)
+# vectorizing fmax() reductions of doubles (tests/test_forward.c, at -O2 and -O3): the
+# cross build turns the loop vectorizer off (the NEON kernels are explicit intrinsics;
+# straight-line SLP vectorization stays on).
+set(CMAKE_C_FLAGS_INIT "-fno-tree-loop-vectorize")

@@ -10,9 +10,10 @@
  * command from COMMANDS (the last entry means "use the first argument as the command").
  * The arguments are made harmless before the call, so that parsing is what is exercised,
  * not real work:
- *   - every argument that contains '/' becomes a path that does not exist, and the
- *     process runs in an empty temporary directory, so model, prompt, JSON and output
- *     files are never found or written;
+ *   - every argument that contains '/', and the value of every output flag (-o,
+ *     --output, --out, --report), becomes a path in a directory that does not exist, and
+ *     the process runs in an empty temporary directory, so model, prompt and JSON files
+ *     are never found and outputs never written (`synth` fails before generating);
  *   - the device name "host" (a ~1 s bandwidth measurement) becomes "phone-mid";
  *   - stdin and stdout are /dev/null.
  * The commands print their error lines to stderr; run.sh passes -close_fd_mask=3 to keep
@@ -29,6 +30,13 @@ static const char *const COMMANDS[] = {
 #define N_COMMANDS ((int)(sizeof COMMANDS / sizeof COMMANDS[0]))
 #define MAX_ARGS 24
 #define MAX_ARG_LEN 512
+
+/* Flags whose value is a file to write: their value is always replaced by a path in a
+ * directory that does not exist (the writer fails before any work; see gguf_write.c). */
+static int is_output_flag(const char *a)
+{
+    return !strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--out") || !strcmp(a, "--report");
+}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -59,7 +67,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t keep = len < MAX_ARG_LEN ? len : MAX_ARG_LEN;
         memcpy(store[k], data + pos, keep);
         store[k][keep] = 0;
-        if (memchr(store[k], '/', keep)) strcpy(store[k], "/nonexistent/edgellm-fuzz");
+        if (memchr(store[k], '/', keep) || is_output_flag(argv[argc - 1]))
+            strcpy(store[k], "/nonexistent/edgellm-fuzz");
         else if (!strcmp(store[k], "host")) strcpy(store[k], "phone-mid");
         argv[argc++] = store[k];
         pos += len + 1;

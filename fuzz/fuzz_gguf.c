@@ -30,7 +30,7 @@ static void walk_metadata(const edgellm_gguf *g)
         edgellm_gguf_format_value(g, i, buf, sizeof buf);
         FUZZ_ASSERT(memchr(buf, 0, sizeof buf) != NULL, "format_value not terminated");
         (void)edgellm_gguf_kv_data(g, i);
-        if (k.len > 200) continue;
+        if (k.len > 200 || memchr(k.ptr, 0, k.len)) continue;   /* a C string cannot name it */
         char key[256];
         memcpy(key, k.ptr, k.len);
         key[k.len] = 0;
@@ -74,7 +74,7 @@ static void walk_tensors(const edgellm_gguf *g, const uint8_t *data, size_t size
         FUZZ_ASSERT(p >= data && p <= data + size && t->size_bytes <= (uint64_t)(data + size - p),
                     "tensor %lld data outside the buffer", (long long)i);
         if (t->size_bytes) { volatile uint8_t x = p[t->size_bytes - 1]; (void)x; }
-        if (t->name.len < 200) {
+        if (t->name.len < 200 && !memchr(t->name.ptr, 0, t->name.len)) {
             char name[256];
             memcpy(name, t->name.ptr, t->name.len);
             name[t->name.len] = 0;
@@ -89,6 +89,7 @@ static void try_tokenizer(const edgellm_gguf *g)
     edgellm_tokenizer *t = NULL;
     edgellm_error err = {0};
     edgellm_status s = edgellm_tokenizer_from_gguf(g, &t, &err);
+    fuzz_trace("tokenizer", s, &err);
     fuzz_check_error(s, &err);
     if (s != EDGELLM_OK) { FUZZ_ASSERT(t == NULL, "handle on failure"); return; }
     static const char text[] = "Hello world, caf\xc3\xa9 <s> 123\n\xff\xfe";
@@ -120,6 +121,7 @@ static void try_model(const uint8_t *data, size_t size)
     edgellm_model *m = NULL;
     edgellm_error err = {0};
     edgellm_status s = edgellm_model_load(path, &mp, &m, &err);
+    fuzz_trace("model", s, &err);
     fuzz_check_error(s, &err);
     if (s != EDGELLM_OK) { FUZZ_ASSERT(m == NULL, "model handle on failure"); return; }
     edgellm_model_info info;
@@ -133,6 +135,7 @@ static void try_model(const uint8_t *data, size_t size)
     if (s == EDGELLM_OK) {
         int32_t tok[2] = {0, info.n_vocab - 1};
         s = edgellm_decode(c, tok, 2, NULL, &err);
+        fuzz_trace("decode", s, &err);
         fuzz_check_error(s, &err);
         edgellm_ctx_free(c);
     }
@@ -145,6 +148,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     edgellm_gguf *g = NULL;
     edgellm_error err = {0};
     edgellm_status s = edgellm_gguf_open_memory(data, size, "fuzz.gguf", &g, &err);
+    fuzz_trace("open", s, &err);
     fuzz_check_error(s, &err);
     if (s != EDGELLM_OK) {
         FUZZ_ASSERT(g == NULL, "handle on failure");

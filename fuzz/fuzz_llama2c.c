@@ -37,6 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         int n_vocab = 1 + ((int)data[1] | (int)data[2] << 8);
         s = edgellm_llama2c_parse_tokenizer_memory(data + 3, size - 3, n_vocab, "fuzz.tok", &err);
     }
+    fuzz_trace("llama2c", s, &err);
     fuzz_check_error(s, &err);
     if (s != EDGELLM_OK) FUZZ_ASSERT(strstr(err.msg, "fuzz.") != NULL, "message does not name the input: %s", err.msg);
     FUZZ_ASSERT(edgellm_test_live_allocs() == live, "leaked %ld blocks", edgellm_test_live_allocs() - live);

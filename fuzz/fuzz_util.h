@@ -28,6 +28,14 @@ static inline int fuzz_status_ok(edgellm_status s)
            s == EDGELLM_ERR_NOT_FOUND || s == EDGELLM_ERR_CTX_FULL;
 }
 
+/* FUZZ_VERBOSE=1 in the environment: print every status (to check that seeds get deep). */
+static inline void fuzz_trace(const char *what, edgellm_status s, const edgellm_error *err)
+{
+    static int verbose = -1;
+    if (verbose < 0) verbose = getenv("FUZZ_VERBOSE") != NULL;
+    if (verbose) fprintf(stderr, "  %-10s %-24s %s\n", what, edgellm_status_name(s), s ? err->msg : "");
+}
+
 /* A failed call must leave a message. */
 static inline void fuzz_check_error(edgellm_status s, const edgellm_error *err)
 {

@@ -663,9 +663,9 @@ typedef struct {
 } edgellm_bench_result;
 
 typedef struct {
-    char     model_type[64];   /* llama-bench style: "llama 1.1B Q4_0"                     */
-    char     arch[16];
-    char     ftype[32];        /* "Q4_0", "Q4_K_M", "I4_G128_SYM", "mixed"                 */
+    char     model_type[128];  /* llama-bench style: "llama 1.1B Q4_0"                     */
+    char     arch[32];
+    char     ftype[64];        /* "Q4_0", "Q4_K_M", "i4 g128 sym", or the dominant type    */
     uint64_t model_size;       /* bytes of tensor data                                     */
     uint64_t model_n_params;
     uint64_t weight_bytes_per_token;   /* weights read per decoded token (see bench.c)     */

@@ -11,7 +11,10 @@ if ! command -v aarch64-linux-gnu-gcc >/dev/null || ! command -v qemu-aarch64 >/
     apt-get update -qq && apt-get install -y -qq gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user >/dev/null
 fi
 SHARED="${EDGELLM_SHARED_DIR:-$(pwd)/../shared}"
-cmake -S . -B build-arm -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-toolchain.cmake \
-      -DEDGELLM_SHARED_DIR="$SHARED" >/dev/null
+TOOLCHAIN=""
+[ -f build-arm/CMakeCache.txt ] || TOOLCHAIN="-DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-toolchain.cmake"
+cmake -S . -B build-arm -DCMAKE_BUILD_TYPE=Release $TOOLCHAIN -DEDGELLM_SHARED_DIR="$SHARED" >/dev/null
 cmake --build build-arm -j"$(nproc)" >/dev/null
+# tests that start a child of their own binary run it through the emulator too
+export EDGELLM_TEST_EMULATOR="qemu-aarch64 -L /usr/aarch64-linux-gnu"
 cd build-arm && ctest --output-on-failure -j"$(nproc)" "$@"

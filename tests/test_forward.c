@@ -354,6 +354,7 @@ typedef struct {
     const char *arch;
     int n_embd, n_head, n_head_kv, n_ff, n_layer;
     long long block_count_key;      /* value written for block_count (0: n_layer)  */
+    int expert_count;               /* written when > 0 (MoE: unsupported)         */
     bool with_output;
     const char *wrong_shape;        /* this tensor gets one row too many           */
     const char *omit;               /* this tensor is left out                     */
@@ -395,6 +396,7 @@ static const char *write_synth(const synth *s, const char *name)
     SETU("attention.head_count", s->n_head);
     SETU("attention.head_count_kv", s->n_head_kv);
     SETU("rope.dimension_count", s->n_embd / s->n_head);
+    if (s->expert_count > 0) SETU("expert_count", s->expert_count);
     snprintf(key, sizeof key, "%s.attention.layer_norm_rms_epsilon", s->arch);
     edgellm_gguf_writer_set_f32(w, key, 1e-5f);
 #undef SETU
@@ -450,7 +452,7 @@ static const char *write_synth(const synth *s, const char *name)
     return rc == EDGELLM_OK ? p : NULL;
 }
 
-static const synth good = {"llama", 16, 4, 2, 24, 2, 0, true, NULL, NULL, 0, NULL};
+static const synth good = {"llama", 16, 4, 2, 24, 2, 0, 0, true, NULL, NULL, 0, NULL};
 
 /* Load path, expect status; the message must contain each non-NULL needle. */
 static void expect_load(const char *path, edgellm_status want, const char *n1, const char *n2, const char *n3)
@@ -513,6 +515,9 @@ static void test_synthetic_models_load_or_fail_clearly(void)
     s = good;
     s.i32_tensor = "output_norm.weight";
     expect_load(write_synth(&s, "i32norm.gguf"), EDGELLM_ERR_UNSUPPORTED, "output_norm.weight", "F32", NULL);
+    s = good;
+    s.expert_count = 8;
+    expect_load(write_synth(&s, "moe.gguf"), EDGELLM_ERR_UNSUPPORTED, "expert_count = 8", NULL, NULL);
     s = good;
     s.block_count_key = 4000000000LL;                    /* absurd: refused before allocating */
     expect_load(write_synth(&s, "layers.gguf"), EDGELLM_ERR_FORMAT, "block_count", NULL, NULL);

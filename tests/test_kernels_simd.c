@@ -435,14 +435,16 @@ static void test_dispatch_env(void)
     ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
     if (len <= 0) { fprintf(stderr, "   SKIP: no /proc/self/exe\n"); test_skipped++; return; }
     self[len] = 0;
-    snprintf(cmd, sizeof cmd, "'%s' --print-level", self);
+    /* a cross build runs its children through the emulator scripts/test-arm.sh names */
+    const char *emu = getenv("EDGELLM_TEST_EMULATOR") ? getenv("EDGELLM_TEST_EMULATOR") : "";
+    snprintf(cmd, sizeof cmd, "%s '%s' --print-level", emu, self);
     if (run_capture(cmd, out, sizeof out) != 0) {   /* e.g. a cross binary that only runs under qemu */
         fprintf(stderr, "   SKIP: cannot run a child of this binary\n");
         test_skipped++;
         return;
     }
     for (int l = 0; l < N_LEVELS; l++) {
-        snprintf(cmd, sizeof cmd, "EDGELLM_KERNELS=%s '%s' --print-level", all_levels[l], self);
+        snprintf(cmd, sizeof cmd, "EDGELLM_KERNELS=%s %s '%s' --print-level", all_levels[l], emu, self);
         CHECK_EQ(run_capture(cmd, out, sizeof out), 0);
         out[strcspn(out, "\n")] = 0;
         /* a level the CPU lacks is capped to the best one it runs */

@@ -17,6 +17,9 @@
 #ifdef EDGELLM_HAVE_CJSON
 #include <cjson/cJSON.h>
 #endif
+/* The CLI's JSON glue is not in the library: compile it into this test to round-trip the
+ * eval-results format (writer and reader). */
+#include "../cli/plan_json.c"
 
 #define GIB (1ull << 30)
 #define MIB (1ull << 20)
@@ -752,6 +755,53 @@ static void test_plan_cli_device_and_eval_files(void)
 #endif
 }
 
+static void test_plan_eval_results_round_trip(void)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/ref.eval.json", test_tmpdir());
+    edgellm_plan_quality q[2];
+    memset(q, 0, sizeof q);
+    snprintf(q[0].type, sizeof q[0].type, "F32");
+    q[0].delta_ppl_pct = 0; q[0].kld = 0; q[0].top1_pct = 100;
+    snprintf(q[1].type, sizeof q[1].type, "I4_G64_ASYM");
+    q[1].delta_ppl_pct = 3.25; q[1].kld = 0.0421; q[1].top1_pct = NAN;
+    uint64_t sizes[2] = {1171200, 190000};
+    double bpw[2] = {32.0, 4.8};
+    CHECK_OK(cli_plan_write_eval(path, "ref.gguf", "ref.gguf", "val \"head\".txt", 256, q, sizes, bpw, 2, NULL));
+#ifndef EDGELLM_HAVE_CJSON
+    fprintf(stderr, "   SKIP: reading needs cJSON (libcjson-dev)\n");
+    test_skipped++;
+#else
+    edgellm_plan_quality *back = NULL;
+    int n = 0;
+    edgellm_error err = {0};
+    CHECK_OK(cli_plan_read_eval(path, &back, &n, &err));
+    CHECK_EQ(n, 2);
+    if (n == 2) {
+        CHECK(!strcmp(back[1].type, "I4_G64_ASYM"));
+        CHECK_NEAR(back[1].delta_ppl_pct, 3.25, 1e-9);
+        CHECK_NEAR(back[1].kld, 0.0421, 1e-9);
+        CHECK(isnan(back[1].top1_pct));
+        CHECK_NEAR(back[0].top1_pct, 100, 0);
+        CHECK(strstr(back[0].source, "ref.eval.json") != NULL);
+    }
+    free(back);
+    /* the CLI picks MODEL.eval.json up by itself when planning MODEL.gguf */
+    const char *gguf = shared_path("models/stories260K/stories260K.gguf");
+    if (gguf) {
+        char model[512], ev[600], cmd[1200];
+        snprintf(model, sizeof model, "%s/ref.gguf", test_tmpdir());
+        snprintf(ev, sizeof ev, "%s/ref.eval.json", test_tmpdir());
+        snprintf(cmd, sizeof cmd, "cp '%s' '%s'", gguf, model);
+        CHECK_EQ(system(cmd), 0);
+        snprintf(cmd, sizeof cmd, "--model %s --device pi5-8gb --types i4_g64_asym --json", model);
+        CHECK_EQ(cli(cmd), 0);
+        CHECK(strstr(out, "\"kld\": 0.0421") != NULL);
+        CHECK(strstr(out, "edgellm eval: ") != NULL);
+    }
+#endif
+}
+
 int main(void)
 {
     RUN(test_plan_kv_llama2_7b_f16_is_one_gib);
@@ -782,5 +832,6 @@ int main(void)
     RUN(test_plan_cli_no_arguments);
     RUN(test_plan_cli_json_matches_schema);
     RUN(test_plan_cli_device_and_eval_files);
+    RUN(test_plan_eval_results_round_trip);
     return test_summary();
 }

@@ -541,6 +541,28 @@ static void test_tokenizer_invalid_utf8_roundtrip(void)
     }
 }
 
+/* GPT-NeoX's vocabulary (mpt) has no token for the bytes C0, C1, F5..FF: they are dropped
+ * (never replaced by its "unknown" id, which is <|endoftext|>). */
+static void test_tokenizer_bpe_missing_byte_dropped(void)
+{
+    NEED_SHARED(mpt, "data/vocab/ggml-vocab-mpt.gguf");
+    edgellm_tokenizer *t = load_vocab(mpt);
+    CHECK(t != NULL);
+    if (!t) return;
+    int n = -1;
+    int32_t *ids = encode(t, "\xFF", 1, 0, &n);
+    CHECK(ids && n == 0);
+    free(ids);
+    ids = encode(t, "a\xC0" "b", 3, 0, &n);
+    size_t dlen = 0;
+    char *back = ids ? decode(t, ids, n, &dlen) : NULL;
+    CHECK(back && !strcmp(back, "ab"));
+    for (int i = 0; ids && i < n; i++) CHECK(ids[i] != 0);
+    edgellm_free(back);
+    free(ids);
+    edgellm_tokenizer_free(t);
+}
+
 static void test_tokenizer_empty_text(void)
 {
     NEED_SHARED(spm, "data/vocab/ggml-vocab-llama-spm.gguf");
@@ -806,6 +828,7 @@ int main(void)
     RUN(test_tokenizer_max_tokens);
     RUN(test_tokenizer_user_defined_tokens);
     RUN(test_tokenizer_invalid_utf8_roundtrip);
+    RUN(test_tokenizer_bpe_missing_byte_dropped);
     RUN(test_tokenizer_empty_text);
     RUN(test_tokenizer_long_text_is_fast);
     RUN(test_tokenizer_malformed_metadata);

@@ -135,6 +135,12 @@ static edgellm_status read_hparams(loader *L)
         return edgellm_fail(L->err, EDGELLM_ERR_FORMAT,
                             "%s: %s.attention.head_count %d is not a multiple of head_count_kv %d", L->path, L->arch,
                             hp->n_head, hp->n_head_kv);
+    int n_expert = 0;   /* Mixtral-style MoE files say "llama" but carry expert tensors */
+    if ((rc = get_int(L, "expert_count", false, 0, 0, 1 << 16, &n_expert))) return rc;
+    if (n_expert > 0)
+        return edgellm_fail(L->err, EDGELLM_ERR_UNSUPPORTED,
+                            "%s: mixture-of-experts models (%s.expert_count = %d) are not supported", L->path, L->arch,
+                            n_expert);
     hp->head_dim = hp->n_embd / hp->n_head;
     hp->kv_dim = hp->n_head_kv * hp->head_dim;
     if ((rc = get_int(L, "rope.dimension_count", false, hp->head_dim, 2, hp->head_dim, &hp->rope_dim))) return rc;

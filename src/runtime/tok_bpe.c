@@ -178,10 +178,12 @@ static bool encode_word(const edgellm_tokenizer *t, const unsigned char *w, size
         sym[right].prev = -2;
         if (!queue_pair(t, sym, l->prev, h, false) || !queue_pair(t, sym, left, h, false)) return false;
     }
-    for (int32_t i = 0; i >= 0; i = sym[i].next) {
-        int32_t id = sym[i].id >= 0 ? sym[i].id : t->unk;   /* a byte the vocab lacks */
-        if (id >= 0 && !edgellm_tok_vec_push(out, id)) return false;
-    }
+    /* A byte whose character the vocabulary lacks (GPT-NeoX and Falcon have none for C0,
+     * C1, F5..FF, bytes that never occur in valid UTF-8) is dropped, as llama.cpp does:
+     * the "unknown" id of these vocabs is often <|endoftext|>, which must not appear
+     * mid-text. */
+    for (int32_t i = 0; i >= 0; i = sym[i].next)
+        if (sym[i].id >= 0 && !edgellm_tok_vec_push(out, sym[i].id)) return false;
     return true;
 }
 

@@ -12,8 +12,9 @@
  *      symbol of its own).
  *   3. Repeatedly merge the adjacent pair whose concatenation is a vocabulary token with
  *      the highest score (tokenizer.ggml.scores); on equal scores the leftmost pair wins.
- *      Pairs wait in a max-heap keyed (score, -left); merging updates a doubly linked list
- *      of symbols and pushes the two new neighbour pairs, so the whole pass is
+ *      Pairs wait in a min-heap of 64-bit keys (score order inverted << 32 | left);
+ *      merging updates a doubly linked list of symbols and pushes the two new neighbour
+ *      pairs, so the whole pass is
  *      O(n log n) in the text length. Heap entries made stale by an earlier merge are
  *      recognised when popped and skipped. Words are merged one at a time when the
  *      vocabulary allows it (see spm_word_cuts), which keeps the heap small.
@@ -32,10 +33,12 @@ typedef struct {
     int32_t prev, next;       /* neighbours in the list, -1 at the ends               */
 } spm_symbol;
 
-/* Order-preserving map of a float score to uint32 (IEEE-754 bits, negatives flipped). */
+/* Order-preserving map of a float score to uint32 (IEEE-754 bits, negatives flipped;
+ * -0 counts as +0 so that equal scores tie). Scores are never NaN (checked at load). */
 static uint32_t score_order(float f)
 {
     uint32_t u;
+    if (f == 0.0f) f = 0.0f;
     memcpy(&u, &f, 4);
     return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
 }

@@ -5,8 +5,9 @@
 
 /* Build the tokenizer from the tokenizer.ggml.* metadata of g. Copies what it needs: the
  * result does not borrow from g. EDGELLM_ERR_FORMAT for missing/inconsistent metadata,
- * EDGELLM_ERR_UNSUPPORTED for an unknown tokenizer.ggml.model. Free with
- * edgellm_tokenizer_free. */
+ * EDGELLM_ERR_UNSUPPORTED for an absent or unknown tokenizer.ggml.model (e.g. "bert") or
+ * an unknown tokenizer.ggml.pre; EDGELLM_ERR_NOMEM. Free with edgellm_tokenizer_free.
+ * The tokenizer is read-only once built: one may be used from several threads at once. */
 edgellm_status edgellm_tokenizer_from_gguf(const edgellm_gguf *g, edgellm_tokenizer **out, edgellm_error *err);
 
 /* Decode a whole sequence ids[0..n_ids) into *out (NUL-terminated, *out_len bytes without

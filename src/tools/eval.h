@@ -66,6 +66,11 @@ static inline int32_t edgellm_eval_target(const edgellm_eval_runner *r, const ed
     return r->win[pl->first + i + 1];
 }
 
+/* Fill a perplexity block from sums of nll and nll^2 over n predictions (eval_ppl.c);
+ * r (may be NULL) gives the timing. */
+void edgellm_eval_fill_ppl(edgellm_eval_ppl_result *out, const edgellm_eval_plan *pl, int n_windows, double s_nll,
+                           double s2_nll, int64_t n, const edgellm_eval_runner *r);
+
 /* -------------------------------------------------------------------- helpers ---- */
 
 /* ln sum exp(x[i]) over n floats, in double (max-shifted). */
@@ -109,10 +114,11 @@ typedef struct {
 /* Saved-logits file (eval_logits.c). */
 typedef struct edgellm_eval_logits_file edgellm_eval_logits_file;
 
-/* Open a logits file and check it against the plan's text/tokenizer, the model under test
- * and params: a mismatch is EDGELLM_ERR_MISUSE naming the field and both values. */
-edgellm_status edgellm_eval_logits_open(const char *path, const edgellm_model *m, const edgellm_eval_params *p,
-                                        edgellm_eval_logits_file **out, edgellm_error *err);
+/* Open a logits file, validate its header and size, and check it against the model under
+ * test (tokenizer and shape): a mismatch is EDGELLM_ERR_MISUSE naming the field and both
+ * values; a damaged file is EDGELLM_ERR_FORMAT. */
+edgellm_status edgellm_eval_logits_open(const char *path, const edgellm_model *m, edgellm_eval_logits_file **out,
+                                        edgellm_error *err);
 /* The window layout the file was saved with (n_ctx, stride, windows). */
 void edgellm_eval_logits_layout(const edgellm_eval_logits_file *f, int *n_ctx, int *stride, int *n_windows, int *top_k);
 /* Check the plan (text tokens) against the file's header. */

@@ -169,6 +169,9 @@ edgellm_status edgellm_membw_measure(const edgellm_membw_params *params, edgellm
     double best_ms = 0, sum_gbps = 0;
     int runs = 0;
     edgellm_status rc = EDGELLM_OK;
+    /* what is left of the budget after the fill, but at least 30 % of it for runs */
+    double t_runs = edgellm_time_ms();
+    double run_budget = EDGELLM_MAX((double)p.max_ms - (t_runs - t_start), 0.3 * p.max_ms);
     while (runs < MEMBW_MAX_RUNS) {
         double ms = membw_run(buf, n_vec, n_threads, &sink);
         if (ms < 0) { rc = edgellm_fail(err, EDGELLM_ERR_IO, "membw: could not start %d threads", n_threads); break; }
@@ -176,8 +179,8 @@ edgellm_status edgellm_membw_measure(const edgellm_membw_params *params, edgellm
         if (runs == 0 || ms < best_ms) best_ms = ms;
         sum_gbps += (double)read_bytes / (ms * 1e-3) / 1e9;
         runs++;
-        double spent = edgellm_time_ms() - t_start;
-        if (runs >= 3 && spent + ms > (double)p.max_ms) break;
+        double spent = edgellm_time_ms() - t_runs;
+        if (runs >= 3 && spent + ms > run_budget) break;
     }
     edgellm_free(buf);
     if (rc != EDGELLM_OK) return rc;

@@ -1,0 +1,366 @@
+/*
+ * bench.c — edgellm_bench (`edgellm bench`): prompt-processing and text-generation speed,
+ * time to first token, load time, peak memory, and decode speed as a fraction of the
+ * memory-bandwidth roofline.
+ *
+ * Conventions follow llama-bench (ggml-org/llama.cpp tools/llama-bench/README.md, summarised
+ * in anchors.md §1.5):
+ *   pp<N>  one edgellm_decode of N prompt tokens from an empty KV cache;
+ *   tg<N>  N edgellm_decode calls of one token each, from an empty KV cache;
+ *   a warm-up precedes the timed runs (pp: one full prompt pass; tg: one token), each test
+ *   is repeated n_reps times and reported as mean ± sample standard deviation of tokens
+ *   per second (and of nanoseconds per run); tokenization and sampling are not timed —
+ *   token ids are fixed pseudo-random ids in [0, n_vocab).
+ * Additions:
+ *   ttft_ms         prefill of n_prompt tokens + the first single-token decode (what a user
+ *                   waits for before the first generated token), mean over the pp runs;
+ *   load_ms         the first edgellm_model_load, after posix_fadvise(POSIX_FADV_DONTNEED)
+ *                   asked the kernel to drop the file from the page cache (a cold load when
+ *                   mincore then shows < 10 % of the file resident: load_cold = 1);
+ *   load_warm_ms    mean of three further loads (file in the page cache);
+ *   peak_rss_bytes  VmHWM after the tests (before the bandwidth benchmark allocates its
+ *                   buffer): mapped weights that were touched + KV cache + scratch;
+ *   roofline_frac   tg tok/s × bytes read per token ÷ measured read bandwidth, where bytes
+ *                   per token = every weight tensor once, except the token-embedding table,
+ *                   which contributes one row (a lookup) unless it is also the output head,
+ *                   + the KV cache rows attended at the test's mean depth ((N+1)/2 for tgN).
+ *                   Bandwidth: edgellm_membw_measure (membw.c) with all physical cores.
+ *                   Decode cannot beat 1.0 (anchors.md §4.1: tok/s <= bandwidth / bytes).
+ */
+#include "bench.h"
+#include "../model/model.h"
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define WARM_LOADS 3
+
+/* ---------------------------------------------------------------- helpers ---- */
+
+uint64_t edgellm_bench_weight_bytes_per_token(const edgellm_model *m)
+{
+    if (!m) return 0;
+    uint64_t sum = 0;
+    for (int64_t i = 0; i < edgellm_gguf_n_tensors(m->gguf); i++) {
+        const edgellm_gguf_tensor *t = edgellm_gguf_tensor_at(m->gguf, i);
+        if (edgellm_str_eq(t->name, "token_embd.weight")) {
+            uint64_t rows = t->ne[0] ? t->n_elements / (uint64_t)t->ne[0] : 1;
+            sum += rows ? t->size_bytes / rows : 0;                /* one row looked up */
+            if (m->tied_output) sum += t->size_bytes;              /* and the whole head */
+        } else {
+            sum += t->size_bytes;
+        }
+    }
+    return sum;
+}
+
+uint64_t edgellm_bench_kv_bytes_per_token(const edgellm_model *m, int n_attended)
+{
+    if (!m || n_attended <= 0) return 0;
+    return 2ull * (uint64_t)m->hp.n_layer * (uint64_t)n_attended * (uint64_t)m->hp.kv_dim * sizeof(float);
+}
+
+void edgellm_bench_ftype_label(const edgellm_model *m, char *buf, size_t size)
+{
+    /* llama.cpp's general.file_type values (anchors.md §1.1) */
+    static const struct { int id; const char *name; } ftypes[] = {
+        {0, "F32"}, {1, "F16"}, {2, "Q4_0"}, {3, "Q4_1"}, {7, "Q8_0"}, {8, "Q5_0"}, {9, "Q5_1"},
+        {10, "Q2_K"}, {11, "Q3_K_S"}, {12, "Q3_K_M"}, {13, "Q3_K_L"}, {14, "Q4_K_S"}, {15, "Q4_K_M"},
+        {16, "Q5_K_S"}, {17, "Q5_K_M"}, {18, "Q6_K"},
+    };
+    int64_t ft;
+    edgellm_str s;
+    if (edgellm_gguf_get_i64(m->gguf, "general.file_type", &ft))
+        for (size_t i = 0; i < sizeof ftypes / sizeof ftypes[0]; i++)
+            if (ftypes[i].id == ft) { snprintf(buf, size, "%s", ftypes[i].name); return; }
+    if (edgellm_gguf_get_str(m->gguf, "edgellm.quant.scheme", &s)) {
+        snprintf(buf, size, "%.*s", (int)EDGELLM_MIN(s.len, (uint64_t)60), s.ptr);
+        return;
+    }
+    /* the type holding the most bytes */
+    uint64_t best = 0;
+    int best_type = -1;
+    for (int64_t i = 0; i < edgellm_gguf_n_tensors(m->gguf); i++) {
+        const edgellm_gguf_tensor *t = edgellm_gguf_tensor_at(m->gguf, i);
+        uint64_t sum = 0;
+        for (int64_t k = 0; k < edgellm_gguf_n_tensors(m->gguf); k++)
+            if (edgellm_gguf_tensor_at(m->gguf, k)->type == t->type) sum += edgellm_gguf_tensor_at(m->gguf, k)->size_bytes;
+        if (sum > best) { best = sum; best_type = t->type; }
+    }
+    snprintf(buf, size, "%s", edgellm_type_name(best_type));
+}
+
+uint64_t edgellm_bench_peak_rss(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (f) {
+        char line[256];
+        unsigned long long kb = 0;
+        int found = 0;
+        while (fgets(line, sizeof line, f))
+            if (sscanf(line, "VmHWM: %llu kB", &kb) == 1) { found = 1; break; }
+        fclose(f);
+        if (found) return (uint64_t)kb * 1024;
+    }
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0) return (uint64_t)ru.ru_maxrss * 1024;   /* Linux: kB */
+    return 0;
+}
+
+/* Ask the kernel to drop the file's cached pages; returns the fraction still resident
+ * afterwards (mincore), or -1 when it cannot tell. */
+static double drop_page_cache(const char *path)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return -1;
+    double frac = -1;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && st.st_size > 0) {
+        (void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+        long page = sysconf(_SC_PAGESIZE);
+        size_t len = (size_t)st.st_size, n_pages = (len + (size_t)page - 1) / (size_t)page;
+        void *map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+        unsigned char *vec = map != MAP_FAILED ? edgellm_malloc(n_pages) : NULL;
+        if (vec && mincore(map, len, vec) == 0) {
+            size_t resident = 0;
+            for (size_t i = 0; i < n_pages; i++) resident += vec[i] & 1;
+            frac = (double)resident / (double)n_pages;
+        }
+        edgellm_free(vec);
+        if (map != MAP_FAILED) munmap(map, len);
+    }
+    close(fd);
+    return frac;
+}
+
+static void stats(const double *x, int n, double *mean, double *sd)
+{
+    double s = 0, ss = 0;
+    for (int i = 0; i < n; i++) s += x[i];
+    *mean = n ? s / n : 0;
+    for (int i = 0; i < n; i++) ss += (x[i] - *mean) * (x[i] - *mean);
+    *sd = n > 1 ? sqrt(ss / (n - 1)) : 0;
+}
+
+/* Fixed pseudo-random token ids (an LCG), identical for every run. */
+static void fill_tokens(int32_t *ids, int n, int n_vocab, uint32_t salt)
+{
+    uint32_t x = 2463534242u ^ salt;
+    for (int i = 0; i < n; i++) {
+        x = x * 1664525u + 1013904223u;
+        ids[i] = (int32_t)((x >> 8) % (uint32_t)n_vocab);
+    }
+}
+
+/* ---------------------------------------------------------------- tests ---- */
+
+typedef struct {
+    edgellm_ctx *c;
+    const int32_t *pp_tok, *tg_tok;
+    const edgellm_bench_params *p;
+    edgellm_error *err;
+} runner;
+
+/* One pp run: ns of the prompt pass, and of prompt + first decode in *ttft_ns. */
+static edgellm_status run_pp(runner *r, double *ns, double *ttft_ns)
+{
+    edgellm_ctx_reset(r->c);
+    double t0 = edgellm_time_ms();
+    edgellm_status rc = edgellm_decode(r->c, r->pp_tok, r->p->n_prompt, NULL, r->err);
+    double t1 = edgellm_time_ms();
+    if (rc == EDGELLM_OK) rc = edgellm_decode(r->c, r->tg_tok, 1, NULL, r->err);
+    double t2 = edgellm_time_ms();
+    *ns = (t1 - t0) * 1e6;
+    if (ttft_ns) *ttft_ns = (t2 - t0) * 1e6;
+    return rc;
+}
+
+static edgellm_status run_tg(runner *r, int n, double *ns)
+{
+    edgellm_ctx_reset(r->c);
+    double t0 = edgellm_time_ms();
+    for (int i = 0; i < n; i++) {
+        edgellm_status rc = edgellm_decode(r->c, r->tg_tok + i, 1, NULL, r->err);
+        if (rc != EDGELLM_OK) return rc;
+    }
+    *ns = (edgellm_time_ms() - t0) * 1e6;
+    return EDGELLM_OK;
+}
+
+static edgellm_status run_test(runner *r, bool is_pp, int n_threads, edgellm_bench_result *res)
+{
+    const edgellm_bench_params *p = r->p;
+    const int n = is_pp ? p->n_prompt : p->n_gen;
+    double *ns = edgellm_calloc((size_t)p->n_reps, sizeof *ns), *ts = edgellm_calloc((size_t)p->n_reps, sizeof *ts);
+    double *ttft = edgellm_calloc((size_t)p->n_reps, sizeof *ttft), dummy;
+    edgellm_status rc = EDGELLM_OK;
+    if (!ns || !ts || !ttft) { rc = edgellm_fail_nomem(r->err, "bench"); goto done; }
+    memset(res, 0, sizeof *res);
+    snprintf(res->test, sizeof res->test, "%s%d", is_pp ? "pp" : "tg", n);
+    res->n_prompt = is_pp ? n : 0;
+    res->n_gen = is_pp ? 0 : n;
+    res->n_threads = n_threads;
+    res->n_reps = p->n_reps;
+    if (p->warmup) rc = is_pp ? run_pp(r, &dummy, NULL) : run_tg(r, 1, &dummy);
+    for (int i = 0; rc == EDGELLM_OK && i < p->n_reps; i++) {
+        rc = is_pp ? run_pp(r, &ns[i], &ttft[i]) : run_tg(r, n, &ns[i]);
+        ts[i] = ns[i] > 0 ? (double)n * 1e9 / ns[i] : 0;
+    }
+    if (rc != EDGELLM_OK) goto done;
+    stats(ns, p->n_reps, &res->avg_ns, &res->stddev_ns);
+    stats(ts, p->n_reps, &res->avg_ts, &res->stddev_ts);
+    for (int i = 0; i < p->n_reps && i < 32; i++) res->samples_ts[i] = ts[i];
+    if (is_pp) {
+        double sd;
+        stats(ttft, p->n_reps, &res->ttft_ms, &sd);
+        res->ttft_ms /= 1e6;
+    }
+done:
+    edgellm_free(ns);
+    edgellm_free(ts);
+    edgellm_free(ttft);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- entry ---- */
+
+edgellm_bench_params edgellm_bench_default_params(void)
+{
+    edgellm_bench_params p;
+    memset(&p, 0, sizeof p);
+    p.n_prompt = 128;
+    p.n_gen = 64;
+    p.n_reps = 5;
+    p.warmup = 1;
+    p.cold_load = 1;
+    p.bw_ms = 1000;
+    return p;
+}
+
+static void describe(const edgellm_model *m, edgellm_bench_report *r)
+{
+    edgellm_model_info info;
+    edgellm_model_get_info(m, &info);
+    snprintf(r->arch, sizeof r->arch, "%s", info.arch);
+    edgellm_bench_ftype_label(m, r->ftype, sizeof r->ftype);
+    r->model_size = info.weight_bytes;
+    r->model_n_params = info.n_params;
+    r->weight_bytes_per_token = edgellm_bench_weight_bytes_per_token(m);
+    char size[16];
+    double np = (double)info.n_params;
+    if (np >= 1e9) snprintf(size, sizeof size, "%.1fB", np / 1e9);
+    else snprintf(size, sizeof size, "%.0fM", np / 1e6);
+    snprintf(r->model_type, sizeof r->model_type, "%s %s %s", info.arch, size, r->ftype);
+}
+
+edgellm_status edgellm_bench(const char *path, const edgellm_bench_params *pp, edgellm_bench_report *r,
+                             edgellm_error *err)
+{
+    if (!path || !r) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "bench: NULL path or report");
+    edgellm_bench_params p = pp ? *pp : edgellm_bench_default_params();
+    memset(r, 0, sizeof *r);
+    if (p.n_prompt < 0 || p.n_gen < 0 || (p.n_prompt == 0 && p.n_gen == 0) || p.n_reps < 1 || p.n_reps > 1000 ||
+        p.n_threads_list < 0 || p.n_threads_list > EDGELLM_BENCH_MAX_THREADS_LIST || p.n_prompt > (1 << 20) ||
+        p.n_gen > (1 << 20))
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "bench: -p %d / -n %d must be >= 0 and not both 0; -r %d in "
+                            "1..1000; at most %d thread counts", p.n_prompt, p.n_gen, p.n_reps,
+                            EDGELLM_BENCH_MAX_THREADS_LIST);
+    if (p.n_threads_list == 0) {
+        p.threads[0] = EDGELLM_MIN(edgellm_n_physical_cores(), EDGELLM_MAX_THREADS);
+        p.n_threads_list = 1;
+    }
+    for (int i = 0; i < p.n_threads_list; i++)
+        if (p.threads[i] < 1 || p.threads[i] > EDGELLM_MAX_THREADS)
+            return edgellm_fail(err, EDGELLM_ERR_MISUSE, "bench: thread count %d outside 1..%d", p.threads[i],
+                                EDGELLM_MAX_THREADS);
+
+    edgellm_status rc = EDGELLM_OK;
+    edgellm_model *m = NULL;
+    edgellm_ctx *c = NULL;
+    int32_t *pp_tok = NULL, *tg_tok = NULL;
+
+    /* load: cold first (when the kernel lets us drop the cache), then warm */
+    double resident = p.cold_load ? drop_page_cache(path) : -1;
+    double t0 = edgellm_time_ms();
+    if ((rc = edgellm_model_load(path, NULL, &m, err)) != EDGELLM_OK) return rc;
+    r->load_ms = edgellm_time_ms() - t0;
+    r->load_cold = resident >= 0 && resident < 0.10;
+    double warm = 0;
+    for (int i = 0; i < WARM_LOADS; i++) {
+        edgellm_model_free(m);
+        m = NULL;
+        t0 = edgellm_time_ms();
+        if ((rc = edgellm_model_load(path, NULL, &m, err)) != EDGELLM_OK) return rc;
+        warm += edgellm_time_ms() - t0;
+    }
+    r->load_warm_ms = warm / WARM_LOADS;
+    describe(m, r);
+
+    const int n_vocab = m->hp.n_vocab;
+    pp_tok = edgellm_malloc((size_t)EDGELLM_MAX(p.n_prompt, 1) * sizeof *pp_tok);
+    tg_tok = edgellm_malloc((size_t)EDGELLM_MAX(p.n_gen, 1) * sizeof *tg_tok);
+    if (!pp_tok || !tg_tok) { rc = edgellm_fail_nomem(err, path); goto done; }
+    fill_tokens(pp_tok, p.n_prompt, n_vocab, 1);
+    fill_tokens(tg_tok, EDGELLM_MAX(p.n_gen, 1), n_vocab, 2);
+
+    const int n_tests = p.n_threads_list * ((p.n_prompt > 0) + (p.n_gen > 0));
+    int done_tests = 0;
+    for (int ti = 0; ti < p.n_threads_list && rc == EDGELLM_OK; ti++) {
+        edgellm_ctx_params cp = edgellm_ctx_default_params();
+        cp.n_ctx = p.n_prompt + EDGELLM_MAX(p.n_gen, 1) + 1;
+        cp.n_threads = p.threads[ti];
+        if ((rc = edgellm_ctx_new(m, &cp, &c, err)) != EDGELLM_OK) break;
+        runner run = {c, pp_tok, tg_tok, &p, err};
+        for (int k = 0; k < 2 && rc == EDGELLM_OK; k++) {
+            bool is_pp = k == 0;
+            if ((is_pp ? p.n_prompt : p.n_gen) == 0) continue;
+            if (p.progress) {
+                char what[64];
+                snprintf(what, sizeof what, "%s%d, %d thread%s", is_pp ? "pp" : "tg", is_pp ? p.n_prompt : p.n_gen,
+                         p.threads[ti], p.threads[ti] == 1 ? "" : "s");
+                if (p.progress(p.progress_user, (double)done_tests / n_tests, what)) {
+                    rc = edgellm_fail(err, EDGELLM_ERR_CANCELLED, "%s: bench cancelled", path);
+                    break;
+                }
+            }
+            edgellm_bench_result *res = &r->results[r->n_results];
+            if ((rc = run_test(&run, is_pp, p.threads[ti], res)) != EDGELLM_OK) break;
+            if (!is_pp) res->bytes_per_token = r->weight_bytes_per_token +
+                                               edgellm_bench_kv_bytes_per_token(m, (p.n_gen + 1) / 2);
+            r->n_results++;
+            done_tests++;
+        }
+        edgellm_ctx_free(c);
+        c = NULL;
+    }
+    if (rc != EDGELLM_OK) goto done;
+    r->peak_rss_bytes = edgellm_bench_peak_rss();
+
+    /* the roofline: measured after the RSS snapshot (its buffer would inflate the peak) */
+    r->bw_gbps = p.bw_gbps;
+    if (!(r->bw_gbps > 0)) {
+        edgellm_membw_params bp = edgellm_membw_default_params();
+        bp.max_ms = p.bw_ms > 0 ? p.bw_ms : 1000;
+        edgellm_membw_result br;
+        if ((rc = edgellm_membw_measure(&bp, &br, err)) != EDGELLM_OK) goto done;
+        r->bw_gbps = br.best_gbps;
+        r->bw_measured = 1;
+    }
+    for (int i = 0; i < r->n_results; i++) {
+        edgellm_bench_result *res = &r->results[i];
+        if (res->n_gen > 0 && r->bw_gbps > 0)
+            res->roofline_frac = res->avg_ts * (double)res->bytes_per_token / (r->bw_gbps * 1e9);
+    }
+    if (p.progress && p.progress(p.progress_user, 1.0, "done"))
+        rc = edgellm_fail(err, EDGELLM_ERR_CANCELLED, "%s: bench cancelled", path);
+done:
+    edgellm_ctx_free(c);
+    edgellm_model_free(m);
+    edgellm_free(pp_tok);
+    edgellm_free(tg_tok);
+    return rc;
+}
