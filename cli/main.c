@@ -18,6 +18,7 @@ static const command commands[] = {
     {"tokenize", cmd_tokenize, "turn text into token ids"},
     {"logits", cmd_logits, "write every position's logits for given token ids (float32 LE)"},
     {"convert", cmd_convert, "convert a llama2.c checkpoint to GGUF"},
+    {"eval", cmd_eval, "is a quantized model good enough: perplexity, KL divergence, task accuracy, sweep"},
     {"quantize", cmd_quantize, "rewrite a GGUF model in a quantized type, with a per-tensor error report"},
     {"synth", cmd_synth, "write a random-weight model of a real architecture's shape (for benchmarks)"},
     {"bench", cmd_bench, "measure prefill/decode speed, load time, memory and the bandwidth roofline"},

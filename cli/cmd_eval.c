@@ -1,0 +1,499 @@
+/* cmd_eval.c — 'edgellm eval': is a quantized model good enough? Subcommands:
+ *
+ *   ppl          perplexity of a model over a text (llama-perplexity conventions)
+ *   compare      a model against a reference (live model or saved logits): PPL of both,
+ *                ΔPPL %, KL divergence (mean, median, 99th percentile, max), top-1
+ *                agreement, Δp of the correct token
+ *   save-logits  keep a reference's top-k distributions in a file for a later compare
+ *   task         accuracy on a JSONL task set (multiple choice / generation), with the gap
+ *                to a reference
+ *   sweep        quantize to each type, compare each with the reference, measure speed:
+ *                one table, and a results file (MODEL.eval.json) that `edgellm plan` reads
+ *
+ * Results go to stdout; a progress bar with ETA goes to stderr, only when stderr is a
+ * terminal. Exit status: 0 done, 1 a failed operation (unreadable file, text too short,
+ * mismatched saved logits, malformed task line), 2 a wrong command line. */
+#include "commands.h"
+#include "eval_json.h"
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------- progress bar ---- */
+
+typedef struct {
+    bool   on;
+    double t0;
+    int    width;   /* characters last printed */
+} progress_bar;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int on_progress(void *user, double f, const char *what)
+{
+    progress_bar *b = user;
+    if (!b->on) return 0;
+    if (f < 0) f = 0;
+    if (f > 1) f = 1;
+    double el = now_s() - b->t0;
+    char eta[32] = "--:--";
+    if (f > 0.001) {
+        long s = (long)(el * (1.0 - f) / f + 0.5);
+        snprintf(eta, sizeof eta, "%ld:%02ld", s / 60, s % 60);
+    }
+    char bar[31];
+    int fill = (int)(f * 30 + 0.5);
+    for (int i = 0; i < 30; i++) bar[i] = i < fill ? '#' : '.';
+    bar[30] = 0;
+    int n = fprintf(stderr, "\r[%s] %3.0f%%  ETA %s  %.60s", bar, 100 * f, eta, what ? what : "");
+    if (n < b->width) fprintf(stderr, "%*s", b->width - n, "");
+    b->width = n;
+    fflush(stderr);
+    return 0;
+}
+
+static void progress_start(progress_bar *b)
+{
+    b->on = isatty(2);
+    b->t0 = now_s();
+    b->width = 0;
+}
+
+static void progress_end(progress_bar *b)
+{
+    if (b->on && b->width) fprintf(stderr, "\r%*s\r", b->width, "");
+    b->width = 0;
+}
+
+/* -------------------------------------------------------------------- input ---- */
+
+static char *read_text(const char *path, size_t *len, edgellm_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) { snprintf(err->msg, sizeof err->msg, "%s: %s", path, strerror(errno)); return NULL; }
+    size_t cap = 1 << 16, n = 0, r;
+    char *buf = malloc(cap);
+    while (buf && (r = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+        n += r;
+        if (cap - n - 1 == 0) {
+            char *b = realloc(buf, cap * 2);
+            if (!b) { free(buf); buf = NULL; break; }
+            buf = b;
+            cap *= 2;
+        }
+    }
+    if (!buf) snprintf(err->msg, sizeof err->msg, "%s: out of memory", path);
+    else if (ferror(f)) { free(buf); buf = NULL; snprintf(err->msg, sizeof err->msg, "%s: read failed", path); }
+    fclose(f);
+    if (buf) { buf[n] = 0; *len = n; }
+    return buf;
+}
+
+/* --------------------------------------------------------------------- flags ---- */
+
+typedef struct {
+    const char *model, *ref, *ref_logits, *text, *out, *data, *types, *tmp_dir;
+    long n_ctx, stride, chunks, threads, top_k, limit, max_tokens, bench_tokens;
+    bool n_ctx_set, keep, no_results, no_bench;
+} eval_flags;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: edgellm eval SUBCOMMAND [options]\n"
+            "\n"
+            "  ppl          -m MODEL.gguf -f TEXT.txt [-c 512] [--stride N] [--chunks N]\n"
+            "               perplexity, scoring the second half of each n_ctx chunk (llama-perplexity)\n"
+            "  compare      -m QUANT.gguf (--ref REF.gguf | --ref-logits FILE) -f TEXT.txt [-c N] [--chunks N]\n"
+            "               PPL of both, dPPL %%, KL divergence, top-1 agreement, RMS dp\n"
+            "  save-logits  -m REF.gguf -f TEXT.txt -o FILE [-c 512] [--chunks N] [--top-k 64]\n"
+            "               keep the reference's top-k log-probs for a later compare --ref-logits\n"
+            "  task         -m MODEL.gguf [--ref REF.gguf] --data TASK.jsonl [--limit N] [--max-tokens 24]\n"
+            "               accuracy on multiple-choice / generation items, and the gap to the reference\n"
+            "  sweep        -m REF.gguf -f TEXT.txt [--types LIST] [-c 512] [--chunks N] [-o RESULTS.json]\n"
+            "               quantize to each type, compare, measure tok/s; writes MODEL.eval.json for plan\n"
+            "\n"
+            "options:\n"
+            "  -c, --ctx-size N     tokens per chunk (default 512; compare --ref-logits: the file's)\n"
+            "  --stride N           sliding windows every N tokens, scoring their last N (1..n_ctx/2)\n"
+            "  --chunks N           evaluate only the first N chunks\n"
+            "  -t, --threads N      compute threads (default: physical cores)\n"
+            "  --top-k K            save-logits: entries per position (default 64; >= n_vocab: exact)\n"
+            "  --types LIST         sweep: default q8_0,q4_0,q4_k_m,i4:g64,i4:g128,i4:g256,\n"
+            "                       i4:g64:asym,i4:g128:asym,i4:g256:asym\n"
+            "  -o, --output FILE    save-logits: the file; sweep: the results file (default: next to\n"
+            "                       the model, MODEL.eval.json)\n"
+            "  --no-results         sweep: do not write the results file\n"
+            "  --tmp DIR            sweep: folder for the quantized files (default $TMPDIR or /tmp)\n"
+            "  --keep               sweep: keep the quantized files\n"
+            "  --bench-tokens N     sweep: tg test length for tok/s (default 64); --no-bench skips it\n"
+            "  --limit N            task: first N items only\n"
+            "  --max-tokens N       task: tokens generated per generation item (default 24)\n");
+}
+
+static int parse_flags(const char *cmd, int argc, char **argv, eval_flags *fl)
+{
+    memset(fl, 0, sizeof *fl);
+    fl->n_ctx = 512;
+    fl->top_k = 64;
+    fl->max_tokens = 24;
+    fl->bench_tokens = 64;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+#define VAL() (i + 1 < argc ? argv[++i] : NULL)
+#define NEED(v) do { if (!(v)) { fprintf(stderr, "edgellm %s: %s needs a value\n", cmd, a); return 2; } } while (0)
+#define INT(dst, lo, hi) do { const char *v_ = VAL(); NEED(v_); if (cli_parse_int(cmd, a, v_, lo, hi, &(dst))) return 2; } while (0)
+        if (!strcmp(a, "-m") || !strcmp(a, "--model")) { NEED(fl->model = VAL()); }
+        else if (!strcmp(a, "--ref")) { NEED(fl->ref = VAL()); }
+        else if (!strcmp(a, "--ref-logits")) { NEED(fl->ref_logits = VAL()); }
+        else if (!strcmp(a, "-f") || !strcmp(a, "--file")) { NEED(fl->text = VAL()); }
+        else if (!strcmp(a, "-o") || !strcmp(a, "--output")) { NEED(fl->out = VAL()); }
+        else if (!strcmp(a, "--data")) { NEED(fl->data = VAL()); }
+        else if (!strcmp(a, "--types")) { NEED(fl->types = VAL()); }
+        else if (!strcmp(a, "--tmp")) { NEED(fl->tmp_dir = VAL()); }
+        else if (!strcmp(a, "-c") || !strcmp(a, "--ctx-size")) { INT(fl->n_ctx, 8, 1 << 20); fl->n_ctx_set = true; }
+        else if (!strcmp(a, "--stride")) INT(fl->stride, 1, 1 << 19);
+        else if (!strcmp(a, "--chunks")) INT(fl->chunks, 1, 1 << 30);
+        else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) INT(fl->threads, 1, 64);
+        else if (!strcmp(a, "--top-k")) INT(fl->top_k, 1, 1 << 24);
+        else if (!strcmp(a, "--limit")) INT(fl->limit, 1, 1 << 30);
+        else if (!strcmp(a, "--max-tokens")) INT(fl->max_tokens, 1, 4096);
+        else if (!strcmp(a, "--bench-tokens")) INT(fl->bench_tokens, 1, 4096);
+        else if (!strcmp(a, "--no-bench")) fl->no_bench = true;
+        else if (!strcmp(a, "--keep")) fl->keep = true;
+        else if (!strcmp(a, "--no-results")) fl->no_results = true;
+        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return -1; }
+        else { fprintf(stderr, "edgellm %s: unknown option '%s'\n", cmd, a); return 2; }
+#undef VAL
+#undef NEED
+#undef INT
+    }
+    return 0;
+}
+
+static int need(const char *cmd, const char *what, const char *flag)
+{
+    if (what) return 0;
+    fprintf(stderr, "edgellm %s: %s is required (edgellm eval --help)\n", cmd, flag);
+    return 2;
+}
+
+static edgellm_eval_params eval_params(const eval_flags *fl, progress_bar *bar)
+{
+    edgellm_eval_params p = edgellm_eval_default_params();
+    p.n_ctx = (int)fl->n_ctx;
+    p.stride = (int)fl->stride;
+    p.max_chunks = (int)fl->chunks;
+    p.n_threads = (int)fl->threads;
+    p.top_k = (int)fl->top_k;
+    p.text_name = fl->text;
+    p.progress = on_progress;
+    p.progress_user = bar;
+    return p;
+}
+
+static edgellm_model *load(const char *cmd, const char *path, const eval_flags *fl)
+{
+    edgellm_model_params mp = edgellm_model_default_params();
+    mp.n_threads = (int)fl->threads;
+    edgellm_model *m = NULL;
+    edgellm_error err = {0};
+    if (edgellm_model_load(path, &mp, &m, &err) != EDGELLM_OK) {
+        cli_print_error(cmd, &err);
+        return NULL;
+    }
+    return m;
+}
+
+static const char *base(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+static void print_layout(const edgellm_eval_ppl_result *r, const char *text)
+{
+    printf("text:       %s: %lld tokens; %d chunks of %d, ", base(text), (long long)r->n_text_tokens, r->n_chunks,
+           r->n_ctx);
+    if (r->stride) printf("sliding by %d, last %d scored", r->stride, r->stride);
+    else printf("second half scored");
+    printf(": %lld predictions\n", (long long)r->n_scored);
+}
+
+/* ----------------------------------------------------------------- commands ---- */
+
+static int run_ppl(const eval_flags *fl)
+{
+    const char *cmd = "eval ppl";
+    if (need(cmd, fl->model, "-m MODEL.gguf") || need(cmd, fl->text, "-f TEXT.txt")) return 2;
+    edgellm_error err = {0};
+    size_t len = 0;
+    char *text = read_text(fl->text, &len, &err);
+    if (!text) { cli_print_error(cmd, &err); return 1; }
+    edgellm_model *m = load(cmd, fl->model, fl);
+    if (!m) { free(text); return 1; }
+    progress_bar bar;
+    progress_start(&bar);
+    edgellm_eval_params p = eval_params(fl, &bar);
+    edgellm_eval_ppl_result r;
+    edgellm_status rc = edgellm_eval_ppl(m, text, len, &p, &r, &err);
+    progress_end(&bar);
+    if (rc == EDGELLM_OK) {
+        printf("model:      %s\n", base(fl->model));
+        print_layout(&r, fl->text);
+        printf("PPL = %.4f +/- %.4f   (mean nll %.5f +/- %.5f nats/token)\n", r.ppl, r.ppl_err, r.nll_mean, r.nll_err);
+        printf("speed:      %.0f tok/s evaluated (%.1f s)\n", r.tok_per_s, r.elapsed_ms / 1000.0);
+    } else {
+        cli_print_error(cmd, &err);
+    }
+    edgellm_model_free(m);
+    free(text);
+    return rc == EDGELLM_OK ? 0 : 1;
+}
+
+static void print_compare(const edgellm_eval_compare_result *r, const eval_flags *fl)
+{
+    printf("reference:  %s (%s", r->ref_name, fl->ref_logits ? "saved logits " : "live model");
+    if (fl->ref_logits) printf("%s, top-%d", base(fl->ref_logits), r->ref_top_k);
+    printf(")\nmodel:      %s\n", base(fl->model));
+    print_layout(&r->model, fl->text);
+    if (!r->kld_exact)
+        printf("note:       KLD from the top-%d saved entries + one bucket for the rest: a lower bound of the exact KLD\n",
+               r->ref_top_k);
+    printf("PPL(ref)        %10.4f +/- %.4f\n", r->ref.ppl, r->ref.ppl_err);
+    printf("PPL(model)      %10.4f +/- %.4f\n", r->model.ppl, r->model.ppl_err);
+    printf("dPPL            %+10.3f %%   (mean ln(PPL/PPL_ref) = %.5f +/- %.5f)\n", r->delta_ppl_pct, r->ln_ratio_mean,
+           r->ln_ratio_err);
+    printf("KLD mean        %10.6f +/- %.6f\n", r->kld_mean, r->kld_err);
+    printf("KLD median      %10.6f\n", r->kld_median);
+    printf("KLD 99%%         %10.6f\n", r->kld_p99);
+    printf("KLD max         %10.6f\n", r->kld_max);
+    printf("same top token  %10.3f +/- %.3f %%\n", r->top1_pct, r->top1_err_pct);
+    printf("mean dp         %+10.3f %%\n", r->dp_mean_pct);
+    printf("RMS dp          %10.3f %%\n", r->dp_rms_pct);
+}
+
+static int run_compare(const eval_flags *fl)
+{
+    const char *cmd = "eval compare";
+    if (need(cmd, fl->model, "-m MODEL.gguf") || need(cmd, fl->text, "-f TEXT.txt")) return 2;
+    if (!fl->ref == !fl->ref_logits) {
+        fprintf(stderr, "edgellm %s: give exactly one of --ref REF.gguf and --ref-logits FILE\n", cmd);
+        return 2;
+    }
+    edgellm_error err = {0};
+    size_t len = 0;
+    char *text = read_text(fl->text, &len, &err);
+    if (!text) { cli_print_error(cmd, &err); return 1; }
+    edgellm_model *m = load(cmd, fl->model, fl), *ref = NULL;
+    if (!m || (fl->ref && !(ref = load(cmd, fl->ref, fl)))) { edgellm_model_free(m); free(text); return 1; }
+    progress_bar bar;
+    progress_start(&bar);
+    edgellm_eval_params p = eval_params(fl, &bar);
+    if (fl->ref_logits && !fl->n_ctx_set) p.n_ctx = 0;   /* the file's */
+    edgellm_eval_compare_result r;
+    edgellm_status rc = edgellm_eval_compare(m, ref, fl->ref_logits, text, len, &p, &r, &err);
+    progress_end(&bar);
+    if (rc == EDGELLM_OK) print_compare(&r, fl);
+    else cli_print_error(cmd, &err);
+    edgellm_model_free(ref);
+    edgellm_model_free(m);
+    free(text);
+    return rc == EDGELLM_OK ? 0 : 1;
+}
+
+static int run_save(const eval_flags *fl)
+{
+    const char *cmd = "eval save-logits";
+    if (need(cmd, fl->model, "-m REF.gguf") || need(cmd, fl->text, "-f TEXT.txt") || need(cmd, fl->out, "-o FILE"))
+        return 2;
+    edgellm_error err = {0};
+    size_t len = 0;
+    char *text = read_text(fl->text, &len, &err);
+    if (!text) { cli_print_error(cmd, &err); return 1; }
+    edgellm_model *m = load(cmd, fl->model, fl);
+    if (!m) { free(text); return 1; }
+    progress_bar bar;
+    progress_start(&bar);
+    edgellm_eval_params p = eval_params(fl, &bar);
+    edgellm_eval_ppl_result r;
+    edgellm_status rc = edgellm_eval_save_logits(m, text, len, &p, fl->out, &r, &err);
+    progress_end(&bar);
+    if (rc == EDGELLM_OK) {
+        edgellm_model_info info;
+        edgellm_model_get_info(m, &info);
+        int k = (int)fl->top_k < info.n_vocab ? (int)fl->top_k : info.n_vocab;
+        printf("model:      %s\n", base(fl->model));
+        print_layout(&r, fl->text);
+        printf("PPL = %.4f +/- %.4f\n", r.ppl, r.ppl_err);
+        printf("wrote %s: top-%d of %d log-probs per position, %lld positions (%.1f MiB)%s\n", fl->out, k, info.n_vocab,
+               (long long)r.n_scored, (512.0 + (double)r.n_scored * (12.0 + 8.0 * k)) / (1 << 20),
+               k < info.n_vocab ? "; KLD from it is a lower bound" : "; exact");
+    } else {
+        cli_print_error(cmd, &err);
+    }
+    edgellm_model_free(m);
+    free(text);
+    return rc == EDGELLM_OK ? 0 : 1;
+}
+
+static void fmt_pct(char *buf, size_t n, double v, double e)
+{
+    if (isnan(v)) snprintf(buf, n, "-");
+    else snprintf(buf, n, "%.2f +/- %.2f %%", v, e);
+}
+
+static int run_task(const eval_flags *fl)
+{
+    const char *cmd = "eval task";
+    if (need(cmd, fl->model, "-m MODEL.gguf") || need(cmd, fl->data, "--data TASK.jsonl")) return 2;
+    edgellm_error err = {0};
+    cli_eval_taskset ts;
+    if (cli_eval_read_jsonl(fl->data, (int)fl->limit, &ts, &err) != EDGELLM_OK) { cli_print_error(cmd, &err); return 1; }
+    edgellm_model *m = load(cmd, fl->model, fl), *ref = NULL;
+    if (!m || (fl->ref && !(ref = load(cmd, fl->ref, fl)))) { edgellm_model_free(m); cli_eval_taskset_free(&ts); return 1; }
+    progress_bar bar;
+    progress_start(&bar);
+    edgellm_eval_task_params p = edgellm_eval_task_default_params();
+    p.n_threads = (int)fl->threads;
+    p.max_gen_tokens = (int)fl->max_tokens;
+    p.progress = on_progress;
+    p.progress_user = &bar;
+    edgellm_eval_task_result r;
+    edgellm_status rc = edgellm_eval_task(m, ref, ts.items, ts.n, &p, &r, &err);
+    progress_end(&bar);
+    if (rc == EDGELLM_OK) {
+        printf("task:       %s: %d items (%d multiple choice, %d generation)\n", base(fl->data), r.n_items, r.n_mc,
+               r.n_gen);
+        printf("model:      %s\n", base(fl->model));
+        if (ref) printf("reference:  %s\n", base(fl->ref));
+        printf("\n%-9s %5s  %-20s", "metric", "n", "model");
+        if (ref) printf("  %-20s  %s", "reference", "gap (ref - model)");
+        printf("\n");
+        for (int k = 0; k < 4; k++) {
+            const edgellm_eval_metric *me = &r.metrics[k];
+            if (me->n == 0) continue;
+            char a[48], b[48];
+            fmt_pct(a, sizeof a, me->pct, me->err_pct);
+            printf("%-9s %5d  %-20s", me->name, me->n, a);
+            if (ref) {
+                fmt_pct(b, sizeof b, me->ref_pct, me->ref_err_pct);
+                printf("  %-20s  %+.2f pts (%+.1f %% of the reference)", b, me->gap_pts, me->gap_pct);
+            }
+            printf("\n");
+        }
+        printf("\n(%.1f s)\n", r.elapsed_ms / 1000.0);
+    } else {
+        cli_print_error(cmd, &err);
+    }
+    edgellm_model_free(ref);
+    edgellm_model_free(m);
+    cli_eval_taskset_free(&ts);
+    return rc == EDGELLM_OK ? 0 : 1;
+}
+
+static void print_row(const edgellm_eval_sweep_row *r, bool is_ref)
+{
+    char type[40];
+    snprintf(type, sizeof type, "%s%s", r->type, is_ref ? " (ref)" : "");
+    printf("%-16s %9.1f %6.2f %9.4f %+8.2f %9.5f %9.4f %7.2f %9.0f  %s\n", type, (double)r->file_bytes / 1024.0, r->bpw,
+           r->cmp.model.ppl, r->cmp.delta_ppl_pct, r->cmp.kld_mean, r->cmp.kld_p99, r->cmp.top1_pct, r->tok_per_s,
+           r->used);
+}
+
+static int run_sweep(const eval_flags *fl)
+{
+    const char *cmd = "eval sweep";
+    if (need(cmd, fl->model, "-m REF.gguf") || need(cmd, fl->text, "-f TEXT.txt")) return 2;
+    /* results file: -o, or MODEL.eval.json next to MODEL.gguf (what edgellm plan looks for) */
+    char out[4096];
+    if (fl->out) {
+        snprintf(out, sizeof out, "%s", fl->out);
+    } else {
+        size_t n = strlen(fl->model);
+        size_t stem = n > 5 && !strcmp(fl->model + n - 5, ".gguf") ? n - 5 : n;
+        if (stem + 11 >= sizeof out) { fprintf(stderr, "edgellm %s: model path too long\n", cmd); return 2; }
+        snprintf(out, sizeof out, "%.*s.eval.json", (int)stem, fl->model);
+    }
+    if (!fl->no_results && !cli_eval_json_available()) {
+        fprintf(stderr, "edgellm %s: this build cannot write JSON (install libcjson-dev); use --no-results\n", cmd);
+        return 2;
+    }
+    edgellm_error err = {0};
+    size_t len = 0;
+    char *text = read_text(fl->text, &len, &err);
+    if (!text) { cli_print_error(cmd, &err); return 1; }
+    progress_bar bar;
+    progress_start(&bar);
+    edgellm_eval_sweep_params p = edgellm_eval_sweep_default_params();
+    p.eval = eval_params(fl, &bar);
+    if (fl->types) p.types = fl->types;
+    p.tmp_dir = fl->tmp_dir;
+    p.keep_files = fl->keep;
+    p.bench_tokens = fl->no_bench ? 0 : (int)fl->bench_tokens;
+    edgellm_eval_sweep_report *r = malloc(sizeof *r);
+    if (!r) { free(text); fprintf(stderr, "edgellm %s: out of memory\n", cmd); return 1; }
+    edgellm_status rc = edgellm_eval_sweep(fl->model, text, len, &p, r, &err);
+    progress_end(&bar);
+    if (rc == EDGELLM_OK) {
+        const edgellm_eval_ppl_result *l = &r->ref.cmp.model;
+        printf("reference:  %s\n", base(fl->model));
+        print_layout(l, fl->text);
+        printf("KLD: mean KL divergence from the reference over the whole vocabulary (nats); top-1: same most likely\n"
+               "token as the reference; tok/s: tg%d decode, %s; used: matrix types written (a row length that\n"
+               "does not fill a type's blocks falls back to another type)\n\n",
+               p.bench_tokens, fl->threads ? "threads as -t" : "all physical cores");
+        printf("%-16s %9s %6s %9s %8s %9s %9s %7s %9s  %s\n", "type", "size KiB", "bpw", "PPL", "dPPL %", "KLD mean",
+               "KLD p99", "top-1 %", "tok/s", "used");
+        print_row(&r->ref, true);
+        for (int i = 0; i < r->n_rows; i++) print_row(&r->rows[i], false);
+        printf("\nPPL(ref) = %.4f +/- %.4f; %lld predictions; %.1f s%s%s\n", l->ppl, l->ppl_err, (long long)l->n_scored,
+               r->elapsed_ms / 1000.0, fl->keep ? "; files kept in " : "", fl->keep ? r->tmp_dir : "");
+        if (!fl->no_results) {
+            if (cli_eval_write_results(out, fl->model, fl->text, r, l->n_ctx, &err) != EDGELLM_OK) {
+                cli_print_error(cmd, &err);
+                rc = err.code ? err.code : EDGELLM_ERR_IO;
+            } else {
+                printf("wrote %s (edgellm plan reads it for this model's quality column)\n", out);
+            }
+        }
+    } else {
+        cli_print_error(cmd, &err);
+    }
+    free(r);
+    free(text);
+    return rc == EDGELLM_OK ? 0 : 1;
+}
+
+int cmd_eval(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    static const struct { const char *name; int (*fn)(const eval_flags *); } subs[] = {
+        {"ppl", run_ppl}, {"compare", run_compare}, {"save-logits", run_save}, {"task", run_task}, {"sweep", run_sweep},
+    };
+    for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
+        if (!strcmp(argv[1], subs[i].name)) {
+            char cmd[32];
+            snprintf(cmd, sizeof cmd, "eval %s", subs[i].name);
+            eval_flags fl;
+            int prc = parse_flags(cmd, argc - 1, argv + 1, &fl);
+            if (prc < 0) return 0;   /* --help */
+            if (prc) return prc;
+            return subs[i].fn(&fl);
+        }
+    fprintf(stderr, "edgellm eval: unknown subcommand '%s'\n\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,90 @@
+#!/bin/bash
+# fuzz/run.sh SECONDS [TARGET...] — build the libFuzzer targets (clang, ASan + UBSan) and
+# run each for SECONDS, one after the other on one core. Targets: gguf llama2c tokenizer
+# json cli_args (default: all).
+#
+# Options (before SECONDS):
+#   --merge   afterwards, merge what the run found into fuzz/corpus/<target> (libFuzzer
+#             -merge=1 keeps only inputs that add coverage; keep the corpora small)
+# Environment: BUILD_DIR (default <repo>/build-fuzz), EDGELLM_SHARED (fixtures, default
+# <repo>/../shared), CC (default clang).
+#
+# Each run starts from fuzz/corpus/<target> (committed seeds, see fuzz/make_corpus.py)
+# plus what earlier runs in BUILD_DIR found (BUILD_DIR/work/corpus/<target>). A crash,
+# leak, timeout or out-of-memory input lands in BUILD_DIR/work/artifacts/<target>/: then
+# the script says so and exits 1. Minimise it (fuzz_<target> -minimize_crash=1 FILE),
+# fix the bug, and add the input to tests/corpus/<target>/ so CTest keeps checking it.
+# One summary line per target ("fuzz gguf: 51234 runs in 60 s ...") and a last line
+# "fuzz: N passed, M failed".
+set -uo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+merge=0
+if [ "${1:-}" = "--merge" ]; then merge=1; shift; fi
+secs="${1:-}"
+if ! [[ "$secs" =~ ^[0-9]+$ ]] || [ "$secs" -lt 1 ]; then
+    echo "usage: fuzz/run.sh [--merge] SECONDS [gguf|llama2c|tokenizer|json|cli_args ...]" >&2
+    exit 2
+fi
+shift
+targets=("$@")
+[ ${#targets[@]} -eq 0 ] && targets=(gguf llama2c tokenizer json cli_args)
+
+build="${BUILD_DIR:-$root/build-fuzz}"
+export EDGELLM_SHARED="${EDGELLM_SHARED:-$root/../shared}"
+cc="${CC:-clang}"
+if ! command -v "$cc" >/dev/null; then echo "fuzz: $cc not found (apt-get install clang libclang-rt-14-dev)" >&2; exit 1; fi
+CC="$cc" cmake -S "$here" -B "$build" -DEDGELLM_SHARED_DIR="$EDGELLM_SHARED" >"$build.configure.log" 2>&1 ||
+    { cat "$build.configure.log" >&2; echo "fuzz: configure failed" >&2; exit 1; }
+nice cmake --build "$build" -j2 >"$build.build.log" 2>&1 ||
+    { tail -30 "$build.build.log" >&2; echo "fuzz: build failed" >&2; exit 1; }
+
+work="$build/work"
+mkdir -p "$work"
+# Dictionaries: every flag the CLI compares its arguments with; the JSON keys it reads.
+grep -ohE '"-{1,2}[a-zA-Z][a-zA-Z0-9-]*"' "$root"/cli/*.c | sort -u > "$work/cli_args.dict"
+grep -ohE '"(plan|run|info|tokenize|logits|convert|quantize|synth|bench|eval)"' "$root"/cli/main.c | sort -u >> "$work/cli_args.dict"
+grep -ohE 'get_(num|str)\(o, "[a-z_]+"|"(devices|results|format|name|type|npu|bandwidth_measured)"' "$root"/cli/plan_json.c |
+    grep -oE '"[a-z_]+"' | sort -u > "$work/json.dict"
+
+passed=0; failed=0
+for t in "${targets[@]}"; do
+    bin="$build/fuzz_$t"
+    if [ ! -x "$bin" ]; then echo "fuzz $t: no such target" >&2; failed=$((failed + 1)); continue; fi
+    corpus="$work/corpus/$t"; art="$work/artifacts/$t"
+    mkdir -p "$corpus" "$art"
+    [ -d "$here/corpus/$t" ] && cp -n "$here/corpus/$t"/* "$corpus"/ 2>/dev/null
+    extra=()
+    case "$t" in
+        gguf) extra=(-max_len=65536) ;;
+        llama2c) extra=(-max_len=16384) ;;
+        tokenizer) extra=(-max_len=4096) ;;
+        json) extra=(-max_len=8192 -dict="$work/json.dict") ;;
+        cli_args) extra=(-max_len=1024 -dict="$work/cli_args.dict" -close_fd_mask=3) ;;
+    esac
+    before=$(ls "$art" | wc -l)
+    log="$work/$t.log"
+    "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 -print_final_stats=1 \
+        -artifact_prefix="$art/" "${extra[@]}" "$corpus" >"$log" 2>&1
+    rc=$?
+    runs=$(grep -a 'stat::number_of_executed_units' "$log" | tail -1 | awk '{print $2}')
+    rate=$(grep -a 'stat::average_exec_per_sec' "$log" | tail -1 | awk '{print $2}')
+    rss=$(grep -a 'stat::peak_rss_mb' "$log" | tail -1 | awk '{print $2}')
+    n_corpus=$(ls "$corpus" | wc -l)
+    found=$(( $(ls "$art" | wc -l) - before ))
+    echo "fuzz $t: ${runs:-0} runs in $secs s (${rate:-0}/s), corpus $n_corpus inputs, peak RSS ${rss:-?} MB, $found new findings (exit $rc)"
+    if [ "$rc" -ne 0 ] || [ "$found" -ne 0 ]; then
+        failed=$((failed + 1))
+        grep -a -E 'ERROR|FUZZ_ASSERT|runtime error|SUMMARY' "$log" | head -5 | sed 's/^/    /'
+        ls -t "$art" | head -3 | sed "s|^|    artifact: $art/|"
+    else
+        passed=$((passed + 1))
+    fi
+    if [ "$merge" -eq 1 ]; then
+        mkdir -p "$here/corpus/$t"
+        "$bin" -merge=1 "${extra[@]}" "$here/corpus/$t" "$corpus" >"$work/$t.merge.log" 2>&1
+        echo "    merged: fuzz/corpus/$t now $(ls "$here/corpus/$t" | wc -l) inputs, $(du -sb "$here/corpus/$t" | cut -f1) bytes"
+    fi
+done
+echo "fuzz: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
