@@ -212,8 +212,10 @@ int cmd_run(int argc, char **argv)
     edgellm_status s = edgellm_generate(ctx, prompt, &gp, on_token, NULL, &st, &err);
     fputc('\n', stdout);
     fflush(stdout);
-    if (s != EDGELLM_OK) {
-        fprintf(stderr, "edgellm run: %s: %s\n", model_path, err.msg[0] ? err.msg : "generation failed");
+    if (s != EDGELLM_OK) {   /* decode errors already start with the path: do not print it twice */
+        const char *msg = err.msg[0] ? err.msg : "generation failed";
+        if (!strncmp(msg, model_path, strlen(model_path))) fprintf(stderr, "edgellm run: %s\n", msg);
+        else fprintf(stderr, "edgellm run: %s: %s\n", model_path, msg);
         goto done;
     }
     fprintf(stderr, "prompt: %d tokens, %.1f ms, %.1f tok/s\n", st.n_prompt, st.prefill_ms,

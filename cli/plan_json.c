@@ -150,8 +150,11 @@ edgellm_status cli_plan_read_devices(const char *path, edgellm_plan_device **out
             goto bad;
         }
         if (usable < 0) usable = ram / 2;
-        if (usable == 0 || usable > ram || little < 0 || gb <= 0 || gl < 0 || big > 1024 || little > 1024) {
-            snprintf(what, sizeof what, "%s: need 0 < usable_gib <= ram_gib, gflops > 0, cores in range", where);
+        /* ram_gib <= 2^20 (1 PiB): the byte counts below must fit uint64 (1e300 GiB was UB) */
+        if (usable == 0 || usable > ram || ram > 1048576.0 || little < 0 || gb <= 0 || gl < 0 || big > 1024 ||
+            little > 1024) {
+            snprintf(what, sizeof what, "%s: need 0 < usable_gib <= ram_gib <= 1048576, gflops > 0, cores in range",
+                     where);
             goto bad;
         }
         d->ram_bytes = (uint64_t)(ram * 1073741824.0);

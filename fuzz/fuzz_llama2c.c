@@ -3,7 +3,7 @@
  *
  * Formats: src/format/llama2c_import.c (karpathy/llama2.c run.c / export.py). Entry
  * points: the in-memory validators of src/format/llama2c.h.
- * Input layout (so that one target covers both files and their interplay):
+ * Input layout (fuzz_inputs.h; one target covers both files and their interplay):
  *   byte 0        mode: even = checkpoint + tokenizer, odd = tokenizer alone
  *   mode even:    bytes 1..4  u32 LE k: the checkpoint is the next (k mod (rest+1)) bytes,
  *                 the tokenizer.bin the bytes after it (absent when there are none)
@@ -13,29 +13,24 @@
  * Oracle: a known status with a message naming the input, no leaked allocation.
  */
 #include "fuzz_util.h"
+#include "fuzz_inputs.h"
 #include "format/llama2c.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size < 3) return 0;
+    fuzz_llama2c_input in;
+    if (!fuzz_llama2c_decode(data, size, &in)) return 0;
     long live = edgellm_test_live_allocs();
     edgellm_error err = {0};
     edgellm_status s;
-    if ((data[0] & 1) == 0) {
-        if (size < 5) return 0;
-        uint32_t k = (uint32_t)data[1] | (uint32_t)data[2] << 8 | (uint32_t)data[3] << 16 | (uint32_t)data[4] << 24;
-        const uint8_t *rest = data + 5;
-        size_t n = size - 5;
-        size_t model_size = (size_t)k % (n + 1);
-        void *model = malloc(model_size ? model_size : 1);   /* malloc: 16-byte aligned */
+    if (!in.tokenizer_only) {
+        void *model = malloc(in.model_size ? in.model_size : 1);   /* malloc: 16-byte aligned */
         if (!model) return 0;
-        memcpy(model, rest, model_size);
-        const uint8_t *tok = n > model_size ? rest + model_size : NULL;
-        s = edgellm_llama2c_parse_memory(model, model_size, tok, tok ? n - model_size : 0, "fuzz.bin", &err);
+        memcpy(model, in.model, in.model_size);
+        s = edgellm_llama2c_parse_memory(model, in.model_size, in.tok, in.tok_size, "fuzz.bin", &err);
         free(model);
     } else {
-        int n_vocab = 1 + ((int)data[1] | (int)data[2] << 8);
-        s = edgellm_llama2c_parse_tokenizer_memory(data + 3, size - 3, n_vocab, "fuzz.tok", &err);
+        s = edgellm_llama2c_parse_tokenizer_memory(in.tok, in.tok_size, in.n_vocab, "fuzz.tok", &err);
     }
     fuzz_trace("llama2c", s, &err);
     fuzz_check_error(s, &err);

@@ -19,23 +19,18 @@
  *     UTF-8: like llama.cpp, edgellm drops such a byte when no merge covers it).
  */
 #include "fuzz_util.h"
+#include "fuzz_inputs.h"
 #include "runtime/tokenizer_internal.h"
 
-static const char *const VOCABS[] = {
-    "ggml-vocab-llama-spm.gguf", "ggml-vocab-gpt-2.gguf",    "ggml-vocab-deepseek-llm.gguf",
-    "ggml-vocab-deepseek-coder.gguf", "ggml-vocab-falcon.gguf", "ggml-vocab-starcoder.gguf",
-    "ggml-vocab-phi-3.gguf",
-};
-#define N_VOCABS ((int)(sizeof VOCABS / sizeof VOCABS[0]))
-static edgellm_tokenizer *toks[N_VOCABS];
+static edgellm_tokenizer *toks[FUZZ_N_VOCABS];
 static int n_loaded;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc; (void)argv;
-    for (int i = 0; i < N_VOCABS; i++) {
+    for (int i = 0; i < FUZZ_N_VOCABS; i++) {
         char path[4096];
-        snprintf(path, sizeof path, "%s/data/vocab/%s", fuzz_shared_dir(), VOCABS[i]);
+        snprintf(path, sizeof path, "%s/data/vocab/%s", fuzz_shared_dir(), FUZZ_VOCABS[i]);
         edgellm_error err = {0};
         if (edgellm_tokenizer_load(path, &toks[n_loaded], &err) == EDGELLM_OK) n_loaded++;
         else fprintf(stderr, "fuzz_tokenizer: skipping %s\n", err.msg);

@@ -34,18 +34,17 @@ build="${BUILD_DIR:-$root/build-fuzz}"
 export EDGELLM_SHARED="${EDGELLM_SHARED:-$root/../shared}"
 cc="${CC:-clang}"
 if ! command -v "$cc" >/dev/null; then echo "fuzz: $cc not found (apt-get install clang libclang-rt-14-dev)" >&2; exit 1; fi
-CC="$cc" cmake -S "$here" -B "$build" -DEDGELLM_SHARED_DIR="$EDGELLM_SHARED" >"$build.configure.log" 2>&1 ||
-    { cat "$build.configure.log" >&2; echo "fuzz: configure failed" >&2; exit 1; }
-nice cmake --build "$build" -j2 >"$build.build.log" 2>&1 ||
-    { tail -30 "$build.build.log" >&2; echo "fuzz: build failed" >&2; exit 1; }
-
 work="$build/work"
 mkdir -p "$work"
+CC="$cc" cmake -S "$here" -B "$build" -DEDGELLM_SHARED_DIR="$EDGELLM_SHARED" >"$work/configure.log" 2>&1 ||
+    { cat "$work/configure.log" >&2; echo "fuzz: configure failed" >&2; exit 1; }
+nice cmake --build "$build" -j2 >"$work/build.log" 2>&1 ||
+    { tail -30 "$work/build.log" >&2; echo "fuzz: build failed" >&2; exit 1; }
+
 # Dictionaries: every flag the CLI compares its arguments with; the JSON keys it reads.
 grep -ohE '"-{1,2}[a-zA-Z][a-zA-Z0-9-]*"' "$root"/cli/*.c | sort -u > "$work/cli_args.dict"
 grep -ohE '"(plan|run|info|tokenize|logits|convert|quantize|synth|bench|eval)"' "$root"/cli/main.c | sort -u >> "$work/cli_args.dict"
-grep -ohE 'get_(num|str)\(o, "[a-z_]+"|"(devices|results|format|name|type|npu|bandwidth_measured)"' "$root"/cli/plan_json.c |
-    grep -oE '"[a-z_]+"' | sort -u > "$work/json.dict"
+grep -ohE '"[a-z][a-z0-9_-]*"' "$root"/cli/plan_json.c | sort -u > "$work/json.dict"
 
 passed=0; failed=0
 for t in "${targets[@]}"; do

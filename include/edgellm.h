@@ -800,7 +800,8 @@ typedef struct {
  * vocabulary into one bucket: a lower bound of the exact KLD, low by
  * P_ref(rest) x KL(ref || model restricted to the rest); exact when top_k >= n_vocab.
  * PPL, top-1 and delta-p are the same as with the live model (float32 storage).
- * Params n_ctx / stride / max_chunks must match the file's (0 / <= 0: take the file's).
+ * With a file, the layout is the file's: params n_ctx and stride, when > 0, must equal the
+ * file's; max_chunks may be fewer than the file holds (<= 0: all). NULL params: the file's.
  * Statuses: those of edgellm_eval_ppl; EDGELLM_ERR_IO / EDGELLM_ERR_FORMAT (the logits file
  * is unreadable, truncated or not one); EDGELLM_ERR_MISUSE when the file does not fit
  * (another text, tokenizer, model shape, n_ctx or stride: the message says which, with

@@ -74,7 +74,6 @@ static const dot_variant dots[] = {
     {"avx2", EDGELLM_TYPE_Q5_K, edgellm_dot_q5_K_q8_K_avx2},
     {"avx2", EDGELLM_TYPE_Q6_K, edgellm_dot_q6_K_q8_K_avx2},
     GROUP_ROWS(64) GROUP_ROWS(128) GROUP_ROWS(256)
-    {"avx512", EDGELLM_TYPE_F32, edgellm_dot_f32_avx512},
     {"avx512", EDGELLM_TYPE_F16, edgellm_dot_f16_avx512},
     {"avx512", EDGELLM_TYPE_Q4_0, edgellm_dot_q4_0_q8_0_avx512},
     {"avx512", EDGELLM_TYPE_Q8_0, edgellm_dot_q8_0_q8_0_avx512},

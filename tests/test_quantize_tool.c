@@ -399,6 +399,52 @@ static void test_nan_input_fails_without_output(void)
     CHECK_EQ(leftover_temporaries(), 0);
 }
 
+/* The writer's streaming extension (gguf.h): a producer that writes fewer or more bytes
+ * than declared, or fails, leaves no file; remove_kv drops a copied key. */
+typedef struct { int mode; } prod_state;
+static edgellm_status producer(void *user, uint64_t tag, edgellm_gguf_sink *sink, edgellm_error *err)
+{
+    const prod_state *s = user;
+    static const uint8_t bytes[256];
+    (void)tag;
+    if (s->mode == 3) return edgellm_fail(err, EDGELLM_ERR_IO, "producer says no");
+    size_t n = s->mode == 0 ? 256 : s->mode == 1 ? 200 : 256;
+    bool ok = edgellm_gguf_sink_put(sink, bytes, n);
+    if (s->mode == 2) ok = !edgellm_gguf_sink_put(sink, bytes, 1) && ok;   /* one too many: refused */
+    return ok ? EDGELLM_OK : edgellm_fail(err, EDGELLM_ERR_IO, "put failed");
+}
+
+static void test_writer_stream_contract(void)
+{
+    for (int mode = 0; mode < 4; mode++) {
+        char name[32];
+        snprintf(name, sizeof name, "stream%d.gguf", mode);
+        const char *out = tmp_path(name);
+        prod_state st = {mode};
+        edgellm_gguf_writer *w = edgellm_gguf_writer_new();
+        int64_t ne[2] = {32, 2};   /* 2 rows of 32 F32 = 256 bytes */
+        CHECK(edgellm_gguf_writer_set_u32(w, "general.file_type", 7));
+        CHECK(edgellm_gguf_writer_set_str(w, "general.architecture", "llama"));
+        CHECK(edgellm_gguf_writer_remove_kv(w, "general.file_type"));
+        CHECK(!edgellm_gguf_writer_remove_kv(w, "general.file_type"));
+        CHECK(edgellm_gguf_writer_add_tensor_stream(w, "t.weight", EDGELLM_TYPE_F32, 2, ne, producer, &st, 0));
+        edgellm_error err = {0};
+        edgellm_status rc = edgellm_gguf_writer_write(w, out, &err);
+        edgellm_gguf_writer_free(w);
+        CHECK_EQ(rc, mode == 0 ? EDGELLM_OK : mode == 3 ? EDGELLM_ERR_IO : EDGELLM_ERR_MISUSE);
+        CHECK_EQ(exists(out), mode == 0);
+        if (mode == 0) {
+            edgellm_gguf *g = NULL;
+            CHECK_OK(edgellm_gguf_open(out, &g, NULL));
+            CHECK(g && edgellm_gguf_find_key(g, "general.file_type") < 0 && edgellm_gguf_n_kv(g) == 1);
+            const edgellm_gguf_tensor *t = g ? edgellm_gguf_find_tensor(g, "t.weight") : NULL;
+            CHECK(t && t->size_bytes == 256 && ((const float *)t->data)[63] == 0.0f);
+            edgellm_gguf_close(g);
+        }
+    }
+    CHECK_EQ(leftover_temporaries(), 0);
+}
+
 static void test_cli_exit_codes(void)
 {
     NEED_SHARED(src, REF "llama-gqa-f32.gguf");
@@ -448,6 +494,7 @@ int main(void)
     RUN(test_keep_pattern_keeps_float);
     RUN(test_requantize_and_thread_independence);
     RUN(test_nan_input_fails_without_output);
+    RUN(test_writer_stream_contract);
     RUN(test_cli_exit_codes);
     return test_summary();
 }

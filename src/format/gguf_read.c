@@ -651,12 +651,15 @@ void edgellm_gguf_format_value(const edgellm_gguf *g, int64_t i, char *buf, size
         const char *s = (const char *)kv->val + 8;
         size_t o = 0;
         buf[o++] = '"';
-        for (uint64_t k = 0; k < len && o + 5 < size; k++) {
+        /* room kept: the widest escape (4) + "..." (3) + closing quote + NUL = 9 bytes; with
+         * 5 an escape ending at size-2 put the last '.' at buf[size] (found by fuzz_gguf,
+         * regression tests/corpus/gguf/format-value-escape-overflow.gguf) */
+        for (uint64_t k = 0; k < len && o + 9 < size; k++) {
             unsigned char ch = (unsigned char)s[k];
             if (ch == '\n') { buf[o++] = '\\'; buf[o++] = 'n'; }
             else if (ch < 32 || ch == 127) { o += (size_t)snprintf(buf + o, size - o, "\\x%02x", ch); }
             else buf[o++] = (char)ch;
-            if (k + 1 < len && o + 5 >= size) { buf[o++] = '.'; buf[o++] = '.'; buf[o++] = '.'; break; }
+            if (k + 1 < len && o + 9 >= size) { buf[o++] = '.'; buf[o++] = '.'; buf[o++] = '.'; break; }
         }
         if (o + 1 < size) buf[o++] = '"';
         buf[o < size ? o : size - 1] = 0;

@@ -1,10 +1,10 @@
 /*
  * dispatch.c — kernel choice per tensor type (contract in dispatch.h).
  *
- * The table below lists the fast variants, one row per weight type; a NULL entry means
- * "use the reference from the traits table" (src/tensor/types.c). Entries are looked up
- * on every call (a short scan, done once per matrix product, not per row), so traits
- * filled in at run time are picked up too.
+ * One table of fast variants per level, one row per type; a NULL entry means "ask the
+ * level below", and below the lowest, the reference from the traits table
+ * (src/tensor/types.c). Entries are looked up on every call (a short scan, done once per
+ * matrix product, not per row), so traits filled in at run time are picked up too.
  *
  * Levels (lowest first): ref (traits only), scalar (portable float dots), then per
  * architecture avx2 < avx512 (x86-64) or neon < dotprod (AArch64). The default is the
@@ -22,7 +22,6 @@
 #include "x86/kernels_x86.h"
 #include "../tensor/quant.h"
 #include <pthread.h>
-#include <stddef.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -64,7 +63,6 @@ static const kernel_variant avx2_variants[] = {
     EDGELLM_GROUP_TYPES(GROUP_AVX2_ROWS)
 };
 static const kernel_variant avx512_variants[] = {
-    {EDGELLM_TYPE_F32, edgellm_dot_f32_avx512, NULL, NULL},
     {EDGELLM_TYPE_F16, edgellm_dot_f16_avx512, NULL, NULL},
     {EDGELLM_TYPE_Q4_0, edgellm_dot_q4_0_q8_0_avx512, NULL, NULL},
     {EDGELLM_TYPE_Q8_0, edgellm_dot_q8_0_q8_0_avx512, NULL, NULL},
@@ -151,56 +149,46 @@ static void pick_variants(void)
     atomic_store(&active_level, default_level);
 }
 
-/* The first non-NULL function at offset `off` for `type`, from the active level down;
- * NULL when only the reference exists. */
-static const void *find_fn(int type, size_t off)
+enum { FN_VEC_DOT, FN_FROM_FLOAT, FN_TO_FLOAT };
+
+static bool has_fn(const kernel_variant *v, int which)
+{
+    return which == FN_VEC_DOT ? v->vec_dot != NULL : which == FN_FROM_FLOAT ? v->from_float != NULL : v->to_float != NULL;
+}
+
+/* The row of the highest level, from the active one down, that defines function `which`
+ * for `type`; NULL when only the reference exists. */
+static const kernel_variant *find_variant(int type, int which)
 {
     pthread_once(&init_once, pick_variants);
     for (int l = atomic_load(&active_level); l >= 1; l--)
-        for (size_t i = 0; i < levels[l].n; i++) {
-            const kernel_variant *v = &levels[l].table[i];
-            const void *fn;
-            if (v->type != type) continue;
-            memcpy(&fn, (const char *)v + off, sizeof fn);
-            if (fn) return fn;
-        }
+        for (size_t i = 0; i < levels[l].n; i++)
+            if (levels[l].table[i].type == type && has_fn(&levels[l].table[i], which)) return &levels[l].table[i];
     return NULL;
-}
-
-static const kernel_variant *find_variant(int type, kernel_variant *out)
-{
-    out->type = type;
-    out->vec_dot = (edgellm_vec_dot_fn)find_fn(type, offsetof(kernel_variant, vec_dot));
-    out->from_float = (edgellm_from_float_fn)find_fn(type, offsetof(kernel_variant, from_float));
-    out->to_float = (edgellm_to_float_fn)find_fn(type, offsetof(kernel_variant, to_float));
-    return out;
 }
 
 edgellm_vec_dot_fn edgellm_kernels_vec_dot(int type)
 {
     const edgellm_type_traits *t = edgellm_type_get_traits(type);
     if (!t) return NULL;
-    kernel_variant buf;
-    const kernel_variant *v = find_variant(type, &buf);
-    return v && v->vec_dot ? v->vec_dot : t->vec_dot_ref;
+    const kernel_variant *v = find_variant(type, FN_VEC_DOT);
+    return v ? v->vec_dot : t->vec_dot_ref;
 }
 
 edgellm_from_float_fn edgellm_kernels_from_float(int type)
 {
     const edgellm_type_traits *t = edgellm_type_get_traits(type);
     if (!t) return NULL;
-    kernel_variant buf;
-    const kernel_variant *v = find_variant(type, &buf);
-    return v && v->from_float ? v->from_float : t->from_float_ref;
+    const kernel_variant *v = find_variant(type, FN_FROM_FLOAT);
+    return v ? v->from_float : t->from_float_ref;
 }
 
 edgellm_to_float_fn edgellm_kernels_to_float(int type)
 {
     const edgellm_type_traits *t = edgellm_type_get_traits(type);
     if (!t) return NULL;
-    kernel_variant buf;
-    const kernel_variant *v = find_variant(type, &buf);
-    return v && v->to_float ? v->to_float : t->to_float;
+    const kernel_variant *v = find_variant(type, FN_TO_FLOAT);
+    return v ? v->to_float : t->to_float;
 }
 
 bool edgellm_kernels_can_matmul(int type)

@@ -187,6 +187,7 @@ edgellm_status edgellm_eval_compare(const edgellm_model *m, const edgellm_model 
 
     if (ref_logits_path) {
         if ((rc = edgellm_eval_logits_open(ref_logits_path, m, &f, err)) != EDGELLM_OK) goto done;
+        if (!params) dp.n_ctx = 0;   /* defaults: the file's layout */
         if ((rc = layout_from_file(f, ref_logits_path, params ? params : &dp, &p, err)) != EDGELLM_OK) goto done;
         snprintf(out->ref_name, sizeof out->ref_name, "%s", edgellm_eval_logits_model_name(f));
     } else {

@@ -86,7 +86,7 @@ static edgellm_status parse_type(const char *s, size_t n, sweep_type *t, edgellm
     } else {
         if (strlen(low) >= sizeof t->base)
             return edgellm_fail(err, EDGELLM_ERR_MISUSE, "eval sweep: unknown type '%s'", t->spec);
-        snprintf(t->base, sizeof t->base, "%s", low);
+        memcpy(t->base, low, strlen(low) + 1);   /* fits: checked above */
     }
     edgellm_status rc = edgellm_quant_scheme_parse(t->base, t->group, t->asym, &t->scheme, err);
     if (rc != EDGELLM_OK) {
@@ -245,7 +245,7 @@ edgellm_status edgellm_eval_sweep(const char *ref_path, const char *text, size_t
     for (int i = 0; i < n_types; i++) {
         sweep_type *t = &types[i];
         edgellm_eval_sweep_row *row = &out->rows[out->n_rows++];
-        snprintf(row->type, sizeof row->type, "%s", t->scheme.name);
+        snprintf(row->type, sizeof row->type, "%.23s", t->scheme.name);
         snprintf(row->spec, sizeof row->spec, "%s", t->spec);
         char stem[128];
         snprintf(stem, sizeof stem, "%s", edgellm_eval_basename(ref_path));

@@ -138,6 +138,7 @@ done:
 typedef struct {
     char  *buf;
     size_t len, cap;
+    bool   oom;
 } gen_text;
 
 static int on_token(int32_t token, const char *piece, size_t n, void *user)
@@ -147,7 +148,7 @@ static int on_token(int32_t token, const char *piece, size_t n, void *user)
     if (g->len + n + 1 > g->cap) {
         size_t cap = (g->len + n + 1) * 2;
         char *b = edgellm_realloc(g->buf, cap);
-        if (!b) return 1;
+        if (!b) { g->oom = true; return 1; }
         g->buf = b;
         g->cap = cap;
     }
@@ -234,6 +235,7 @@ static edgellm_status run_items(const edgellm_model *m, const edgellm_eval_item 
                 rc = edgellm_fail(err, rc, "eval task: item %d: %s", i, msg);
                 goto done;
             }
+            if (g.oom) { rc = edgellm_fail_nomem(err, "eval task: generated text"); goto done; }
             const char *out = g.buf ? g.buf : "";
             t->n[M_EXACT]++;
             t->n[M_CONTAINS]++;

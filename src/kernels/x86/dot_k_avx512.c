@@ -4,8 +4,9 @@
  * layouts in blocks.h. Same integer decomposition as the AVX2 files (dot_q4_K.c,
  * dot_q6_K.c), 64 elements per 512-bit register:
  *   Q4_K  32 bytes of qs = 64 codes [lo nibbles | hi nibbles] = sub-blocks 2c, 2c+1, which
- *         meet 64 contiguous activations; VPDPBUSD gives 16 exact int32 lanes (4 products
- *         each), multiplied by the sub-block scale of each lane (VPMULLD) and summed.
+ *         meet 64 contiguous activations; VPMADDUBSW (pairs <= 3840, no saturation) then
+ *         VPMADDWD by the sub-block scales (VPERMW of the 8 scales) give exact int32
+ *         lanes. (VPDPBUSD + VPMULLD was measured 2x slower here.)
  *         Mins through bsums: M = Σ m_j·(bsums[2j] + bsums[2j+1]).
  *         acc += (d·d_x)·S - (dmin·d_x)·M.
  *   Q6_K  codes u = q + 32 (0..63): S = Σ sc_j·Σ u·x - 32·Σ sc_j·bsums_j; acc += (d·d_x)·S.
@@ -18,39 +19,45 @@
 #include "avx512_util.h"
 #include "../../tensor/blocks.h"
 
+/* The 8 6-bit scales and mins of a Q4_K block as bytes, with 32-bit integer ops only (no
+ * round trip through memory): layout in blocks.h / quant_k.c. */
+static inline void k_scales_u64(const uint8_t *q, uint64_t *sc, uint64_t *m)
+{
+    uint32_t a, b, c;
+    memcpy(&a, q, 4);
+    memcpy(&b, q + 4, 4);
+    memcpy(&c, q + 8, 4);
+    const uint32_t sc_lo = a & 0x3f3f3f3fu, m_lo = b & 0x3f3f3f3fu;
+    const uint32_t sc_hi = (c & 0x0f0f0f0fu) | ((a >> 6) & 0x03030303u) << 4;
+    const uint32_t m_hi = ((c >> 4) & 0x0f0f0f0fu) | ((b >> 6) & 0x03030303u) << 4;
+    *sc = (uint64_t)sc_hi << 32 | sc_lo;
+    *m = (uint64_t)m_hi << 32 | m_lo;
+}
+
 float edgellm_dot_q4_K_q8_K_avx512(int64_t n, const void *w, const void *x)
 {
     const edgellm_block_q4_K *a = w;
     const edgellm_block_q8_K *b = x;
     const __m512i m4 = _mm512_set1_epi8(15);
+    /* word permutations: chunk c uses scale 2c in words 0-15, scale 2c+1 in words 16-31 */
+    __m512i idx[4];
+    for (int c = 0; c < 4; c++)
+        idx[c] = x86_join(_mm256_set1_epi16((short)(2 * c)), _mm256_set1_epi16((short)(2 * c + 1)));
     __m512 acc = _mm512_setzero_ps();
     __m256 accm = _mm256_setzero_ps();
     for (int64_t i = 0; i < n / EDGELLM_QK_K; i++) {
-        const uint8_t *q = a[i].scales;
-        uint32_t sc[8];
-        uint8_t m[8];
-        for (int j = 0; j < 4; j++) {
-            sc[j] = q[j] & 63;
-            m[j] = q[j + 4] & 63;
-        }
-        for (int j = 4; j < 8; j++) {
-            sc[j] = (uint32_t)((q[j + 4] & 15) | (q[j - 4] >> 6) << 4);
-            m[j] = (uint8_t)((q[j + 4] >> 4) | (q[j] >> 6) << 4);
-        }
-        const __m256i sc8 = _mm256_loadu_si256((const __m256i *)sc);
+        uint64_t scv, mv;
+        k_scales_u64(a[i].scales, &scv, &mv);
+        const __m512i sc16 = _mm512_castsi128_si512(_mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)scv)));
         __m512i sumi = _mm512_setzero_si512();
         for (int c = 0; c < 4; c++) {
             const __m256i qv = _mm256_loadu_si256((const __m256i *)(a[i].qs + 32 * c));
             const __m512i u = _mm512_and_si512(x86_join(qv, _mm256_srli_epi16(qv, 4)), m4);
             const __m512i y = _mm512_loadu_si512((const void *)(b[i].qs + 64 * c));
-            const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u, y);
-            const __m512i s = _mm512_permutexvar_epi32(
-                _mm512_set_epi32(2 * c + 1, 2 * c + 1, 2 * c + 1, 2 * c + 1, 2 * c + 1, 2 * c + 1, 2 * c + 1, 2 * c + 1,
-                                 2 * c, 2 * c, 2 * c, 2 * c, 2 * c, 2 * c, 2 * c, 2 * c),
-                _mm512_castsi256_si512(sc8));
-            sumi = _mm512_add_epi32(sumi, _mm512_mullo_epi32(p, s));
+            const __m512i p = _mm512_maddubs_epi16(u, y);                 /* |pair| <= 3840 */
+            sumi = _mm512_add_epi32(sumi, _mm512_madd_epi16(p, _mm512_permutexvar_epi16(idx[c], sc16)));
         }
-        const __m128i m8 = _mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)m));
+        const __m128i m8 = _mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)mv));
         const __m256i mins16 = _mm256_set_m128i(_mm_unpackhi_epi16(m8, m8), _mm_unpacklo_epi16(m8, m8));
         const __m256i summ = _mm256_madd_epi16(mins16, _mm256_loadu_si256((const __m256i *)b[i].bsums));
         acc = _mm512_fmadd_ps(_mm512_set1_ps(x86_h2f(a[i].d) * b[i].d), _mm512_cvtepi32_ps(sumi), acc);

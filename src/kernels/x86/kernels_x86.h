@@ -37,7 +37,6 @@ void edgellm_quant_q8_1_avx2(const float *src, void *dst, int64_t n);
 void edgellm_quant_q8_K_avx2(const float *src, void *dst, int64_t n);
 
 /* ---- AVX-512 (F/BW/VL/DQ + VNNI) ---- */
-float edgellm_dot_f32_avx512(int64_t n, const void *w, const void *x);
 float edgellm_dot_f16_avx512(int64_t n, const void *w, const void *x);
 float edgellm_dot_q4_0_q8_0_avx512(int64_t n, const void *w, const void *x);
 float edgellm_dot_q8_0_q8_0_avx512(int64_t n, const void *w, const void *x);

@@ -1,0 +1,132 @@
+#!/bin/bash
+# scripts/ci-stages.sh — every CI stage of issue 6, for .ci/run on a clean machine:
+#   deps      apt-get install what the stages need (only what is missing; needs root then)
+#   asan      whole suite built with -DEDGELLM_SANITIZE=ON (ASan + UBSan) in build-ci-asan;
+#             sanitizer reports of every process (tests and the CLI they start) are
+#             collected with log_path, and any report fails the stage even if a test
+#             passed ("zero reports")
+#   valgrind  memcheck on `edgellm run` with stories260K (skipped without ../shared)
+#   arm       aarch64 cross build + tests under qemu-user (scripts/test-arm.sh, if present)
+#   fuzz      fuzz/run.sh FUZZ_SECONDS (default 60) per libFuzzer target
+#   unit      normal Release build + ctest (scripts/test.sh) — run LAST, so that the last
+#             line printed is CTest's own summary ("100% tests passed, 0 tests failed out of N")
+# One summary line per stage ("stage asan: 14 passed, 0 failed"), then CTest's line.
+# Exit status: 0 when every stage passed (skipped stages do not fail), 1 otherwise.
+# Logs: build-ci-logs/<stage>.log. Time on 2 cores: roughly 20-25 minutes in all.
+# Environment: FUZZ_SECONDS, SKIP_STAGES (e.g. "arm fuzz"), EDGELLM_SHARED_DIR.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root="$(pwd)"
+logs="$root/build-ci-logs"
+mkdir -p "$logs"
+jobs="$(nproc)"
+shared="${EDGELLM_SHARED_DIR:-$root/../shared}"
+skip=" ${SKIP_STAGES:-} "
+summary=()
+failed=0
+
+stage_line() {   # name passed failed [note]
+    local line="stage $1: $2 passed, $3 failed${4:+ ($4)}"
+    summary+=("$line")
+    echo "$line"
+    [ "$3" -eq 0 ] || failed=1
+}
+skipped() { local line="stage $1: skipped ($2)"; summary+=("$line"); echo "$line"; }
+# "N% tests passed, F tests failed out of T" -> "passed failed"
+ctest_counts() {
+    local l
+    l=$(grep -aE '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$1" | tail -1)
+    if [ -z "$l" ]; then echo "0 1"; return; fi
+    local f t
+    f=$(echo "$l" | sed -E 's/.* ([0-9]+) tests? failed.*/\1/')
+    t=$(echo "$l" | sed -E 's/.*out of ([0-9]+).*/\1/')
+    echo "$((t - f)) $f"
+}
+
+# ---- deps ---------------------------------------------------------------------------
+pkgs="build-essential cmake libcjson-dev clang libclang-rt-14-dev valgrind gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
+missing=""
+for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+if [ -n "$missing" ]; then
+    echo "ci: installing$missing"
+    if [ "$(id -u)" -eq 0 ]; then
+        export DEBIAN_FRONTEND=noninteractive
+        { apt-get update -qq && apt-get install -y -qq $missing; } >"$logs/deps.log" 2>&1 ||
+            echo "ci: apt-get failed (see $logs/deps.log); stages that need it will fail or skip"
+    else
+        echo "ci: not root: cannot install$missing"
+    fi
+fi
+
+# ---- asan ---------------------------------------------------------------------------
+if [[ "$skip" == *" asan "* ]]; then skipped asan "SKIP_STAGES"; else
+    san="$logs/asan-reports"
+    rm -rf "$san" && mkdir -p "$san"
+    {
+        cmake -S . -B build-ci-asan -DEDGELLM_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+            -DEDGELLM_SHARED_DIR="$shared" &&
+        cmake --build build-ci-asan -j"$jobs" &&
+        (cd build-ci-asan &&
+         ASAN_OPTIONS="log_path=$san/asan:exitcode=86:detect_leaks=1" \
+         UBSAN_OPTIONS="log_path=$san/ubsan:exitcode=87:print_stacktrace=1:halt_on_error=1" \
+         LSAN_OPTIONS="exitcode=86" \
+         ctest --output-on-failure -j"$jobs" --timeout 1200)
+    } >"$logs/asan.log" 2>&1
+    read -r p f < <(ctest_counts "$logs/asan.log")
+    reports=$(find "$san" -type f | wc -l)
+    if [ "$reports" -gt 0 ]; then
+        echo "  sanitizer reports ($reports files in $san):"
+        for r in $(find "$san" -type f | head -5); do grep -m3 -E 'ERROR|runtime error|SUMMARY' "$r" | sed 's/^/    /'; done
+        [ "$f" -eq 0 ] && f=1
+    fi
+    stage_line asan "$p" "$f" "$reports sanitizer reports"
+fi
+
+# ---- valgrind -----------------------------------------------------------------------
+if [[ "$skip" == *" valgrind "* ]]; then skipped valgrind "SKIP_STAGES"
+elif ! command -v valgrind >/dev/null; then skipped valgrind "valgrind not installed"
+elif [ ! -f "$shared/models/stories260K/stories260K.gguf" ]; then skipped valgrind "no ../shared fixtures"
+else
+    {
+        cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build -j"$jobs" --target edgellm &&
+        valgrind --tool=memcheck --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+            ./build/edgellm run -m "$shared/models/stories260K/stories260K.gguf" -p "Once upon a time" -n 16 --temp 0 -t 2
+    } >"$logs/valgrind.log" 2>&1
+    rc=$?
+    errs=$(grep -aE 'ERROR SUMMARY: [0-9]+ errors' "$logs/valgrind.log" | tail -1 | sed -E 's/.*SUMMARY: ([0-9]+) errors.*/\1/')
+    if [ "$rc" -eq 0 ] && [ "${errs:-1}" -eq 0 ]; then stage_line valgrind 1 0 "0 memcheck errors"
+    else stage_line valgrind 0 1 "exit $rc, ${errs:-?} memcheck errors"; fi
+fi
+
+# ---- arm ----------------------------------------------------------------------------
+if [[ "$skip" == *" arm "* ]]; then skipped arm "SKIP_STAGES"
+elif [ ! -x scripts/test-arm.sh ] && [ ! -f scripts/test-arm.sh ]; then skipped arm "scripts/test-arm.sh not found"
+else
+    EDGELLM_SHARED_DIR="$shared" sh scripts/test-arm.sh >"$logs/arm.log" 2>&1
+    read -r p f < <(ctest_counts "$logs/arm.log")
+    stage_line arm "$p" "$f" "aarch64 under qemu-user"
+fi
+
+# ---- fuzz ---------------------------------------------------------------------------
+if [[ "$skip" == *" fuzz "* ]]; then skipped fuzz "SKIP_STAGES"
+elif ! command -v clang >/dev/null; then skipped fuzz "clang not installed"; failed=1
+else
+    EDGELLM_SHARED="$shared" BUILD_DIR="$root/build-fuzz" fuzz/run.sh "${FUZZ_SECONDS:-60}" >"$logs/fuzz.log" 2>&1
+    grep -a '^fuzz ' "$logs/fuzz.log" | sed 's/^/  /'
+    l=$(grep -aE '^fuzz: [0-9]+ passed, [0-9]+ failed' "$logs/fuzz.log" | tail -1)
+    if [ -n "$l" ]; then
+        p=$(echo "$l" | sed -E 's/fuzz: ([0-9]+) passed.*/\1/'); f=$(echo "$l" | sed -E 's/.* ([0-9]+) failed/\1/')
+    else p=0; f=1; tail -20 "$logs/fuzz.log"; fi
+    stage_line fuzz "$p" "$f" "${FUZZ_SECONDS:-60} s per target"
+fi
+
+# ---- unit (last) --------------------------------------------------------------------
+EDGELLM_SHARED_DIR="$shared" ./scripts/test.sh >"$logs/unit.log" 2>&1
+read -r p f < <(ctest_counts "$logs/unit.log")
+if [ "$f" -ne 0 ]; then grep -aE 'Failed|\*\*\*' "$logs/unit.log" | head -20 | sed 's/^/  /'; fi
+stage_line unit "$p" "$f"
+echo
+printf '%s\n' "${summary[@]}"
+final=$(grep -aE '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$logs/unit.log" | tail -1)
+if [ -n "$final" ]; then echo "$final"; else tail -5 "$logs/unit.log"; echo "unit: 0 passed, 1 failed"; failed=1; fi
+exit "$failed"

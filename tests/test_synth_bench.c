@@ -1,0 +1,394 @@
+/* test_synth_bench.c — `edgellm synth` (src/tools/synth.c, shapes.c) and `edgellm bench`
+ * (src/tools/bench.c) on tiny custom shapes, so the whole file runs in seconds.
+ *
+ * References: the published parameter totals of the built-in shapes (Hugging Face model
+ * pages / safetensors metadata) recomputed here from the shape numbers with the llama
+ * block's tensor list; the tensor list of a synthesised file read back with the GGUF
+ * reader; the bytes a decode step reads recomputed from that list; llama-bench's JSON
+ * field names (anchors.md §1.5), checked in output that is parsed by a small JSON
+ * syntax checker below (no JSON library in the test). */
+#include "test_util.h"
+#include "format/gguf.h"
+#include "model/model.h"
+#include "tools/bench.h"
+#include <ctype.h>
+
+static char *tmp_path(const char *name)
+{
+    static char buf[8][512];
+    static int slot = 0;
+    char *p = buf[slot++ & 7];
+    snprintf(p, 512, "%s/%s", test_tmpdir(), name);
+    return p;
+}
+
+static edgellm_shape tiny_shape(const char *arch, int tied)
+{
+    edgellm_shape s;
+    memset(&s, 0, sizeof s);
+    snprintf(s.name, sizeof s.name, "tiny");
+    snprintf(s.arch, sizeof s.arch, "%s", arch);
+    s.n_layer = 2;
+    s.n_embd = 128;
+    s.n_head = 4;
+    s.n_head_kv = 2;
+    s.n_ff = 256;
+    s.n_vocab = 300;
+    s.n_ctx_train = 256;
+    s.tied = tied;
+    s.rope_theta = 10000.0f;
+    s.rms_eps = 1e-5f;
+    return s;
+}
+
+/* Parameters of a llama-block model from its shape (qwen2 adds Q/K/V biases). */
+static uint64_t shape_params(const edgellm_shape *s)
+{
+    uint64_t E = (uint64_t)s->n_embd, KV = (uint64_t)s->n_head_kv * (E / (uint64_t)s->n_head), FF = (uint64_t)s->n_ff;
+    uint64_t layer = 2 * E * E + 2 * E * KV + 3 * E * FF + 2 * E;
+    if (!strcmp(s->arch, "qwen2")) layer += E + 2 * KV;
+    return (uint64_t)s->n_vocab * E * (s->tied ? 1 : 2) + E + (uint64_t)s->n_layer * layer;
+}
+
+static void test_builtin_shapes_match_published_sizes(void)
+{
+    /* published totals: TinyLlama-1.1B 1,100,048,384; Llama-3.2-1B 1,235,814,400;
+     * Qwen2.5-0.5B 494,032,768; Qwen2.5-1.5B 1,543,714,304; SmolLM2-360M 361,821,120;
+     * SmolLM2-135M 134,515,008; Llama-2-7B 6,738,415,616 (HF safetensors parameter counts) */
+    static const struct { const char *name; uint64_t n; } pub[] = {
+        {"tinyllama-1.1b", 1100048384ull}, {"llama-3.2-1b", 1235814400ull}, {"qwen2.5-0.5b", 494032768ull},
+        {"qwen2.5-1.5b", 1543714304ull},   {"smollm2-360m", 361821120ull},  {"smollm2-135m", 134515008ull},
+        {"llama-2-7b", 6738415616ull},
+    };
+    CHECK(edgellm_shape_count() >= 7);
+    for (size_t i = 0; i < sizeof pub / sizeof pub[0]; i++) {
+        edgellm_shape s;
+        CHECK_OK(edgellm_shape_find(pub[i].name, &s, NULL));
+        if (shape_params(&s) != pub[i].n)
+            fprintf(stderr, "   %s: %llu params from the shape, published %llu\n", pub[i].name,
+                    (unsigned long long)shape_params(&s), (unsigned long long)pub[i].n);
+        CHECK_EQ(shape_params(&s), pub[i].n);
+        CHECK(s.n_embd % s.n_head == 0 && s.n_head % s.n_head_kv == 0);
+        CHECK(s.rms_eps > 0 && s.rope_theta > 0 && s.n_ctx_train > 0 && s.source[0]);
+    }
+    edgellm_shape s;
+    edgellm_error err = {0};
+    CHECK_EQ(edgellm_shape_find("TinyLlama-1.1B", &s, NULL), EDGELLM_OK);   /* case-insensitive */
+    CHECK_EQ(edgellm_shape_find("gpt-5", &s, &err), EDGELLM_ERR_NOT_FOUND);
+    CHECK(strstr(err.msg, "tinyllama-1.1b") != NULL);                        /* lists valid names */
+}
+
+static void synth_file(const edgellm_shape *s, const char *type, uint64_t seed, int threads, const char *out)
+{
+    edgellm_synth_params p = edgellm_synth_default_params();
+    p.shape = *s;
+    p.type = type;
+    p.seed = seed;
+    p.n_threads = threads;
+    uint64_t n = 0, bytes = 0;
+    edgellm_error err = {0};
+    CHECK_EQ(edgellm_synth(&p, out, &n, &bytes, &err), EDGELLM_OK);
+    if (err.msg[0]) fprintf(stderr, "   synth: %s\n", err.msg);
+    CHECK_EQ(n, shape_params(s));
+    CHECK(bytes > 0);
+}
+
+static void test_synth_loads_and_runs(void)
+{
+    static const struct { const char *arch; int tied; const char *type; } cases[] = {
+        {"llama", 0, "q4_0"}, {"llama", 1, "q4_k_m"}, {"qwen2", 1, "q8_0"}, {"llama", 0, "i4"},
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        edgellm_shape s = tiny_shape(cases[ci].arch, cases[ci].tied);
+        const char *out = tmp_path("synth.gguf");
+        synth_file(&s, cases[ci].type, 7, 2, out);
+        edgellm_model *m = NULL;
+        CHECK_OK(edgellm_model_load(out, NULL, &m, NULL));
+        if (!m) continue;
+        edgellm_model_info info;
+        edgellm_model_get_info(m, &info);
+        CHECK(!strcmp(info.arch, cases[ci].arch));
+        CHECK_EQ(info.n_layer, 2);
+        CHECK_EQ(info.n_embd, 128);
+        CHECK_EQ(info.n_head_kv, 2);
+        CHECK_EQ(info.n_ff, 256);
+        CHECK_EQ(info.n_vocab, 300);
+        CHECK_EQ(info.tied_output, cases[ci].tied);
+        CHECK_EQ(info.n_params, shape_params(&s));
+        /* the tokenizer: specials, byte tokens, n_vocab pieces */
+        const edgellm_tokenizer *t = edgellm_model_tokenizer(m);
+        CHECK(t != NULL);
+        if (t) {
+            CHECK_EQ(edgellm_tokenizer_n_vocab(t), 300);
+            CHECK_EQ(edgellm_token_bos(t), 1);
+            CHECK_EQ(edgellm_token_eos(t), 2);
+            CHECK(!strcmp(edgellm_token_text(t, 3 + 0x41), "<0x41>"));
+            int32_t ids[32];
+            int n = 0;
+            CHECK_OK(edgellm_tokenize(t, "hi", 2, 1, ids, 32, &n, NULL));
+            CHECK(n >= 2 && ids[0] == 1);
+        }
+        /* a forward pass stays finite */
+        edgellm_ctx *c = NULL;
+        CHECK_OK(edgellm_ctx_new(m, NULL, &c, NULL));
+        int32_t tok[5] = {1, 100, 200, 299, 5};
+        CHECK_OK(edgellm_decode(c, tok, 5, NULL, NULL));
+        edgellm_ctx_free(c);
+        /* the types follow the quantize recipe */
+        int64_t n_q = 0;
+        for (int64_t i = 0; i < edgellm_gguf_n_tensors(m->gguf); i++) {
+            const edgellm_gguf_tensor *g = edgellm_gguf_tensor_at(m->gguf, i);
+            if (g->n_dims == 1) CHECK_EQ(g->type, EDGELLM_TYPE_F32);
+            else n_q++;
+            if (!strcmp(cases[ci].type, "i4") && g->n_dims == 2)   /* rows of 128 fit g128 */
+                CHECK_EQ(g->type, EDGELLM_TYPE_I4_G128_SYM);
+            if (!strcmp(cases[ci].type, "q4_k_m") && g->n_dims == 2) /* rows of 128/256 -> Q5_0/Q8_0 or K */
+                CHECK(g->type == EDGELLM_TYPE_Q5_0 || g->type == EDGELLM_TYPE_Q8_0 || g->type == EDGELLM_TYPE_Q4_K ||
+                      g->type == EDGELLM_TYPE_Q6_K);
+        }
+        CHECK_EQ(n_q, 1 + !cases[ci].tied + 7 * 2);
+        edgellm_model_free(m);
+    }
+}
+
+static void test_synth_is_deterministic(void)
+{
+    edgellm_shape s = tiny_shape("llama", 0);
+    const char *a = tmp_path("det-a.gguf"), *b = tmp_path("det-b.gguf"), *c = tmp_path("det-c.gguf");
+    synth_file(&s, "q4_k_m", 123, 1, a);
+    synth_file(&s, "q4_k_m", 123, 3, b);
+    synth_file(&s, "q4_k_m", 124, 2, c);
+    size_t na = 0, nb = 0, nc = 0;
+    char *x = read_file(a, &na), *y = read_file(b, &nb), *z = read_file(c, &nc);
+    CHECK(x && y && z && na == nb && na == nc);
+    CHECK(x && y && memcmp(x, y, na) == 0);                  /* thread count does not matter */
+    CHECK(x && z && na == nc && memcmp(x, z, na) != 0);      /* the seed does */
+    free(x);
+    free(y);
+    free(z);
+    /* the values: F32 synthesis has std ~0.02 and mean ~0 */
+    const char *f = tmp_path("det-f32.gguf");
+    synth_file(&s, "f32", 5, 2, f);
+    edgellm_gguf *g = NULL;
+    CHECK_OK(edgellm_gguf_open(f, &g, NULL));
+    const edgellm_gguf_tensor *t = g ? edgellm_gguf_find_tensor(g, "blk.1.ffn_down.weight") : NULL;
+    CHECK(t != NULL);
+    if (t) {
+        const float *v = t->data;
+        double m = 0, q = 0;
+        for (uint64_t i = 0; i < t->n_elements; i++) m += v[i], q += (double)v[i] * v[i];
+        m /= (double)t->n_elements;
+        double sd = sqrt(q / (double)t->n_elements - m * m);
+        CHECK_NEAR(sd, 0.02, 0.001);   /* 32768 samples: relative sd error ~0.4% */
+        CHECK_NEAR(m, 0.0, 0.0005);
+    }
+    const edgellm_gguf_tensor *nrm = g ? edgellm_gguf_find_tensor(g, "output_norm.weight") : NULL;
+    CHECK(nrm && ((const float *)nrm->data)[0] == 1.0f && ((const float *)nrm->data)[127] == 1.0f);
+    edgellm_gguf_close(g);
+}
+
+static void test_synth_cli(void)
+{
+    char cmd[2048], out[16384];
+    const char *o = tmp_path("cli-synth.gguf");
+    snprintf(cmd, sizeof cmd, "%s synth --n-embd 64 --n-layer 1 --n-head 4 --n-ff 128 --n-vocab 260 --type q8_0 -o %s",
+             EDGELLM_CLI, o);
+    CHECK_EQ(run_capture(cmd, out, sizeof out), 0);
+    snprintf(cmd, sizeof cmd, "%s synth --list", EDGELLM_CLI);
+    CHECK_EQ(run_capture(cmd, out, sizeof out), 0);
+    CHECK(strstr(out, "tinyllama-1.1b") && strstr(out, "qwen2.5-0.5b") && strstr(out, "llama-2-7b"));
+    static const char *bad[] = {"--shape nope --type q4_0 -o x.gguf", "--n-embd 64 --type q4_0 -o x.gguf",
+                                "--shape tinyllama-1.1b --type q4_0", "--shape tinyllama-1.1b -o x.gguf",
+                                "--n-embd 60 --n-layer 1 --n-head 7 --n-ff 64 --n-vocab 300 --type q8_0 -o x.gguf",
+                                "--shape tinyllama-1.1b --type q4_0 --arch gpt2 -o x.gguf"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(cmd, sizeof cmd, "cd %s && %s synth %s", test_tmpdir(), EDGELLM_CLI, bad[i]);
+        CHECK_EQ(run_capture(cmd, out, sizeof out), 2);
+    }
+    struct stat st;
+    snprintf(cmd, sizeof cmd, "%s/x.gguf", test_tmpdir());
+    CHECK(stat(cmd, &st) != 0);
+}
+
+/* ---- a minimal JSON syntax checker (RFC 8259 grammar, no semantics) ---- */
+static const char *js_ws(const char *p) { while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t') p++; return p; }
+static const char *js_value(const char *p, int depth);
+static const char *js_string(const char *p)
+{
+    if (*p++ != '"') return NULL;
+    while (*p && *p != '"') {
+        if ((unsigned char)*p < 0x20) return NULL;
+        if (*p == '\\') {
+            p++;
+            if (*p == 'u') { for (int i = 1; i <= 4; i++) if (!isxdigit((unsigned char)p[i])) return NULL; p += 4; }
+            else if (!strchr("\"\\/bfnrt", *p)) return NULL;
+        }
+        p++;
+    }
+    return *p == '"' ? p + 1 : NULL;
+}
+static const char *js_number(const char *p)
+{
+    const char *s = p;
+    if (*p == '-') p++;
+    if (!isdigit((unsigned char)*p)) return NULL;
+    if (*p == '0') p++; else while (isdigit((unsigned char)*p)) p++;
+    if (*p == '.') { p++; if (!isdigit((unsigned char)*p)) return NULL; while (isdigit((unsigned char)*p)) p++; }
+    if (*p == 'e' || *p == 'E') { p++; if (*p == '+' || *p == '-') p++; if (!isdigit((unsigned char)*p)) return NULL; while (isdigit((unsigned char)*p)) p++; }
+    return p > s ? p : NULL;
+}
+static const char *js_value(const char *p, int depth)
+{
+    if (depth > 32) return NULL;
+    p = js_ws(p);
+    if (*p == '{' || *p == '[') {
+        char close = *p == '{' ? '}' : ']';
+        p = js_ws(p + 1);
+        if (*p == close) return p + 1;
+        for (;;) {
+            if (close == '}') {
+                if (!(p = js_string(js_ws(p)))) return NULL;
+                p = js_ws(p);
+                if (*p++ != ':') return NULL;
+            }
+            if (!(p = js_value(p, depth + 1))) return NULL;
+            p = js_ws(p);
+            if (*p == ',') { p++; continue; }
+            return *p == close ? p + 1 : NULL;
+        }
+    }
+    if (*p == '"') return js_string(p);
+    if (!strncmp(p, "true", 4)) return p + 4;
+    if (!strncmp(p, "false", 5)) return p + 5;
+    if (!strncmp(p, "null", 4)) return p + 4;
+    return js_number(p);
+}
+static bool json_valid(const char *s)
+{
+    const char *e = js_value(s, 0);
+    return e && *js_ws(e) == 0;
+}
+static int count_str(const char *s, const char *needle)
+{
+    int n = 0;
+    for (const char *p = s; (p = strstr(p, needle)); p++) n++;
+    return n;
+}
+
+static void test_bench_library(void)
+{
+    edgellm_shape s = tiny_shape("llama", 1);
+    const char *m = tmp_path("bench.gguf");
+    synth_file(&s, "q8_0", 1, 2, m);
+    edgellm_bench_params p = edgellm_bench_default_params();
+    p.n_prompt = 16;
+    p.n_gen = 8;
+    p.n_reps = 2;
+    p.threads[0] = 1;
+    p.threads[1] = 2;
+    p.n_threads_list = 2;
+    p.bw_gbps = 10.0;   /* given: no 1-second bandwidth run in a unit test */
+    edgellm_bench_report r;
+    edgellm_error err = {0};
+    CHECK_EQ(edgellm_bench(m, &p, &r, &err), EDGELLM_OK);
+    CHECK_EQ(r.n_results, 4);
+    CHECK(!strcmp(r.results[0].test, "pp16") && !strcmp(r.results[1].test, "tg8"));
+    CHECK_EQ(r.results[2].n_threads, 2);
+    for (int i = 0; i < r.n_results; i++) {
+        CHECK(r.results[i].avg_ts > 0 && r.results[i].avg_ns > 0 && r.results[i].stddev_ts >= 0);
+        CHECK(r.results[i].samples_ts[0] > 0 && r.results[i].samples_ts[1] > 0);
+    }
+    CHECK(r.results[0].ttft_ms > 0);
+    /* tg8 speed x bytes per token / 10 GB/s */
+    CHECK_NEAR(r.results[1].roofline_frac, r.results[1].avg_ts * (double)r.results[1].bytes_per_token / 1e10, 1e-9);
+    CHECK(r.load_ms > 0 && r.load_warm_ms > 0 && r.peak_rss_bytes > 0);
+    CHECK_EQ(r.model_n_params, shape_params(&s));
+    CHECK(strstr(r.model_type, "llama") && strstr(r.model_type, "Q8_0"));
+    /* bytes per token, recomputed from the file: tied, so every tensor once, the embedding
+     * table once more as the head and one row as the lookup; plus K/V rows at depth 4.5 -> 4 */
+    edgellm_gguf *g = NULL;
+    CHECK_OK(edgellm_gguf_open(m, &g, NULL));
+    uint64_t sum = 0, row = 0;
+    for (int64_t i = 0; g && i < edgellm_gguf_n_tensors(g); i++) {
+        const edgellm_gguf_tensor *t = edgellm_gguf_tensor_at(g, i);
+        sum += t->size_bytes;
+        if (edgellm_str_eq(t->name, "token_embd.weight")) row = t->size_bytes / 300;
+    }
+    edgellm_gguf_close(g);
+    CHECK_EQ(r.weight_bytes_per_token, sum + row);
+    CHECK_EQ(r.results[1].bytes_per_token, sum + row + 2ull * 2 * 4 * 64 * 4);   /* 2 layers, (8+1)/2 = 4 rows of kv_dim 64 */
+    /* bad calls */
+    p.n_prompt = 0;
+    p.n_gen = 0;
+    CHECK_EQ(edgellm_bench(m, &p, &r, NULL), EDGELLM_ERR_MISUSE);
+    p.n_gen = 4;
+    p.threads[0] = 0;
+    CHECK_EQ(edgellm_bench(m, &p, &r, NULL), EDGELLM_ERR_MISUSE);
+    p.threads[0] = 1;
+    CHECK_EQ(edgellm_bench("/nonexistent.gguf", &p, &r, &err), EDGELLM_ERR_IO);
+}
+
+static void test_bench_cli_json_and_md(void)
+{
+    edgellm_shape s = tiny_shape("qwen2", 0);
+    const char *m = tmp_path("bench-cli.gguf");
+    synth_file(&s, "q4_0", 3, 2, m);
+    char cmd[2048];
+    static char out[65536];
+    snprintf(cmd, sizeof cmd, "(%s bench -m %s -p 8 -n 4 -t 1,2 -r 2 -o json --bw-gbps 5 2>/dev/null)", EDGELLM_CLI, m);
+    CHECK_EQ(run_capture(cmd, out, sizeof out), 0);
+    CHECK(json_valid(out));
+    if (!json_valid(out)) fprintf(stderr, "   not JSON:\n%.2000s\n", out);
+    CHECK_EQ(count_str(out, "\"test\": "), 4);   /* one object per test */
+    static const char *fields[] = {"\"model_type\"", "\"model_size\"", "\"model_n_params\"", "\"n_threads\"",
+                                   "\"n_prompt\"", "\"n_gen\"", "\"avg_ts\"", "\"stddev_ts\"", "\"avg_ns\"",
+                                   "\"stddev_ns\"", "\"samples_ts\"", "\"load_ms\"", "\"ttft_ms\"",
+                                   "\"peak_rss_bytes\"", "\"roofline_frac\""};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) CHECK_EQ(count_str(out, fields[i]), 4);
+    CHECK(strstr(out, "\"test\": \"pp8\"") && strstr(out, "\"test\": \"tg4\""));
+    CHECK(strstr(out, "\"model_type\": \"qwen2 ") != NULL);
+    /* -p 0 skips pp */
+    snprintf(cmd, sizeof cmd, "(%s bench -m %s -p 0 -n 2 -t 1 -r 1 -o json --bw-gbps 5 2>/dev/null)", EDGELLM_CLI, m);
+    CHECK_EQ(run_capture(cmd, out, sizeof out), 0);
+    CHECK(json_valid(out) && count_str(out, "\"test\": ") == 1 && strstr(out, "tg2"));
+    /* markdown and csv */
+    snprintf(cmd, sizeof cmd, "(%s bench -m %s -p 8 -n 2 -t 1 -r 1 --bw-gbps 5 2>/dev/null)", EDGELLM_CLI, m);
+    CHECK_EQ(run_capture(cmd, out, sizeof out), 0);
+    CHECK(strstr(out, "| model |") && strstr(out, "| pp8 |") && strstr(out, "| tg2 |") && strstr(out, "peak RSS"));
+    snprintf(cmd, sizeof cmd, "(%s bench -m %s -p 8 -n 2 -t 1 -r 1 -o csv --bw-gbps 5 2>/dev/null)", EDGELLM_CLI, m);
+    CHECK_EQ(run_capture(cmd, out, sizeof out), 0);
+    CHECK(!strncmp(out, "model_filename,model_type", 25) && count_str(out, "\n") == 3);
+    /* bad command lines and files */
+    static const char *bad[] = {"-m x.gguf -o xml", "-m x.gguf -t 0", "-m x.gguf -p 0 -n 0", "-m x.gguf -r 0",
+                                "", "-m x.gguf --frobnicate"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(cmd, sizeof cmd, "%s bench %s", EDGELLM_CLI, bad[i]);
+        CHECK_EQ(run_capture(cmd, out, sizeof out), 2);
+    }
+    snprintf(cmd, sizeof cmd, "%s bench -m /nonexistent.gguf -p 4 -n 2 --bw-gbps 5", EDGELLM_CLI);
+    CHECK_EQ(run_capture(cmd, out, sizeof out), 1);
+    CHECK(strstr(out, "/nonexistent.gguf") != NULL);
+}
+
+static void test_bench_bandwidth_cli(void)
+{
+    char cmd[512], out[4096];
+    snprintf(cmd, sizeof cmd, "%s bench --bandwidth -t 1", EDGELLM_CLI);
+    CHECK_EQ(run_capture(cmd, out, sizeof out), 0);
+    double gbps = 0;
+    const char *p = strstr(out, "bandwidth: ");
+    CHECK(p && sscanf(p, "bandwidth: %lf GB/s", &gbps) == 1);
+    CHECK(gbps > 0.1 && gbps < 10000);
+}
+
+int main(void)
+{
+    RUN(test_builtin_shapes_match_published_sizes);
+    RUN(test_synth_loads_and_runs);
+    RUN(test_synth_is_deterministic);
+    RUN(test_synth_cli);
+    RUN(test_bench_library);
+    RUN(test_bench_cli_json_and_md);
+    RUN(test_bench_bandwidth_cli);
+    return test_summary();
+}
