@@ -63,15 +63,17 @@ for t in "${targets[@]}"; do
     esac
     before=$(ls "$art" | wc -l)
     log="$work/$t.log"
+    t0=$(date +%s)
     "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 -print_final_stats=1 \
         -artifact_prefix="$art/" "${extra[@]}" "$corpus" >"$log" 2>&1
     rc=$?
+    elapsed=$(( $(date +%s) - t0 ))
     runs=$(grep -a 'stat::number_of_executed_units' "$log" | tail -1 | awk '{print $2}')
     rate=$(grep -a 'stat::average_exec_per_sec' "$log" | tail -1 | awk '{print $2}')
     rss=$(grep -a 'stat::peak_rss_mb' "$log" | tail -1 | awk '{print $2}')
     n_corpus=$(ls "$corpus" | wc -l)
     found=$(( $(ls "$art" | wc -l) - before ))
-    echo "fuzz $t: ${runs:-0} runs in $secs s (${rate:-0}/s), corpus $n_corpus inputs, peak RSS ${rss:-?} MB, $found new findings (exit $rc)"
+    echo "fuzz $t: ${runs:-0} runs in $elapsed s (${rate:-0}/s), corpus $n_corpus inputs, peak RSS ${rss:-?} MB, $found new findings (exit $rc)"
     if [ "$rc" -ne 0 ] || [ "$found" -ne 0 ]; then
         failed=$((failed + 1))
         grep -a -E 'ERROR|FUZZ_ASSERT|runtime error|SUMMARY' "$log" | head -5 | sed 's/^/    /'

@@ -9,8 +9,9 @@
  * (fuzz/run.sh) ever found, minimised, plus inputs that once broke a fuzz harness. Add a
  * file there whenever fuzzing finds something; the file name says what it was.
  *
- *   gguf/       edgellm_gguf_open_memory; when it opens: the tokenizer from its metadata,
- *               then edgellm_model_load of the same bytes and a 2-token decode
+ *   gguf/       edgellm_gguf_open_memory; when it opens: every value formatted for display
+ *               (as `edgellm info` does), the tokenizer from its metadata, then
+ *               edgellm_model_load of the same bytes and a 2-token decode
  *   llama2c/    edgellm_llama2c_parse_memory / _parse_tokenizer_memory
  *   tokenizer/  edgellm_tokenize + detokenize with a real vocabulary (needs ../shared)
  *   json/       `edgellm plan --device-file FILE` and `edgellm plan --eval FILE`
@@ -68,6 +69,11 @@ static int replay_gguf(const uint8_t *data, size_t size, const char *path)
     edgellm_status s = edgellm_gguf_open_memory(data, size, "corpus.gguf", &g, &err);
     int rc = clean(s, &err);
     if (s != EDGELLM_OK) return rc ? rc : (g != NULL ? 3 : 0);
+    for (int64_t i = 0; i < edgellm_gguf_n_kv(g); i++) {   /* as `edgellm info` shows them */
+        char *vb = malloc(256);                            /* heap, exact size: ASan sees a byte past it */
+        edgellm_gguf_format_value(g, i, vb, 256);
+        free(vb);
+    }
     edgellm_tokenizer *t = NULL;
     s = edgellm_tokenizer_from_gguf(g, &t, &err);
     if ((rc = clean(s, &err))) return rc;

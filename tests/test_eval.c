@@ -19,6 +19,7 @@
  */
 #include "test_util.h"
 #include "tools/eval.h"
+#include "common/common.h"
 #include <stdbool.h>
 
 #define STORIES "models/stories260K/stories260K.gguf"
@@ -504,6 +505,45 @@ static void test_eval_sweep_rows_match_compare(void)
     free(text);
 }
 
+/* Every allocation failure in ppl / save-logits / compare-from-file returns NOMEM (or an
+ * error it caused) and leaks nothing. */
+static void test_eval_alloc_failures_leak_nothing(void)
+{
+    NEED_SHARED(mpath, STORIES);
+    NEED_SHARED(tpath, VAL_TEXT);
+    size_t len = 0;
+    char *text = read_file(tpath, &len);
+    len = 40000;   /* enough for 2 chunks of 256; keeps each call quick */
+    edgellm_model *m = load(mpath, 1);
+    if (!m) { CHECK(0); free(text); return; }
+    edgellm_eval_params p = params256(2);
+    p.top_k = 16;
+    const char *f = tmp_path("oom.logits");
+    edgellm_error err = {0};
+    CHECK_EQ(edgellm_eval_save_logits(m, text, len, &p, f, NULL, &err), EDGELLM_OK);
+    const char *g = tmp_path("oom2.logits");
+    for (int which = 0; which < 3; which++) {
+        int n_fail = 0;
+        for (int n = 1; n < 10000; n++) {
+            long live = edgellm_test_live_allocs();
+            edgellm_eval_ppl_result pr;
+            edgellm_eval_compare_result cr;
+            edgellm_test_alloc_fail_at(n);
+            edgellm_status rc = which == 0 ? edgellm_eval_ppl(m, text, len, &p, &pr, &err)
+                              : which == 1 ? edgellm_eval_save_logits(m, text, len, &p, g, NULL, &err)
+                                           : edgellm_eval_compare(m, NULL, f, text, len, NULL, &cr, &err);
+            edgellm_test_alloc_fail_at(0);
+            CHECK_EQ(edgellm_test_live_allocs(), live);
+            if (rc == EDGELLM_OK) break;
+            n_fail++;
+            if (rc != EDGELLM_ERR_NOMEM) { CHECK_EQ(rc, EDGELLM_ERR_NOMEM); fprintf(stderr, "   n=%d: %s\n", n, err.msg); break; }
+        }
+        CHECK(n_fail > 3);   /* the sweep did reach the allocations */
+    }
+    edgellm_model_free(m);
+    free(text);
+}
+
 /* -------------------------------------------------------------------- helpers ---- */
 
 static void test_eval_stats_helpers(void)
@@ -633,6 +673,7 @@ int main(void)
     RUN(test_eval_saved_logits_mismatch_refused);
     RUN(test_eval_task_scores_match_direct);
     RUN(test_eval_sweep_rows_match_compare);
+    RUN(test_eval_alloc_failures_leak_nothing);
     RUN(test_eval_cli_jsonl_errors_name_the_line);
     RUN(test_eval_cli_commands);
     return test_summary();

@@ -415,6 +415,50 @@ static void test_hostile_tokenizer_metadata(void)
     }
 }
 
+/* ------------------------------------------------------------ regressions */
+
+/* Regression, issue 6 (found by fuzz/fuzz_gguf.c): edgellm_gguf_format_value wrote one
+ * byte past its buffer when a string value's escapes ("\x01", 4 bytes each) ended 2 bytes
+ * before the end and the "..." followed: `edgellm info` overflowed its 256-byte stack
+ * buffer on a 116-byte file (tests/corpus/gguf/format-value-escape-overflow.gguf). Every
+ * buffer size from 1 to 300, over strings whose escapes end at every alignment, must leave
+ * the bytes after the buffer untouched and NUL-terminate inside it. */
+static void test_regress_6_format_value_escape_overflow(void)
+{
+    int bad = 0;
+    for (int lead = 0; lead < 4; lead++)
+        for (int nl = 0; nl < 2; nl++) {
+            uint8_t val[80];
+            size_t n = 0;
+            for (int i = 0; i < lead; i++) val[n++] = 'A';
+            if (nl) val[n++] = '\n';
+            while (n < sizeof val) val[n++] = 0x01;
+            bytes b = {0};
+            put(&b, "GGUF", 4);
+            uint32_t v3 = 3, tstr = EDGELLM_GGUF_STRING;
+            uint64_t zero = 0, one = 1, klen = 1, vlen = n;
+            put(&b, &v3, 4); put(&b, &zero, 8); put(&b, &one, 8);
+            put(&b, &klen, 8); put(&b, "k", 1); put(&b, &tstr, 4); put(&b, &vlen, 8); put(&b, val, n);
+            edgellm_gguf *g = NULL;
+            CHECK_OK(edgellm_gguf_open_memory(b.p, b.n, "regress.gguf", &g, NULL));
+            for (size_t size = 1; g && size <= 300; size++) {
+                uint8_t *buf = malloc(size + 16);
+                memset(buf, 0xAA, size + 16);
+                edgellm_gguf_format_value(g, 0, (char *)buf, size);
+                bool canary = true;
+                for (size_t k = size; k < size + 16; k++) canary &= buf[k] == 0xAA;
+                bool terminated = memchr(buf, 0, size) != NULL;
+                if ((!canary || !terminated) && bad++ < 5)
+                    fprintf(stderr, "   lead %d, newline %d, size %zu: %s\n", lead, nl, size,
+                            canary ? "not NUL-terminated" : "wrote past the buffer");
+                free(buf);
+            }
+            edgellm_gguf_close(g);
+            free(b.p);
+        }
+    CHECK_EQ(bad, 0);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -422,5 +466,6 @@ int main(void)
     RUN(test_hostile_llama2c_in_process);
     RUN(test_hostile_llama2c_cli_convert);
     RUN(test_hostile_tokenizer_metadata);
+    RUN(test_regress_6_format_value_escape_overflow);
     return test_summary();
 }

@@ -40,8 +40,15 @@
  *                            so ids[0] is the reference's argmax
  *     12+4k    4 top_k  f32  ln p_ref(ids[i])
  *
- * Example, stories260K at n_ctx 256, top_k 64: 524 bytes per position; 127 positions per
- * chunk; 20 chunks = 1,330,472 bytes. The whole vocabulary (top_k 512): 4,108 per position.
+ * Example, stories260K at n_ctx 256, top_k 64: 524 bytes per position, 127 positions per
+ * chunk; 20 chunks = 512 + 2540 x 524 = 1,331,472 bytes. The whole vocabulary (top_k 512):
+ * 4,108 bytes per position, 10,434,832 bytes. The first 48 bytes of that top-64 file:
+ *   45 44 47 4c 4f 47 49 54  "EDGLOGIT"
+ *   01 00 00 00  00 02 00 00  version 1, header 512
+ *   00 02 00 00  40 00 00 00  n_vocab 512, top_k 64
+ *   00 01 00 00  00 00 00 00  n_ctx 256, stride 0
+ *   14 00 00 00  7f 00 00 00  20 chunks, 127 records per chunk
+ *   3b ff 05 00 00 00 00 00   393,019 text tokens
  *
  * Checks when reading (a mismatch is refused, the message names the field and both
  * values): the model under test must have the same tokenizer (n_vocab, hash) and shape
