@@ -103,8 +103,8 @@ static double ttft_for(const edgellm_bench_report *r, int n_threads)
 
 static void print_md_header(void)
 {
-    printf("| model | size | params | backend | threads | test | t/s | ttft ms | roofline |\n");
-    printf("| ----- | ---: | -----: | ------- | ------: | ---: | --: | ------: | -------: |\n");
+    printf("| model | size | params | backend | threads | test | t/s | ttft ms | roofline | cpu | runq wait |\n");
+    printf("| ----- | ---: | -----: | ------- | ------: | ---: | --: | ------: | -------: | --: | --------: |\n");
 }
 
 static void print_md(const edgellm_bench_report *r)
@@ -118,9 +118,11 @@ static void print_md(const edgellm_bench_report *r)
         char params[32];
         if (r->model_n_params >= 1000000000ull) snprintf(params, sizeof params, "%.2f B", (double)r->model_n_params / 1e9);
         else snprintf(params, sizeof params, "%.2f M", (double)r->model_n_params / 1e6);
-        printf("| %s | %.2f MiB | %s | CPU | %d | %s | %.2f ± %.2f | %s | %s |\n", r->model_type,
+        char wait[32] = "?";
+        if (x->wait_frac >= 0) snprintf(wait, sizeof wait, "%.0f %%", 100.0 * x->wait_frac);
+        printf("| %s | %.2f MiB | %s | CPU | %d | %s | %.2f ± %.2f | %s | %s | %.0f %% | %s |\n", r->model_type,
                (double)r->model_size / 1048576.0, params, x->n_threads, x->test, x->avg_ts,
-               x->stddev_ts, ttft, roof);
+               x->stddev_ts, ttft, roof, 100.0 * x->cpu_frac, wait);
     }
 }
 
@@ -136,7 +138,7 @@ static void print_md_footer(const char *path, const edgellm_bench_report *r)
 static const char *csv_header =
     "model_filename,model_type,model_size,model_n_params,cpu_info,backends,n_threads,n_prompt,n_gen,test,avg_ns,"
     "stddev_ns,avg_ts,stddev_ts,samples_ts,load_ms,load_warm_ms,load_cold,ttft_ms,peak_rss_bytes,bytes_per_token,"
-    "bw_gbps,roofline_frac,test_time\n";
+    "bw_gbps,roofline_frac,cpu_frac,wait_frac,test_time\n";
 
 static void print_csv(const char *path, const char *cpu, const char *when, const edgellm_bench_report *r)
 {
@@ -146,9 +148,10 @@ static void print_csv(const char *path, const char *cpu, const char *when, const
                (unsigned long long)r->model_size, (unsigned long long)r->model_n_params, cpu, x->n_threads,
                x->n_prompt, x->n_gen, x->test, x->avg_ns, x->stddev_ns, x->avg_ts, x->stddev_ts);
         for (int k = 0; k < x->n_reps && k < 32; k++) printf("%s%.6f", k ? ";" : "", x->samples_ts[k]);
-        printf("\",%.3f,%.3f,%d,%.3f,%llu,%llu,%.3f,%.6f,%s\n", r->load_ms, r->load_warm_ms, r->load_cold,
+        printf("\",%.3f,%.3f,%d,%.3f,%llu,%llu,%.3f,%.6f,%.4f,%.4f,%s\n", r->load_ms, r->load_warm_ms, r->load_cold,
                ttft_for(r, x->n_threads), (unsigned long long)r->peak_rss_bytes,
-               (unsigned long long)x->bytes_per_token, r->bw_gbps, x->n_gen > 0 ? x->roofline_frac : 0.0, when);
+               (unsigned long long)x->bytes_per_token, r->bw_gbps, x->n_gen > 0 ? x->roofline_frac : 0.0,
+               x->cpu_frac, x->wait_frac, when);
     }
 }
 
@@ -176,8 +179,9 @@ static void print_json(const char *path, const char *cpu, const char *when, cons
         if (t > 0) printf("%.3f", t);
         else printf("null");
         printf(",\n    \"peak_rss_bytes\": %llu,\n    \"bytes_per_token\": %llu,\n    \"bw_gbps\": %.3f,\n"
-               "    \"roofline_frac\": ",
-               (unsigned long long)r->peak_rss_bytes, (unsigned long long)x->bytes_per_token, r->bw_gbps);
+               "    \"cpu_frac\": %.4f,\n    \"wait_frac\": %.4f,\n    \"roofline_frac\": ",
+               (unsigned long long)r->peak_rss_bytes, (unsigned long long)x->bytes_per_token, r->bw_gbps, x->cpu_frac,
+               x->wait_frac);
         if (x->n_gen > 0) printf("%.6f\n  }", x->roofline_frac);
         else printf("null\n  }");
     }

@@ -660,6 +660,13 @@ typedef struct {
     double   ttft_ms;          /* prefill of n_prompt tokens + one decode (mean); 0 if no pp */
     uint64_t bytes_per_token;  /* tg: weights read per token + KV read at the mean depth   */
     double   roofline_frac;    /* tg: avg_ts * bytes_per_token / bandwidth; 0 for pp        */
+    double   cpu_frac;         /* CPU time the process got / (wall time x n_threads) during
+                                  the timed runs: below 1 when threads waited for work or
+                                  for a CPU                                                */
+    double   wait_frac;        /* time its threads sat runnable in the run queue (Linux
+                                  schedstat run_delay) / (wall time x n_threads): other
+                                  processes took the cores, speeds understate the code;
+                                  -1 when unknown                                          */
 } edgellm_bench_result;
 
 typedef struct {
@@ -672,7 +679,8 @@ typedef struct {
     double   load_ms;          /* first load (cold when cold_load succeeded)              */
     double   load_warm_ms;     /* mean of later loads (file in the page cache)            */
     int      load_cold;        /* 1: the first load was after dropping the page cache     */
-    uint64_t peak_rss_bytes;   /* process peak RSS after the tests (VmHWM)                */
+    uint64_t peak_rss_bytes;   /* peak RSS during this model's load and tests (VmHWM, reset
+                                  first through /proc/self/clear_refs where Linux allows)  */
     double   bw_gbps;          /* bandwidth used for roofline_frac                         */
     int      bw_measured;      /* 1: measured here                                         */
     int      n_results;

@@ -18,8 +18,15 @@
  *                   asked the kernel to drop the file from the page cache (a cold load when
  *                   mincore then shows < 10 % of the file resident: load_cold = 1);
  *   load_warm_ms    mean of three further loads (file in the page cache);
- *   peak_rss_bytes  VmHWM after the tests (before the bandwidth benchmark allocates its
- *                   buffer): mapped weights that were touched + KV cache + scratch;
+ *   peak_rss_bytes  VmHWM after the tests (reset before the first load where Linux
+ *                   allows; read before the bandwidth benchmark allocates its buffer):
+ *                   mapped weights that were touched + KV cache + scratch;
+ *   cpu_frac        CPU time the process received during the timed runs ÷ (wall time ×
+ *                   threads): below 1 when threads waited for work or for a CPU;
+ *   wait_frac       time the threads sat runnable in the run queue (schedstat run_delay)
+ *                   ÷ (wall time × threads): on a shared machine, how much of the asked-for
+ *                   cores other processes took — speeds measured with a high value
+ *                   understate the code;
  *   roofline_frac   tg tok/s × bytes read per token ÷ measured read bandwidth, where bytes
  *                   per token = every weight tensor once, except the token-embedding table,
  *                   which contributes one row (a lookup) unless it is also the output head,
@@ -31,6 +38,7 @@
 #include "bench.h"
 #include "../model/model.h"
 #include "plan.h"
+#include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
@@ -139,6 +147,45 @@ static double drop_page_cache(const char *path)
     return frac;
 }
 
+/* Reset the peak-RSS watermark (Linux >= 4.0: writing 5 to clear_refs); false if refused. */
+static bool reset_peak_rss(void)
+{
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (!f) return false;
+    bool ok = fputs("5", f) >= 0;
+    return fclose(f) == 0 && ok;
+}
+
+/* CPU seconds (user + system) this process has used. */
+static double cpu_seconds(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
+           (double)ru.ru_stime.tv_usec * 1e-6;
+}
+
+/* Seconds all threads of this process spent runnable but not running (the second field of
+ * /proc/self/task/TID/schedstat, ns); < 0 when the kernel does not expose it. */
+static double runqueue_seconds(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d) return -1;
+    double sum = 0;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.') continue;
+        char path[300];
+        snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", e->d_name);
+        FILE *f = fopen(path, "r");
+        unsigned long long run_ns, wait_ns;
+        if (f && fscanf(f, "%llu %llu", &run_ns, &wait_ns) == 2) { sum += (double)wait_ns * 1e-9; n++; }
+        if (f) fclose(f);
+    }
+    closedir(d);
+    return n ? sum : -1;
+}
+
 static void stats(const double *x, int n, double *mean, double *sd)
 {
     double s = 0, ss = 0;
@@ -208,11 +255,16 @@ static edgellm_status run_test(runner *r, bool is_pp, int n_threads, edgellm_ben
     res->n_threads = n_threads;
     res->n_reps = p->n_reps;
     if (p->warmup) rc = is_pp ? run_pp(r, &dummy, NULL) : run_tg(r, 1, &dummy);
+    const double cpu0 = cpu_seconds(), wait0 = runqueue_seconds(), wall0 = edgellm_time_ms();
     for (int i = 0; rc == EDGELLM_OK && i < p->n_reps; i++) {
         rc = is_pp ? run_pp(r, &ns[i], &ttft[i]) : run_tg(r, n, &ns[i]);
         ts[i] = ns[i] > 0 ? (double)n * 1e9 / ns[i] : 0;
     }
     if (rc != EDGELLM_OK) goto done;
+    const double wall_s = (edgellm_time_ms() - wall0) * 1e-3;
+    res->cpu_frac = wall_s > 0 ? (cpu_seconds() - cpu0) / (wall_s * n_threads) : 0;
+    const double wait1 = runqueue_seconds();
+    res->wait_frac = wall_s > 0 && wait0 >= 0 && wait1 >= 0 ? (wait1 - wait0) / (wall_s * n_threads) : -1;
     stats(ns, p->n_reps, &res->avg_ns, &res->stddev_ns);
     stats(ts, p->n_reps, &res->avg_ts, &res->stddev_ts);
     for (int i = 0; i < p->n_reps && i < 32; i++) res->samples_ts[i] = ts[i];
@@ -285,6 +337,7 @@ edgellm_status edgellm_bench(const char *path, const edgellm_bench_params *pp, e
     edgellm_ctx *c = NULL;
     int32_t *pp_tok = NULL, *tg_tok = NULL;
 
+    (void)reset_peak_rss();   /* so an earlier model of the same process does not count */
     /* load: cold first (when the kernel lets us drop the cache), then warm */
     double resident = p.cold_load ? drop_page_cache(path) : -1;
     double t0 = edgellm_time_ms();
