@@ -10,8 +10,10 @@
  *      inside the input — the reader's promise that nothing needs re-checking later.
  *   3. The tokenizer built from the metadata (edgellm_tokenizer_from_gguf), then a short
  *      encode/decode through it.
- *   4. The model loader on the same bytes (through a memfd path), and when it accepts the
- *      file, a 4-position context and one decoded token on one thread.
+ *   4. edgellm_check_file on the same bytes (through a memfd path): every tensor
+ *      dequantized by its type's to_float and scanned for NaN/inf.
+ *   5. The model loader on those bytes, and when it accepts the file, a 4-position context
+ *      and a 2-token decode on one thread.
  * Seeds: fuzz/corpus/gguf (tiny valid models of several tensor types, a BPE and an SPM
  * vocabulary, the header of stories260K.gguf), made by fuzz/make_seeds.c.
  */
@@ -112,10 +114,21 @@ static void try_tokenizer(const edgellm_gguf *g)
     edgellm_tokenizer_free(t);
 }
 
-static void try_model(const uint8_t *data, size_t size)
+/* Every tensor dequantized by its type's to_float and scanned (`edgellm info --check`). */
+static void try_check(const char *path)
 {
-    const char *path = fuzz_memfile(data, size);
-    if (!path) return;
+    edgellm_check_report r;
+    edgellm_error err = {0};
+    edgellm_status s = edgellm_check_file(path, &r, &err);
+    fuzz_trace("check", s, &err);
+    fuzz_check_error(s, &err);
+    FUZZ_ASSERT(s == EDGELLM_OK || s == EDGELLM_ERR_NUMERIC, "check after a successful open: %s", err.msg);
+    FUZZ_ASSERT((s == EDGELLM_ERR_NUMERIC) == (r.found == 1), "status and report disagree");
+    FUZZ_ASSERT(r.n_tensors_checked + r.n_tensors_skipped <= r.n_tensors, "counts");
+}
+
+static void try_model(const char *path)
+{
     edgellm_model_params mp = edgellm_model_default_params();
     mp.n_threads = 1;
     edgellm_model *m = NULL;
@@ -160,7 +173,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     walk_tensors(g, data, size);
     try_tokenizer(g);
     edgellm_gguf_close(g);
-    try_model(data, size);
+    const char *path = fuzz_memfile(data, size);
+    if (path) {
+        try_check(path);
+        try_model(path);
+    }
     FUZZ_ASSERT(edgellm_test_live_allocs() == live, "leaked %ld blocks", edgellm_test_live_allocs() - live);
     return 0;
 }

@@ -10,8 +10,8 @@
  * file there whenever fuzzing finds something; the file name says what it was.
  *
  *   gguf/       edgellm_gguf_open_memory; when it opens: every value formatted for display
- *               (as `edgellm info` does), the tokenizer from its metadata, then
- *               edgellm_model_load of the same bytes and a 2-token decode
+ *               (as `edgellm info` does), the tokenizer from its metadata,
+ *               edgellm_check_file, then edgellm_model_load and a 2-token decode
  *   llama2c/    edgellm_llama2c_parse_memory / _parse_tokenizer_memory
  *   tokenizer/  edgellm_tokenize + detokenize with a real vocabulary (needs ../shared)
  *   json/       `edgellm plan --device-file FILE` and `edgellm plan --eval FILE`
@@ -85,6 +85,10 @@ static int replay_gguf(const uint8_t *data, size_t size, const char *path)
         edgellm_tokenizer_free(t);
     }
     edgellm_gguf_close(g);
+    edgellm_check_report cr;
+    s = edgellm_check_file(path, &cr, &err);   /* every tensor dequantized and scanned */
+    if ((rc = clean(s, &err))) return rc;
+    if (s != EDGELLM_OK && s != EDGELLM_ERR_NUMERIC) return 3;
     edgellm_model_params mp = edgellm_model_default_params();
     mp.n_threads = 1;
     edgellm_model *m = NULL;

@@ -399,6 +399,44 @@ static void test_nan_input_fails_without_output(void)
     CHECK_EQ(leftover_temporaries(), 0);
 }
 
+/* BF16 input: converting to F32 is exact (bf16 -> f32 only appends zero bits), so every
+ * written value equals the source's, and the report says the error is 0 (SQNR +inf). */
+static void test_bf16_input_converts_exactly(void)
+{
+    NEED_SHARED(src, REF "llama-gqa-bf16.gguf");
+    const char *out = tmp_path("bf16-f32.gguf");
+    edgellm_quantize_report r;
+    CHECK_OK(quantize(src, out, "f32", 2, &r));
+    CHECK_EQ(r.requantized, 0);
+    int n_conv = 0;
+    for (int i = 0; i < r.n_tensors; i++)
+        if (r.tensors[i].src_type == EDGELLM_TYPE_BF16) {
+            CHECK_EQ(r.tensors[i].type, EDGELLM_TYPE_F32);
+            CHECK(r.tensors[i].rmse == 0 && isinf(r.tensors[i].sqnr_db));
+            n_conv++;
+        }
+    CHECK_EQ(n_conv, 16);
+    edgellm_quantize_report_free(&r);
+    edgellm_gguf *a = NULL, *b = NULL;
+    CHECK_OK(edgellm_gguf_open(out, &a, NULL));
+    CHECK_OK(edgellm_gguf_open(src, &b, NULL));
+    const edgellm_gguf_tensor *ta = a ? edgellm_gguf_find_tensor(a, "blk.1.ffn_up.weight") : NULL;
+    const edgellm_gguf_tensor *tb = b ? edgellm_gguf_find_tensor(b, "blk.1.ffn_up.weight") : NULL;
+    CHECK(ta && tb && ta->type == EDGELLM_TYPE_F32 && tb->type == EDGELLM_TYPE_BF16);
+    int same = ta && tb;
+    for (uint64_t i = 0; same && i < tb->n_elements; i++) {
+        uint16_t h;
+        memcpy(&h, (const uint8_t *)tb->data + 2 * i, 2);
+        uint32_t u = (uint32_t)h << 16;
+        same = !memcmp((const uint8_t *)ta->data + 4 * i, &u, 4);
+    }
+    CHECK(same);
+    int64_t ft = -1;
+    CHECK(a && edgellm_gguf_get_i64(a, "general.file_type", &ft) && ft == 0);
+    edgellm_gguf_close(a);
+    edgellm_gguf_close(b);
+}
+
 /* The writer's streaming extension (gguf.h): a producer that writes fewer or more bytes
  * than declared, or fails, leaves no file; remove_kv drops a copied key. */
 typedef struct { int mode; } prod_state;
@@ -442,6 +480,34 @@ static void test_writer_stream_contract(void)
             edgellm_gguf_close(g);
         }
     }
+    CHECK_EQ(leftover_temporaries(), 0);
+}
+
+/* Allocation failure at every point of a quantization: EDGELLM_ERR_NOMEM, nothing leaked,
+ * no output file; and the run that gets all its memory succeeds. */
+static void test_quantize_oom_sweep(void)
+{
+    NEED_SHARED(src, REF "llama-gqa-f32.gguf");
+    const char *out = tmp_path("oom.gguf");
+    edgellm_quantize_params p = edgellm_quantize_default_params();
+    p.type = "q4_k_m";
+    p.n_threads = 2;
+    int n;
+    for (n = 1; n < 10000; n++) {
+        long live = edgellm_test_live_allocs();
+        edgellm_quantize_report r;
+        edgellm_test_alloc_fail_at(n);
+        edgellm_status rc = edgellm_quantize_file(src, out, &p, &r, NULL);
+        edgellm_test_alloc_fail_at(0);
+        edgellm_quantize_report_free(&r);
+        CHECK_EQ(edgellm_test_live_allocs(), live);
+        if (rc == EDGELLM_OK) break;
+        CHECK_EQ(rc, EDGELLM_ERR_NOMEM);
+        CHECK(!exists(out));
+        if (rc != EDGELLM_ERR_NOMEM) break;
+    }
+    CHECK(n > 3 && n < 10000);
+    CHECK(exists(out));
     CHECK_EQ(leftover_temporaries(), 0);
 }
 
@@ -493,8 +559,10 @@ int main(void)
     RUN(test_stories_i4_and_q4_0_report_tables);
     RUN(test_keep_pattern_keeps_float);
     RUN(test_requantize_and_thread_independence);
+    RUN(test_bf16_input_converts_exactly);
     RUN(test_nan_input_fails_without_output);
     RUN(test_writer_stream_contract);
+    RUN(test_quantize_oom_sweep);
     RUN(test_cli_exit_codes);
     return test_summary();
 }

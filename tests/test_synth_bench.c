@@ -187,6 +187,32 @@ static void test_synth_is_deterministic(void)
     edgellm_gguf_close(g);
 }
 
+/* Allocation failure at every point of a synthesis: EDGELLM_ERR_NOMEM, nothing leaked, no
+ * file; the first run with all its memory succeeds. */
+static void test_synth_oom_sweep(void)
+{
+    edgellm_shape s = tiny_shape("qwen2", 1);
+    const char *out = tmp_path("oom.gguf");
+    edgellm_synth_params p = edgellm_synth_default_params();
+    p.shape = s;
+    p.type = "q8_0";
+    p.n_threads = 2;
+    int n;
+    for (n = 1; n < 10000; n++) {
+        long live = edgellm_test_live_allocs();
+        edgellm_test_alloc_fail_at(n);
+        edgellm_status rc = edgellm_synth(&p, out, NULL, NULL, NULL);
+        edgellm_test_alloc_fail_at(0);
+        CHECK_EQ(edgellm_test_live_allocs(), live);
+        if (rc == EDGELLM_OK) break;
+        CHECK_EQ(rc, EDGELLM_ERR_NOMEM);
+        struct stat st;
+        CHECK(stat(out, &st) != 0);
+        if (rc != EDGELLM_ERR_NOMEM) break;
+    }
+    CHECK(n > 3 && n < 10000);
+}
+
 static void test_synth_cli(void)
 {
     char cmd[2048], out[16384];
@@ -386,6 +412,7 @@ int main(void)
     RUN(test_builtin_shapes_match_published_sizes);
     RUN(test_synth_loads_and_runs);
     RUN(test_synth_is_deterministic);
+    RUN(test_synth_oom_sweep);
     RUN(test_synth_cli);
     RUN(test_bench_library);
     RUN(test_bench_cli_json_and_md);

@@ -86,10 +86,9 @@ bool edgellm_quant_rows(edgellm_threadpool *pool, int type, int64_t ne0, int64_t
     size_t row_bytes = edgellm_type_row_size(type, ne0);
     if (!tr || !tr->from_float_ref || !tr->to_float || row_bytes == 0 || ne0 <= 0) return false;
     if (n_rows <= 0) return true;
-    rows_task *t = edgellm_calloc(1, sizeof *t);
-    if (!t) return false;
-    *t = (rows_task){.type = type, .ne0 = ne0, .row0 = row0, .n_rows = n_rows, .row_bytes = row_bytes,
-                     .src = src, .user = user, .dst = dst, .scratch = scratch, .measure = e != NULL};
+    rows_task task = {.type = type, .ne0 = ne0, .row0 = row0, .n_rows = n_rows, .row_bytes = row_bytes,
+                      .src = src, .user = user, .dst = dst, .scratch = scratch, .measure = e != NULL};
+    rows_task *t = &task;   /* ~3 KiB on the stack: nothing here can fail for want of memory */
     edgellm_threadpool_run(pool, rows_worker, t);
     if (e) {
         for (int i = 0; i < edgellm_threadpool_n_threads(pool); i++) {
@@ -102,7 +101,6 @@ bool edgellm_quant_rows(edgellm_threadpool *pool, int type, int64_t ne0, int64_t
             e->n_nonfinite += p->n_nonfinite;
         }
     }
-    edgellm_free(t);
     return true;
 }
 
