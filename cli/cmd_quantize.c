@@ -21,6 +21,8 @@ static void usage(FILE *f)
             "                        (llama.cpp's recipe), i8 / i4 (edgellm group-wise), f16 f32\n"
             "  --group N             i4/i8 group size along the row: 64, 128 (default) or 256\n"
             "  --asym                i4/i8 with a minimum per group (default: scale only)\n"
+            "  --pure                every matrix in TYPE, output too (default, as llama-quantize:\n"
+            "                        output.weight in Q6_K for types below 6 bits per weight)\n"
             "  --keep PATTERN        keep tensors whose name matches the glob (e.g. '*attn_v*') at\n"
             "                        their float type (F16 when the source is quantized);\n"
             "                        repeat the flag or separate patterns with commas\n"
@@ -183,6 +185,7 @@ int cmd_quantize(int argc, char **argv)
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); rc = 0; goto out; }
         if (!strcmp(a, "--asym")) { p.asym = 1; continue; }
+        if (!strcmp(a, "--pure")) { p.pure = 1; continue; }
         if (a[0] != '-' || !a[1]) {
             if (n_pos == 2) { fprintf(stderr, "edgellm quantize: unexpected argument '%s'\n", a); goto bad; }
             pos[n_pos++] = a;

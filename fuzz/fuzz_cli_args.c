@@ -15,7 +15,8 @@
  *     --output, --out, --report), becomes a path in a directory that does not exist, and
  *     the process runs in an empty temporary directory, so model, prompt and JSON files
  *     are never found and outputs never written (`synth` fails before generating);
- *   - the device name "host" (a ~1 s bandwidth measurement) becomes "phone-mid";
+ *   - the device name "host" (a ~1 s bandwidth measurement) becomes "phone-mid", and
+ *     `bench --bandwidth` (a 512 MiB buffer streamed for 1 s) an unknown flag;
  *   - stdin and stdout are /dev/null.
  * The commands print their error lines to stderr; run.sh passes -close_fd_mask=3 to keep
  * the log readable (sanitizer reports still reach libFuzzer's own copy of stderr).

@@ -9,7 +9,8 @@
  *   tokenizer  byte 0: vocabulary index (bits 0..6, mod the number loaded) and add_special
  *              (bit 7); text = bytes 1..
  *   cli_args   byte 0: command index into FUZZ_COMMANDS (NULL entry: argv[1] is the first
- *              argument); then NUL-separated arguments, sanitised (fuzz_cli_args.c says how)
+ *              argument); then NUL-separated arguments, sanitised (fuzz_cli_args.c says how:
+ *              no real paths, outputs unwritable, no bandwidth measurement)
  *   gguf, json the whole input is the file
  */
 #ifndef EDGELLM_FUZZ_INPUTS_H
@@ -92,6 +93,7 @@ static inline int fuzz_cli_decode(const uint8_t *data, size_t size, char store[F
         store[k][keep] = 0;
         if (memchr(store[k], '/', keep) || fuzz_is_output_flag(argv[argc - 1])) strcpy(store[k], FUZZ_NO_PATH);
         else if (!strcmp(store[k], "host")) strcpy(store[k], "phone-mid");   /* no 1 s bandwidth test */
+        else if (!strcmp(store[k], "--bandwidth")) strcpy(store[k], "--no-bandwidth-test");   /* 512 MiB, 1 s */
         argv[argc++] = store[k];
         pos += len + 1;
     }

@@ -497,11 +497,13 @@ EDGELLM_API edgellm_status edgellm_membw_measure(const edgellm_membw_params *p, 
  *     whose name does not end in "weight" are copied unchanged;
  *   - tensors matching a `keep` glob (fnmatch) keep their source type when it is
  *     F32/F16/BF16 (an exact copy) and become F16 when the source is quantized;
- *   - plain types ("q4_0", "q8_0", "q4_k", "i4"...) put every other matrix, output and
- *     token embedding included, in that type; the mixes "q4_k_m"/"q5_k_m" follow
- *     llama.cpp's recipe (anchors.md §1.4): output.weight (or a tied token_embd) Q6_K,
- *     attn_v and ffn_down Q6_K in layers where use_more_bits(i, n_layer), the rest
- *     Q4_K/Q5_K; output_type / embd_type override the choice for those two tensors;
+ *   - plain types ("q4_0", "q8_0", "q4_k", "i4"...) put every other matrix in that type;
+ *     output.weight (or a tied token_embd) gets Q6_K when the type has fewer than 6 bits
+ *     (llama-quantize's default, anchors.md §1.4), unless `pure` is set, which puts every
+ *     matrix, output and embedding included, in the one type (llama-quantize --pure);
+ *     the mixes "q4_k_m"/"q5_k_m" follow llama.cpp's recipe: output Q6_K, attn_v and
+ *     ffn_down Q6_K in layers where use_more_bits(i, n_layer), the rest Q4_K/Q5_K;
+ *     output_type / embd_type override the choice for those two tensors;
  *   - a row length that does not fill whole blocks falls back, as llama.cpp does:
  *     Q4_K->Q5_0, Q5_K->Q5_1, Q6_K->Q8_0, Q2_K/Q3_K->Q4_0, a group type to the next
  *     smaller group (g256->g128->g64), and F16 when nothing fits; the report says so.
@@ -526,6 +528,7 @@ typedef struct {
     int    n_threads;          /* <= 0: physical cores                                     */
     edgellm_progress_fn progress;   /* may be NULL */
     void  *progress_user;
+    int    pure;               /* 1: every matrix in the one type, no Q6_K output (--pure) */
 } edgellm_quantize_params;
 
 EDGELLM_API edgellm_quantize_params edgellm_quantize_default_params(void);
@@ -642,7 +645,8 @@ typedef struct {
     int    n_reps;             /* repetitions per test (default 5)                         */
     int    threads[EDGELLM_BENCH_MAX_THREADS_LIST];   /* thread counts to test             */
     int    n_threads_list;     /* 0: one run at physical cores                             */
-    int    warmup;             /* 1 (default): one untimed run of each test first          */
+    int    warmup;             /* 1 (default): an untimed warm-up before each test (pp: one
+                                  prompt pass, tg: one token, as llama-bench)              */
     int    cold_load;          /* 1 (default): drop the file from the page cache (posix_fadvise
                                   DONTNEED) before the first load, to time a cold load    */
     double bw_gbps;            /* memory-read bandwidth for roofline_frac; <= 0: measure   */

@@ -51,6 +51,7 @@ static edgellm_status quantize(const char *in, const char *out, const char *type
 {
     edgellm_quantize_params p = edgellm_quantize_default_params();
     p.type = type;
+    p.pure = 1;   /* the fixtures were made with llama-quantize --pure */
     p.n_threads = n_threads;
     edgellm_error err = {0};
     edgellm_status rc = edgellm_quantize_file(in, out, &p, r, &err);

@@ -212,7 +212,8 @@ edgellm_status edgellm_plan_recipe_from_name(const char *name, edgellm_plan_reci
         own_id = EDGELLM_TYPE_I4_G64_SYM + (bits == 8 ? 6 : 0) + (asym ? 3 : 0) + (group == 64 ? 0 : group == 128 ? 1 : 2);
         snprintf(out->name, sizeof out->name, "I%d_G%d_%s", bits, group, asym ? "ASYM" : "SYM");
         out->base = own_id;
-        out->output = EDGELLM_TYPE_Q6_K;   /* llama.cpp's output rule, as for every quantized recipe */
+        /* edgellm quantize's rule (src/tools/quant_recipe.c): output Q6_K below 6 bits */
+        out->output = bits == 4 ? EDGELLM_TYPE_Q6_K : -1;
         return EDGELLM_OK;
     }
     static const struct { const char *name; int base, more_bits, output; } mixes[] = {
@@ -238,8 +239,9 @@ edgellm_status edgellm_plan_recipe_from_name(const char *name, edgellm_plan_reci
     out->base = type;
     const edgellm_type_traits *t = edgellm_type_get_traits(type);
     bool quantized = own_type(type, &bits, &group, &own_id) || (t && t->is_quantized);
-    /* llama.cpp: output.weight -> Q6_K for every quantized recipe except Q8_0 */
-    if (quantized && type != EDGELLM_TYPE_Q8_0) out->output = EDGELLM_TYPE_Q6_K;
+    /* llama.cpp and edgellm quantize: output.weight -> Q6_K for types below 6 bits per
+     * weight (Q6_K and Q8_0 keep their own) */
+    if (quantized && t && t->type_size * 8.0 / t->blck_size < 6.0) out->output = EDGELLM_TYPE_Q6_K;
     return EDGELLM_OK;
 }
 

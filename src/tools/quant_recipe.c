@@ -2,6 +2,10 @@
  * quant_recipe.c — which type each tensor gets when a model is quantized: the scheme names
  * of `edgellm quantize --type` and the per-tensor rules (edgellm.h, "Quantization").
  *
+ * Plain types below 6 bits per weight (q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, i4) give
+ * output.weight (or a tied token_embd) Q6_K, as llama-quantize does by default; `pure`
+ * (llama-quantize --pure) keeps it in the plain type, which is how the reference fixtures
+ * were made. Q6_K, Q8_0 and i8 keep their own type for the output.
  * The mixes follow llama.cpp's recipe as summarised in anchors.md §1.4 (source:
  * ggml-org/llama.cpp src/llama-quant.cpp): for Q4_K_M / Q5_K_M, output.weight (or a tied
  * token_embd) is Q6_K; attn_v (and a fused attn_qkv) and ffn_down are Q6_K in layer i when
@@ -138,6 +142,14 @@ static int fallback_of(int type)
 
 static bool is_float_type(int t) { return t == EDGELLM_TYPE_F32 || t == EDGELLM_TYPE_F16 || t == EDGELLM_TYPE_BF16; }
 
+/* Bits per weight of a quantized type (block bytes * 8 / block size); 32 for float types. */
+static double bits_of(int type)
+{
+    const edgellm_type_traits *t = edgellm_type_get_traits(type);
+    if (!t || !t->is_quantized) return 32.0;
+    return (double)t->type_size * 8.0 / t->blck_size;
+}
+
 void edgellm_quant_choose(const edgellm_quant_recipe *r, const char *name, uint32_t n_dims, const int64_t *ne,
                           int src_type, edgellm_quant_choice *out)
 {
@@ -179,7 +191,10 @@ void edgellm_quant_choose(const edgellm_quant_recipe *r, const char *name, uint3
     if (is_output || (is_embd && r->tied)) {
         if (is_embd && r->embd_type >= 0) { want = r->embd_type; why = "--embd-type"; }
         else if (r->output_type >= 0) { want = r->output_type; why = "--output-type"; }
-        else if (s->k_mix) { want = EDGELLM_TYPE_Q6_K; why = is_embd ? "tied head: Q6_K" : "output: Q6_K"; }
+        else if (s->k_mix || (!r->pure && bits_of(s->base_type) < 6.0)) {
+            want = EDGELLM_TYPE_Q6_K;
+            why = is_embd ? "tied head: Q6_K" : "output: Q6_K";
+        }
     } else if (is_embd && r->embd_type >= 0) {
         want = r->embd_type;
         why = "--embd-type";

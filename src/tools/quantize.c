@@ -326,7 +326,7 @@ edgellm_status edgellm_quantize_file(const char *in_path, const char *out_path, 
 
     edgellm_quant_recipe rcp = {.scheme = &scheme, .n_layer = model_n_layer(q.g),
                                 .tied = !edgellm_gguf_find_tensor(q.g, "output.weight"),
-                                .output_type = p.output_type, .embd_type = p.embd_type,
+                                .output_type = p.output_type, .embd_type = p.embd_type, .pure = p.pure != 0,
                                 .keep = p.keep, .n_keep = p.n_keep};
     size_t max_ne0 = 0;
     if ((rc = plan_tensors(&q, &rcp, &max_ne0, err)) != EDGELLM_OK) goto done;

@@ -33,6 +33,7 @@ typedef struct {
     int  embd_type;          /* -1: recipe                                                  */
     const char *const *keep; /* fnmatch globs; matching tensors are kept                    */
     int  n_keep;
+    bool pure;               /* no Q6_K output for plain types (llama-quantize --pure)      */
 } edgellm_quant_recipe;
 
 typedef struct {
