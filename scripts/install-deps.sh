@@ -1,0 +1,15 @@
+#!/bin/sh
+# Install what building edgellm needs on Debian/Ubuntu: a C compiler, CMake, and cJSON
+# (read by the CLI only: plan device files, eval task sets). Installs only what is missing;
+# uses sudo when not root. Extra package names on the command line are installed too.
+set -e
+PKGS="build-essential cmake libcjson-dev $*"
+missing=""
+for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+[ -z "$missing" ] && exit 0
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+echo "installing:$missing"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq $missing >/dev/null
