@@ -228,8 +228,8 @@ int cmd_bench(int argc, char **argv)
                           !strcmp(a, "-n") || !strcmp(a, "--n-gen") || !strcmp(a, "-t") || !strcmp(a, "--threads") ||
                           !strcmp(a, "-r") || !strcmp(a, "--repetitions") || !strcmp(a, "-o") ||
                           !strcmp(a, "--output") || !strcmp(a, "--bw-gbps");
-        if (!takes) { fprintf(stderr, "edgellm bench: unknown option '%s'\n", a); usage(stderr); return 2; }
-        if (!val) { fprintf(stderr, "edgellm bench: %s needs a value\n", a); usage(stderr); return 2; }
+        if (!takes) { fprintf(stderr, "edgellm bench: unknown option '%s'\n", a); return cli_see_help("bench"); }
+        if (!val) { fprintf(stderr, "edgellm bench: %s needs a value\n", a); return cli_see_help("bench"); }
         i++;
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) {
             if (n_models == MAX_MODELS) { fprintf(stderr, "edgellm bench: at most %d models\n", MAX_MODELS); return 2; }
@@ -257,9 +257,9 @@ int cmd_bench(int argc, char **argv)
         }
     }
     if (n_models == 0 && !bandwidth) {
+        if (argc < 2) { usage(stderr); return 2; }
         fprintf(stderr, "edgellm bench: give -m MODEL.gguf (or --bandwidth)\n");
-        usage(stderr);
-        return 2;
+        return cli_see_help("bench");
     }
     if (p.n_prompt == 0 && p.n_gen == 0 && n_models) {
         fprintf(stderr, "edgellm bench: -p 0 and -n 0 leave nothing to measure\n");

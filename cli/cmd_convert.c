@@ -24,21 +24,19 @@ int cmd_convert(int argc, char **argv)
                          : !strcmp(a, "--tokenizer") ? &tok
                          : (!strcmp(a, "-o") || !strcmp(a, "--output")) ? &out : NULL;
         if (!dst) {
-            fprintf(stderr, "edgellm convert: unknown option '%s'\n\n", a);
-            usage(stderr);
-            return 2;
+            fprintf(stderr, "edgellm convert: unknown option '%s'\n", a);
+            return cli_see_help("convert");
         }
         if (i + 1 >= argc) {
-            fprintf(stderr, "edgellm convert: %s needs a value\n\n", a);
-            usage(stderr);
-            return 2;
+            fprintf(stderr, "edgellm convert: %s needs a value\n", a);
+            return cli_see_help("convert");
         }
         *dst = argv[++i];
     }
+    if (argc < 2) { usage(stderr); return 2; }
     if (!model || !tok || !out) {
-        fprintf(stderr, "edgellm convert: --llama2c, --tokenizer and -o are all required\n\n");
-        usage(stderr);
-        return 2;
+        fprintf(stderr, "edgellm convert: --llama2c, --tokenizer and -o are all required\n");
+        return cli_see_help("convert");
     }
     edgellm_error err = {0};
     if (edgellm_convert_llama2c(model, tok, out, &err) != EDGELLM_OK) {

@@ -201,6 +201,17 @@ static edgellm_eval_params eval_params(const eval_flags *fl, progress_bar *bar)
     return p;
 }
 
+/* Exit status of a failed eval call: 2 for a bad command line, 1 otherwise. The library's
+ * parameter-validation messages (EDGELLM_ERR_MISUSE) start with "eval"; a MISUSE about a file
+ * (a text too short, logits saved with other settings) starts with its path and exits 1. */
+static int exit_code(edgellm_status rc, const edgellm_error *err)
+{
+    if (rc == EDGELLM_OK) return 0;
+    const bool param = rc == EDGELLM_ERR_MISUSE && !strncmp(err->msg, "eval", 4) &&
+                       (err->msg[4] == ':' || err->msg[4] == ' ');
+    return param ? 2 : 1;
+}
+
 static edgellm_model *load(const char *cmd, const char *path, const eval_flags *fl)
 {
     edgellm_model_params mp = edgellm_model_default_params();
@@ -257,7 +268,7 @@ static int run_ppl(const eval_flags *fl)
     }
     edgellm_model_free(m);
     free(text);
-    return rc == EDGELLM_OK ? 0 : 1;
+    return exit_code(rc, &err);
 }
 
 static void print_compare(const edgellm_eval_compare_result *r, const eval_flags *fl)
@@ -308,7 +319,7 @@ static int run_compare(const eval_flags *fl)
     edgellm_model_free(ref);
     edgellm_model_free(m);
     free(text);
-    return rc == EDGELLM_OK ? 0 : 1;
+    return exit_code(rc, &err);
 }
 
 static int run_save(const eval_flags *fl)
@@ -343,7 +354,7 @@ static int run_save(const eval_flags *fl)
     }
     edgellm_model_free(m);
     free(text);
-    return rc == EDGELLM_OK ? 0 : 1;
+    return exit_code(rc, &err);
 }
 
 static void fmt_pct(char *buf, size_t n, double v, double e)
@@ -398,7 +409,7 @@ static int run_task(const eval_flags *fl)
     edgellm_model_free(ref);
     edgellm_model_free(m);
     cli_eval_taskset_free(&ts);
-    return rc == EDGELLM_OK ? 0 : 1;
+    return exit_code(rc, &err);
 }
 
 static void print_row(const edgellm_eval_sweep_row *r, bool is_ref)
@@ -471,7 +482,7 @@ static int run_sweep(const eval_flags *fl)
     }
     free(r);
     free(text);
-    return rc == EDGELLM_OK ? 0 : 1;
+    return exit_code(rc, &err);
 }
 
 int cmd_eval(int argc, char **argv)
@@ -490,10 +501,9 @@ int cmd_eval(int argc, char **argv)
             eval_flags fl;
             int prc = parse_flags(cmd, argc - 1, argv + 1, &fl);
             if (prc < 0) return 0;   /* --help */
-            if (prc) return prc;
+            if (prc) return cli_see_help(cmd);
             return subs[i].fn(&fl);
         }
-    fprintf(stderr, "edgellm eval: unknown subcommand '%s'\n\n", argv[1]);
-    usage(stderr);
-    return 2;
+    fprintf(stderr, "edgellm eval: unknown subcommand '%s'\n", argv[1]);
+    return cli_see_help("eval");
 }

@@ -175,8 +175,7 @@ int cmd_info(int argc, char **argv)
         if (!strcmp(argv[i], "--check")) { check = true; continue; }
         if (argv[i][0] == '-' && argv[i][1]) {
             fprintf(stderr, "edgellm info: unknown option '%s'\n", argv[i]);
-            usage(stderr);
-            return 2;
+            return cli_see_help("info");
         }
         if (path) {
             fprintf(stderr, "edgellm info: one file at a time ('%s' and '%s')\n", path, argv[i]);

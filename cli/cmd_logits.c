@@ -66,7 +66,7 @@ int cmd_logits(int argc, char **argv)
         else if (!strcmp(a, "-m") || !strcmp(a, "--model") || !strcmp(a, "--tokens") || !strcmp(a, "-o") ||
                  !strcmp(a, "--output") || !strcmp(a, "-t") || !strcmp(a, "--threads") || !strcmp(a, "-c") ||
                  !strcmp(a, "--ctx-size")) {
-            if (!val) { fprintf(stderr, "edgellm logits: %s needs a value\n", a); usage(stderr); return 2; }
+            if (!val) { fprintf(stderr, "edgellm logits: %s needs a value\n", a); return cli_see_help("logits"); }
             i++;
             if (!strcmp(a, "-m") || !strcmp(a, "--model")) model_path = val;
             else if (!strcmp(a, "--tokens")) tokens_arg = val;
@@ -76,14 +76,13 @@ int cmd_logits(int argc, char **argv)
             } else if (cli_parse_int("logits", a, val, 1, 1 << 24, &n_ctx)) return 2;
         } else {
             fprintf(stderr, "edgellm logits: unknown option '%s'\n", a);
-            usage(stderr);
-            return 2;
+            return cli_see_help("logits");
         }
     }
     if (!model_path || !tokens_arg || !out_path) {
+        if (argc < 2) { usage(stderr); return 2; }
         fprintf(stderr, "edgellm logits: -m, --tokens and -o are required\n");
-        usage(stderr);
-        return 2;
+        return cli_see_help("logits");
     }
     int32_t *tokens = NULL;
     int n_tokens = 0;

@@ -6,8 +6,10 @@
  * With no model and no device: a matrix of catalogue models x catalogue devices showing the
  * best precision that fits each pair, then the detailed plan for llama-3.2-3b on phone-mid.
  * Exit status: 0 done; 1 the model file cannot be read / is not GGUF, a device or eval file
- * is broken, the host cannot be measured; 2 wrong command line (unknown flag, model or device
- * name, ctx <= 0, a shape that does not divide, an unknown precision).
+ * is broken, --eval holds another model's results (parameter count or file name differs;
+ * an automatic MODEL.eval.json that does is ignored with a warning), the host cannot be
+ * measured; 2 wrong command line (unknown flag, model or device name, ctx <= 0, a shape
+ * that does not divide, an unknown precision).
  */
 #include "commands.h"
 #include "plan_json.h"
@@ -65,6 +67,13 @@ static void fmt_num(char *buf, size_t size, double v, int prec)
     else snprintf(buf, size, "%.*f", prec, v);
 }
 
+/* A memory figure in at most 8 columns: two decimals while they fit, else whole units. */
+static void fmt_mem(char *buf, size_t size, double v)
+{
+    if (fabs(v) < 99999.995) snprintf(buf, size, "%.2f", v);
+    else snprintf(buf, size, "%.0f", v);
+}
+
 static void print_list(FILE *f)
 {
     fprintf(f, "models:\n");
@@ -113,21 +122,31 @@ static void print_report(FILE *f, const edgellm_plan_report *r)
     for (int i = 0; i < r->n_rows; i++) largest = r->rows[i].total_bytes > largest ? r->rows[i].total_bytes : largest;
     const double unit = largest < (1ull << 30) ? 1048576.0 : GIB;
     const char *un = largest < (1ull << 30) ? "MiB" : "GiB";
-    fprintf(f, "%-13s %5s %7s %6s %6s %7s %7s  %-12s %7s %7s %7s %6s %6s %7s\n", "precision", "bpw", "weights", "KV",
+    fprintf(f, "%-18s %5s %7s %6s %6s %7s %8s  %-12s %7s %7s %7s %6s %6s %7s\n", "precision", "bpw", "weights", "KV",
             "other", "total", "left", "verdict", "max ctx", "decode", "prefill", "TTFT", "dPPL", "KLD");
-    fprintf(f, "%-13s %5s %7s %6s %6s %7s %7s  %-12s %7s %7s %7s %6s %6s %7s\n", "", "", un, un, un, un, un, "",
+    fprintf(f, "%-18s %5s %7s %6s %6s %7s %8s  %-12s %7s %7s %7s %6s %6s %7s\n", "", "", un, un, un, un, un, "",
             "tokens", "tok/s", "tok/s", "ms", "%", "");
+    int n_orig = 0;
     for (int i = 0; i < r->n_rows; i++) {
         const edgellm_plan_row *w = &r->rows[i];
-        char type[32], ppl[16], kld[16];
-        snprintf(type, sizeof type, "%s%s", w->type, w->weight_exact ? " (file)" : "");
+        char type[40], ppl[16], kld[16], left[24], ctx[16];
+        snprintf(type, sizeof type, "%s%s", w->type, w->weight_exact ? " (file)" : w->needs_original ? " *" : "");
+        n_orig += w->needs_original;
         fmt_num(ppl, sizeof ppl, w->quality.delta_ppl_pct, 2);
         fmt_num(kld, sizeof kld, w->quality.kld, 4);
-        fprintf(f, "%-13s %5.2f %7.2f %6.2f %6.2f %7.2f %7.2f  %-12s %7d %7.1f %7.1f %6.0f %6s %7s\n", type, w->bpw,
+        fmt_mem(left, sizeof left, w->left_bytes / unit);
+        if (w->max_ctx > 0) snprintf(ctx, sizeof ctx, "%d", w->max_ctx);
+        else snprintf(ctx, sizeof ctx, "-");
+        fprintf(f, "%-18s %5.2f %7.2f %6.2f %6.2f %7.2f %8s  %-12s %7s %7.1f %7.1f %6.0f %6s %7s\n", type, w->bpw,
                 w->weight_bytes / unit, w->kv_bytes / unit, (w->scratch_bytes + w->overhead_bytes) / unit,
-                w->total_bytes / unit, w->left_bytes / unit, verdict_text(w->verdict), w->max_ctx, w->decode_tps,
-                w->prefill_tps, w->ttft_ms, ppl, kld);
+                w->total_bytes / unit, left, verdict_text(w->verdict), ctx, w->decode_tps, w->prefill_tps,
+                w->ttft_ms, ppl, kld);
     }
+    if (n_orig)
+        fprintf(f, "* more bits than the file (%s): needs the original weights, not this file; never recommended\n",
+                m->file_label);
+    fprintf(f, "left = budget - total (negative: over the budget); tight = fits the usable memory only by eating into "
+               "the safety margin;\nmax ctx = longest context within the budget ('-': none)\n");
     /* quality sources, grouped */
     fprintf(f, "\nquality (dPPL = perplexity increase, KLD = mean KL divergence vs full precision):\n");
     for (int i = 0; i < r->n_rows; i++) {
@@ -370,9 +389,29 @@ int cmd_plan(int argc, char **argv)
     }
     if (eval_file) {
         int n = 0;
-        if (cli_plan_read_eval(eval_file, &quality, &n, &err) == EDGELLM_OK) {
-            p.quality = quality;
-            p.n_quality = n;
+        cli_plan_eval_meta meta;
+        if (cli_plan_read_eval(eval_file, &quality, &n, &meta, &err) == EDGELLM_OK) {
+            /* the results must be for the model being planned */
+            edgellm_plan_model pm;
+            const char *mname = p.model ? p.model : (!have_model && !have_device) ? DEFAULT_MODEL : "llama-3.2-3b";
+            int known = p.shape ? (pm = *p.shape, 1)
+                        : edgellm_plan_find_model(mname, &pm, NULL) == EDGELLM_OK ||
+                          edgellm_plan_model_from_gguf(mname, &pm, NULL) == EDGELLM_OK;
+            char why[400] = "";
+            int match = known ? cli_plan_eval_matches(&meta, &pm, why, sizeof why) : -1;
+            if (match == 0 && eval_file != auto_eval) {
+                fprintf(stderr, "edgellm plan: %s: %s\n", eval_file, why);
+                rc = 1;
+                goto out;
+            }
+            if (match == 0) {
+                fprintf(stderr, "edgellm plan: warning: %s: %s (ignored; using published quality figures)\n",
+                        eval_file, why);
+            } else {
+                if (match < 0 && why[0]) fprintf(stderr, "edgellm plan: warning: %s: %s\n", eval_file, why);
+                p.quality = quality;
+                p.n_quality = n;
+            }
         } else if (eval_file == auto_eval) {   /* found next to the model: warn, use published figures */
             fprintf(stderr, "edgellm plan: warning: %s (using published quality figures)\n", err.msg);
             memset(&err, 0, sizeof err);

@@ -249,7 +249,7 @@ int cmd_quantize(int argc, char **argv)
         if (p.progress) fprintf(stderr, "\n");
         cli_print_error("quantize", &err);
         edgellm_quantize_report_free(&r);
-        if (st == EDGELLM_ERR_MISUSE) { usage(stderr); rc = 2; }
+        if (st == EDGELLM_ERR_MISUSE) rc = cli_see_help("quantize");
         else rc = 1;
         goto out;
     }
@@ -276,7 +276,8 @@ int cmd_quantize(int argc, char **argv)
     edgellm_quantize_report_free(&r);
     goto out;
 bad:
-    usage(stderr);
+    if (argc < 2) usage(stderr);
+    else cli_see_help("quantize");
     rc = 2;
 out:
     for (int i = 0; i < n_keep_buf; i++) free(keep_buf[i]);

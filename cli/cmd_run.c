@@ -1,6 +1,7 @@
 /* cmd_run.c — 'edgellm run': load a GGUF model, generate text from a prompt.
  *
- * stdout: the prompt exactly as given (bytes of -p or of the -f file), then each generated
+ * stdout: the prompt exactly as given (bytes of -p or of the -f file; printed once prefill has
+ * succeeded, so a refused prompt prints nothing), then each generated
  * piece as soon as it is produced (flushed per token), then one final newline.
  * stderr: seed, load time, prompt tokens and prefill speed, generated tokens and decode
  * speed, and why generation stopped.
@@ -53,9 +54,21 @@ static const char *stop_name(edgellm_stop_reason r)
     return "?";
 }
 
+/* The prompt is echoed only once prefill has succeeded: before the first generated piece,
+ * or after edgellm_generate returns OK when nothing was generated. */
+typedef struct { const char *prompt; bool echoed; } echo_state;
+
+static void echo_prompt(echo_state *e)
+{
+    if (e->echoed) return;
+    e->echoed = true;
+    fwrite(e->prompt, 1, strlen(e->prompt), stdout);
+}
+
 static int on_token(int32_t token, const char *piece, size_t len, void *user)
 {
-    (void)token; (void)user;
+    (void)token;
+    echo_prompt(user);
     if (len) fwrite(piece, 1, len, stdout);
     fflush(stdout);
     return ferror(stdout) ? 1 : 0;   /* a closed pipe stops generation */
@@ -77,7 +90,12 @@ static char *read_prompt_file(const char *path, edgellm_error *err)
             cap *= 2;
         }
     }
-    if (buf && ferror(f)) { free(buf); buf = NULL; snprintf(err->msg, sizeof err->msg, "%s: read failed", path); }
+    if (buf && ferror(f)) {
+        int e = errno;
+        free(buf);
+        buf = NULL;
+        snprintf(err->msg, sizeof err->msg, "%s: read failed: %s", path, strerror(e));
+    }
     else if (!buf) snprintf(err->msg, sizeof err->msg, "%s: out of memory", path);
     else buf[n] = 0;
     if (buf && strlen(buf) != n) {
@@ -105,9 +123,8 @@ int cmd_run(int argc, char **argv)
         if (!strcmp(a, "--no-bos")) { gp.add_bos = 0; continue; }
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (a[0] != '-') {
-            fprintf(stderr, "edgellm run: unexpected argument '%s'\n\n", a);
-            usage(stderr);
-            return 2;
+            fprintf(stderr, "edgellm run: unexpected argument '%s'\n", a);
+            return cli_see_help("run");
         }
         bool known = true;
         int bad = 0;
@@ -119,7 +136,7 @@ int cmd_run(int argc, char **argv)
             if (!(bad = cli_parse_int("run", a, val, 0, INT_MAX, &v))) gp.n_predict = (int)v;
         } else if (!strcmp(a, "--temp")) {
             if (!(bad = cli_parse_float("run", a, val, &d)) && !(d >= 0 && d < 1e6)) {
-                fprintf(stderr, "edgellm run: --temp must be >= 0, got '%s'\n", val);
+                fprintf(stderr, "edgellm run: --temp must be a finite number >= 0, got '%s'\n", val);
                 bad = 2;
             }
             gp.sampling.temperature = (float)d;
@@ -167,23 +184,21 @@ int cmd_run(int argc, char **argv)
                                                 "--repeat-last-n", "--seed", "-c", "--ctx-size", "-t", "--threads"};
             bool is_flag = false;
             for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++) is_flag |= !strcmp(a, flags[k]);
-            if (is_flag) fprintf(stderr, "edgellm run: %s needs a value\n\n", a);
-            else fprintf(stderr, "edgellm run: unknown option '%s'\n\n", a);
-            usage(stderr);
-            return 2;
+            if (is_flag) fprintf(stderr, "edgellm run: %s needs a value\n", a);
+            else fprintf(stderr, "edgellm run: unknown option '%s'\n", a);
+            return cli_see_help("run");
         }
-        if (bad) { fputc('\n', stderr); usage(stderr); return 2; }
+        if (bad) return cli_see_help("run");
         i++;
     }
     if (!model_path) {
-        fprintf(stderr, "edgellm run: -m MODEL.gguf is required\n\n");
-        usage(stderr);
-        return 2;
+        if (argc < 2) { usage(stderr); return 2; }
+        fprintf(stderr, "edgellm run: -m MODEL.gguf is required\n");
+        return cli_see_help("run");
     }
     if (prompt && prompt_file) {
-        fprintf(stderr, "edgellm run: give -p or -f, not both\n\n");
-        usage(stderr);
-        return 2;
+        fprintf(stderr, "edgellm run: give -p or -f, not both\n");
+        return cli_see_help("run");
     }
     if (!have_seed) gp.sampling.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
 
@@ -201,16 +216,37 @@ int cmd_run(int argc, char **argv)
     double t0 = now_ms();
     if (edgellm_model_load(model_path, &mp, &model, &err) != EDGELLM_OK) { cli_print_error("run", &err); goto done; }
     double load_ms = now_ms() - t0;
+    edgellm_model_info info;
+    edgellm_model_get_info(model, &info);
+    if (cp.n_ctx > 0 && info.n_ctx_train > 0 && cp.n_ctx > info.n_ctx_train)
+        fprintf(stderr, "edgellm run: warning: -c %d exceeds the model's trained context length %d; quality may "
+                        "degrade past it\n", cp.n_ctx, info.n_ctx_train);
     if (edgellm_ctx_new(model, &cp, &ctx, &err) != EDGELLM_OK) { cli_print_error("run", &err); goto done; }
+    {   /* refuse a prompt that cannot fit before anything reaches stdout */
+        const size_t plen = strlen(prompt);
+        const int n_ctx = edgellm_ctx_n_ctx(ctx);
+        int n_tok = 0;
+        int32_t *ids = plen < (size_t)INT_MAX - 16 ? malloc((plen + 16) * sizeof *ids) : NULL;
+        if (!ids) { fprintf(stderr, "edgellm run: %s: out of memory for the prompt's tokens\n", model_path); goto done; }
+        edgellm_status ts = edgellm_tokenize(edgellm_model_tokenizer(model), prompt, plen, gp.add_bos, ids,
+                                             (int)plen + 16, &n_tok, &err);
+        free(ids);
+        if (ts != EDGELLM_OK) { cli_print_error("run", &err); goto done; }
+        if (n_tok > n_ctx) {
+            fprintf(stderr, "edgellm run: %s: the prompt is %d tokens but the context holds only %d (n_ctx); raise -c "
+                            "or shorten the prompt\n", model_path, n_tok, n_ctx);
+            goto done;
+        }
+    }
     if (gp.sampling.temperature > 0) fprintf(stderr, "seed: %llu\n", (unsigned long long)gp.sampling.seed);
     else fprintf(stderr, "sampling: greedy (--temp 0)\n");
     fprintf(stderr, "load: %.1f ms (%s), n_ctx %d\n", load_ms, model_path, edgellm_ctx_n_ctx(ctx));
 
-    fwrite(prompt, 1, strlen(prompt), stdout);
-    fflush(stdout);
     edgellm_generate_stats st;
-    edgellm_status s = edgellm_generate(ctx, prompt, &gp, on_token, NULL, &st, &err);
-    fputc('\n', stdout);
+    echo_state echo = {prompt, false};
+    edgellm_status s = edgellm_generate(ctx, prompt, &gp, on_token, &echo, &st, &err);
+    if (s == EDGELLM_OK) echo_prompt(&echo);
+    if (echo.echoed) fputc('\n', stdout);
     fflush(stdout);
     if (s != EDGELLM_OK) {   /* decode errors already start with the path: do not print it twice */
         const char *msg = err.msg[0] ? err.msg : "generation failed";

@@ -2,6 +2,7 @@
  * architecture's shape (or explicit numbers), quantized per --type. The work is
  * edgellm_synth (src/tools/synth.c); shapes live in src/tools/shapes.c. */
 #include "commands.h"
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -84,8 +85,8 @@ int cmd_synth(int argc, char **argv)
                           !strcmp(a, "--group") || !strcmp(a, "--seed") || !strcmp(a, "--std") || !strcmp(a, "-t") ||
                           !strcmp(a, "--threads") || !strcmp(a, "-o") || !strcmp(a, "--output") ||
                           !strcmp(a, "--ctx") || !strcmp(a, "--rope-theta") || !strcmp(a, "--rms-eps");
-        if (!known) { fprintf(stderr, "edgellm synth: unknown option '%s'\n", a); usage(stderr); return 2; }
-        if (!val) { fprintf(stderr, "edgellm synth: %s needs a value\n", a); usage(stderr); return 2; }
+        if (!known) { fprintf(stderr, "edgellm synth: unknown option '%s'\n", a); return cli_see_help("synth"); }
+        if (!val) { fprintf(stderr, "edgellm synth: %s needs a value\n", a); return cli_see_help("synth"); }
         i++;
         if (d >= 0) { if (cli_parse_int("synth", a, val, 1, 1 << 22, &dims[d])) return 2; }
         else if (!strcmp(a, "--shape")) shape_name = val;
@@ -101,12 +102,24 @@ int cmd_synth(int argc, char **argv)
         } else if (!strcmp(a, "--seed")) {
             char *end;
             p.seed = strtoull(val, &end, 10);
-            if (!*val || *end || val[0] == '-') { fprintf(stderr, "edgellm synth: --seed expects a non-negative integer\n"); return 2; }
-        } else if (!strcmp(a, "--std")) { if (cli_parse_float("synth", a, val, &std_)) return 2; }
+            if (!*val || *end || val[0] == '-') { fprintf(stderr, "edgellm synth: --seed expects a non-negative integer\n"); return cli_see_help("synth"); }
+        } else if (!strcmp(a, "--std")) {
+            if (cli_parse_float("synth", a, val, &std_)) return 2;
+            if (!(std_ > 0) || !isfinite(std_) || std_ > 3.4e38) {
+                fprintf(stderr, "edgellm synth: --std must be a finite number > 0, got '%s'\n", val);
+                return cli_see_help("synth");
+            }
+        }
         else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) { if (cli_parse_int("synth", a, val, 1, 64, &threads)) return 2; }
         else if (!strcmp(a, "--ctx")) { if (cli_parse_int("synth", a, val, 1, 1 << 24, &ctx)) return 2; }
-        else if (!strcmp(a, "--rope-theta")) { if (cli_parse_float("synth", a, val, &theta)) return 2; }
-        else if (!strcmp(a, "--rms-eps")) { if (cli_parse_float("synth", a, val, &eps)) return 2; }
+        else if (!strcmp(a, "--rope-theta") || !strcmp(a, "--rms-eps")) {
+            double *dst = !strcmp(a, "--rope-theta") ? &theta : &eps;
+            if (cli_parse_float("synth", a, val, dst)) return 2;
+            if (!(*dst > 0) || !isfinite(*dst) || *dst > 3.4e38) {
+                fprintf(stderr, "edgellm synth: %s must be a finite number > 0, got '%s'\n", a, val);
+                return cli_see_help("synth");
+            }
+        }
         else out = val;
     }
     edgellm_error err = {0};
@@ -114,9 +127,9 @@ int cmd_synth(int argc, char **argv)
         if (edgellm_shape_find(shape_name, s, &err) != EDGELLM_OK) { cli_print_error("synth", &err); return 2; }
     } else {
         if (!dims[0] || !dims[1] || !dims[2] || !dims[4] || !dims[5]) {
+            if (argc < 2) { usage(stderr); return 2; }
             fprintf(stderr, "edgellm synth: give --shape NAME, or --n-embd, --n-layer, --n-head, --n-ff and --n-vocab\n");
-            usage(stderr);
-            return 2;
+            return cli_see_help("synth");
         }
         snprintf(s->name, sizeof s->name, "custom");
         snprintf(s->arch, sizeof s->arch, "llama");
@@ -135,7 +148,7 @@ int cmd_synth(int argc, char **argv)
     if (arch) {
         if (strcmp(arch, "llama") && strcmp(arch, "qwen2")) {
             fprintf(stderr, "edgellm synth: --arch must be llama or qwen2, got '%s'\n", arch);
-            return 2;
+            return cli_see_help("synth");
         }
         snprintf(s->arch, sizeof s->arch, "%s", arch);
     }
@@ -147,8 +160,7 @@ int cmd_synth(int argc, char **argv)
     p.n_threads = (int)threads;
     if (!p.type || !out) {
         fprintf(stderr, "edgellm synth: --type and -o are required\n");
-        usage(stderr);
-        return 2;
+        return cli_see_help("synth");
     }
     bar_state bar = {-1};
     if (isatty(fileno(stderr))) {

@@ -84,15 +84,14 @@ int cmd_tokenize(int argc, char **argv)
         else if (!strcmp(a, "--no-bos")) add_special = 0;
         else if (!strcmp(a, "--ids")) ids_only = 1;
         else {
-            fprintf(stderr, "edgellm tokenize: unknown or incomplete option '%s'\n\n", a);
-            usage(stderr);
-            return 2;
+            fprintf(stderr, "edgellm tokenize: unknown or incomplete option '%s'\n", a);
+            return cli_see_help("tokenize");
         }
     }
     if (!model || (!prompt) == (!file)) {
-        fprintf(stderr, "edgellm tokenize: need -m MODEL and exactly one of -p TEXT or -f FILE\n\n");
-        usage(stderr);
-        return 2;
+        if (argc < 2) { usage(stderr); return 2; }
+        fprintf(stderr, "edgellm tokenize: need -m MODEL and exactly one of -p TEXT or -f FILE\n");
+        return cli_see_help("tokenize");
     }
 
     char *text = NULL;

@@ -18,6 +18,8 @@ int cmd_bench(int argc, char **argv);
 
 /* Print "edgellm CMD: message" to stderr. */
 void cli_print_error(const char *cmd, const edgellm_error *err);
+/* After a one-line command-line error: print "see 'edgellm CMD --help'" to stderr, return 2. */
+int cli_see_help(const char *cmd);
 /* Parse an int/float flag value; returns 0 on success, prints the problem and returns 2. */
 int cli_parse_int(const char *cmd, const char *flag, const char *s, long lo, long hi, long *out);
 int cli_parse_float(const char *cmd, const char *flag, const char *s, double *out);

@@ -33,9 +33,34 @@ static void usage(FILE *f)
     fprintf(f, "\n'edgellm COMMAND --help' shows a command's options.\n");
 }
 
+/* A library message may itself start with the command's name ("eval sweep: ...", "eval: ..."):
+ * skip such a prefix so the command is named once. */
+static const char *skip_cmd_prefix(const char *cmd, const char *msg)
+{
+    size_t first = strcspn(cmd, " ");
+    for (int again = 1; again;) {
+        again = 0;
+        size_t lens[2] = {strlen(cmd), first};
+        for (int k = 0; k < 2; k++)
+            if (!strncmp(msg, cmd, lens[k]) && msg[lens[k]] == ':' && msg[lens[k] + 1] == ' ') {
+                msg += lens[k] + 2;
+                again = 1;
+                break;
+            }
+    }
+    return msg;
+}
+
 void cli_print_error(const char *cmd, const edgellm_error *err)
 {
-    fprintf(stderr, "edgellm %s: %s\n", cmd, err && err->msg[0] ? err->msg : "failed");
+    const char *msg = err && err->msg[0] ? skip_cmd_prefix(cmd, err->msg) : "failed";
+    fprintf(stderr, "edgellm %s: %s\n", cmd, *msg ? msg : "failed");
+}
+
+int cli_see_help(const char *cmd)
+{
+    fprintf(stderr, "see 'edgellm %s --help'\n", cmd);
+    return 2;
 }
 
 int cli_parse_int(const char *cmd, const char *flag, const char *s, long lo, long hi, long *out)
@@ -74,7 +99,6 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "--version")) { printf("edgellm %s\n", EDGELLM_VERSION); return 0; }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
-    fprintf(stderr, "edgellm: unknown command '%s'\n\n", argv[1]);
-    usage(stderr);
+    fprintf(stderr, "edgellm: unknown command '%s'\nsee 'edgellm --help'\n", argv[1]);
     return 2;
 }

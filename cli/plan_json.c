@@ -181,10 +181,12 @@ done:
 #endif
 }
 
-edgellm_status cli_plan_read_eval(const char *path, edgellm_plan_quality **out, int *n, edgellm_error *err)
+edgellm_status cli_plan_read_eval(const char *path, edgellm_plan_quality **out, int *n, cli_plan_eval_meta *meta,
+                                  edgellm_error *err)
 {
     *out = NULL;
     *n = 0;
+    if (meta) memset(meta, 0, sizeof *meta);
 #ifndef EDGELLM_HAVE_CJSON
     return set_err(err, EDGELLM_ERR_UNSUPPORTED, "%s: %s", path,
                    "this build cannot read JSON (install libcjson-dev and reconfigure)");
@@ -220,6 +222,13 @@ edgellm_status cli_plan_read_eval(const char *path, edgellm_plan_quality **out, 
         get_num(o, "kld_mean", &q[i].kld);
         get_num(o, "top1_pct", &q[i].top1_pct);
         snprintf(q[i].source, sizeof q[i].source, "edgellm eval: %.180s", path);
+        double wb = 0, bpw = 0;
+        if (meta && !meta->n_params && get_num(o, "weight_bytes", &wb) == 1 && get_num(o, "bpw", &bpw) == 1 && wb > 0 && bpw > 0)
+            meta->n_params = 8.0 * wb / bpw;
+    }
+    if (meta) {
+        get_str(root, "model", meta->model, sizeof meta->model);
+        get_str(root, "reference", meta->reference, sizeof meta->reference);
     }
     *out = q;
     *n = count;
@@ -229,6 +238,33 @@ done:
     cJSON_Delete(root);
     return rc;
 #endif
+}
+
+static void fmt_params(char *buf, size_t size, double n)
+{
+    if (n >= 1e9) snprintf(buf, size, "%.2f B params", n / 1e9);
+    else snprintf(buf, size, "%.2f M params", n / 1e6);
+}
+
+int cli_plan_eval_matches(const cli_plan_eval_meta *meta, const edgellm_plan_model *m, char *why, size_t why_size)
+{
+    char a[32], b[32];
+    const char *what = meta->model[0] ? meta->model : meta->reference[0] ? meta->reference : "another model";
+    if (meta->n_params > 0 && m->n_params > 0) {
+        fmt_params(a, sizeof a, meta->n_params);
+        fmt_params(b, sizeof b, (double)m->n_params);
+        if (fabs(meta->n_params - (double)m->n_params) <= 0.02 * (double)m->n_params) return 1;
+        snprintf(why, why_size, "results are for %.100s (%s), not %.60s (%s)", what, a, m->name, b);
+        return 0;
+    }
+    if (m->from_file && (meta->model[0] || meta->reference[0])) {
+        if (!strcmp(meta->model, m->name) || !strcmp(meta->reference, m->name)) return 1;
+        snprintf(why, why_size, "results are for %.100s, not %.60s", what, m->name);
+        return 0;
+    }
+    snprintf(why, why_size, "cannot check that the results (%.100s) are for %.60s: no parameter count in the file",
+             what, m->name);
+    return -1;
 }
 
 /* ---------------------------------------------------------------- writer ---- */
@@ -342,6 +378,7 @@ static void write_row(FILE *f, const edgellm_plan_row *w)
     fputc('{', f);
     KEY("type"); jstr(f, w->type);
     KEY("weight_exact"); fputs(w->weight_exact ? "true" : "false", f);
+    KEY("needs_original"); fputs(w->needs_original ? "true" : "false", f);
     KEY("bpw"); jnum(f, w->bpw);
     KEY("weight_bytes"); ju64(f, w->weight_bytes);
     KEY("kv_bytes"); ju64(f, w->kv_bytes);

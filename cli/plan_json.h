@@ -26,12 +26,27 @@ int cli_plan_json_available(void);
  * gflops_per_little_core (default 5), npu. *out is malloc'ed (free()). */
 edgellm_status cli_plan_read_devices(const char *path, edgellm_plan_device **out, int *n, edgellm_error *err);
 
+/* What an eval results file says about its model ("" / 0 when absent). */
+typedef struct {
+    char   model[128];        /* "model": file name of the evaluated model               */
+    char   reference[128];    /* "reference"                                              */
+    double n_params;          /* from a result's weight_bytes and bpw (8 x bytes / bpw)   */
+} cli_plan_eval_meta;
+
 /* Quality results written by `edgellm eval` (format "edgellm-eval-results", version 1):
  * {"format": "edgellm-eval-results", "version": 1, "model": ..., "reference": ...,
  *  "text": ..., "n_ctx": N, "results": [{"type": "Q4_K_M", "size_bytes": N, "bpw": x,
  *  "ppl": x, "delta_ppl_pct": x, "kld_mean": x, "top1_pct": x}, ...]}.
- * Only results[].type is required. *out is malloc'ed (free()). */
-edgellm_status cli_plan_read_eval(const char *path, edgellm_plan_quality **out, int *n, edgellm_error *err);
+ * Only results[].type is required. *out is malloc'ed (free()). meta (may be NULL)
+ * receives the model's name and parameter count. */
+edgellm_status cli_plan_read_eval(const char *path, edgellm_plan_quality **out, int *n, cli_plan_eval_meta *meta,
+                                  edgellm_error *err);
+
+/* Are these eval results for `m` (the model being planned)? Parameter counts decide when
+ * the file has them (within 2 %); else the file names ("model" or "reference" vs the base
+ * name of m's file). Returns 1 yes, 0 no (why says so: "results are for X (N params), not
+ * Y (M params)"), -1 cannot tell (why says so). */
+int cli_plan_eval_matches(const cli_plan_eval_meta *meta, const edgellm_plan_model *m, char *why, size_t why_size);
 
 /* Write an "edgellm-eval-results" file (the format above) for `edgellm eval sweep`: one
  * result per entry of q (type, delta_ppl_pct, kld -> kld_mean, top1_pct; NaN -> null);

@@ -378,6 +378,9 @@ typedef struct {
     double   prefill_tps;     /* prompt processing, 512-token prompt (pp512)             */
     double   ttft_ms;         /* prefill of prompt_tokens: time to the first token       */
     edgellm_plan_quality quality;
+    int      needs_original;  /* 1: more bits than the (already quantized) model file: it
+                                 cannot be made from that file, only from the original
+                                 weights; never recommended                              */
 } edgellm_plan_row;
 
 typedef struct {

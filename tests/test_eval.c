@@ -657,6 +657,15 @@ static void test_eval_cli_commands(void)
         fprintf(stderr, "   (task sets not found under %s)\n", data);
     }
     /* command-line errors */
+    snprintf(args, sizeof args, "eval ppl -m %s -f %s -c 256 --stride 200", mpath, tpath);
+    CHECK_EQ(cli(args, out, sizeof out), 2);   /* stride > n_ctx/2: a bad command line */
+    CHECK(strstr(out, "edgellm eval ppl: stride 200") && !strstr(out, "eval: "));
+    snprintf(args, sizeof args, "eval sweep -m %s -f %s --types bogus --no-results", mpath, tpath);
+    CHECK_EQ(cli(args, out, sizeof out), 2);   /* an unknown type, refused before any work */
+    CHECK(strstr(out, "edgellm eval sweep: 'bogus': unknown type") && !strstr(out, "sweep: eval sweep") &&
+          !strstr(out, "quantize:"));
+    CHECK_EQ(cli("eval ppl --bogus", out, sizeof out), 2);
+    CHECK(strstr(out, "see 'edgellm eval ppl --help'") && !strstr(out, "usage:"));
     CHECK_EQ(cli("eval", out, sizeof out), 2);
     CHECK_EQ(cli("eval frobnicate", out, sizeof out), 2);
     snprintf(args, sizeof args, "eval compare -m %s -f %s", mpath, tpath);

@@ -459,6 +459,40 @@ static void test_regress_6_format_value_escape_overflow(void)
     CHECK_EQ(bad, 0);
 }
 
+/* Regression, issue 6 (found by fuzz/fuzz_gguf.c through edgellm_check_file): the reader
+ * accepted general.alignment 1, 2 and 4, so Q4_0 blocks could start at odd addresses and
+ * their f16 scales were loaded misaligned (UB; a fault on strict-alignment CPUs). gguf.md
+ * says the alignment "must be a multiple of 8": 1, 2 and 4 are refused, 8 and 64 open. */
+static void test_regress_6_alignment_below_8(void)
+{
+    static const uint32_t ALIGN[] = {1, 2, 4, 8, 64};
+    for (size_t i = 0; i < sizeof ALIGN / sizeof ALIGN[0]; i++) {
+        uint32_t a = ALIGN[i];
+        bytes b = {0};
+        uint32_t v3 = 3, t_u32 = EDGELLM_GGUF_UINT32, n_dims = 1, f32 = EDGELLM_TYPE_F32;
+        uint64_t one = 1, klen = 17, nlen = 1, ne0 = 2, off = 0;
+        put(&b, "GGUF", 4); put(&b, &v3, 4); put(&b, &one, 8); put(&b, &one, 8);
+        put(&b, &klen, 8); put(&b, "general.alignment", 17); put(&b, &t_u32, 4); put(&b, &a, 4);
+        put(&b, &nlen, 8); put(&b, "x", 1); put(&b, &n_dims, 4); put(&b, &ne0, 8); put(&b, &f32, 4); put(&b, &off, 8);
+        while (b.n % a) put(&b, "\0", 1);
+        float data[2] = {1, 2};
+        put(&b, data, 8);
+        edgellm_gguf *g = NULL;
+        edgellm_error err = {0};
+        edgellm_status s = edgellm_gguf_open_memory(b.p, b.n, "align.gguf", &g, &err);
+        if (a >= 8) {
+            CHECK_EQ(s, EDGELLM_OK);
+            if (g) CHECK_EQ(edgellm_gguf_alignment(g), a);
+        } else {
+            CHECK_EQ(s, EDGELLM_ERR_FORMAT);
+            CHECK(strstr(err.msg, "align.gguf") && strstr(err.msg, "general.alignment"));
+        }
+        if ((s == EDGELLM_OK) != (a >= 8)) fprintf(stderr, "   alignment %u: %s %s\n", a, edgellm_status_name(s), err.msg);
+        edgellm_gguf_close(g);
+        free(b.p);
+    }
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -467,5 +501,6 @@ int main(void)
     RUN(test_hostile_llama2c_cli_convert);
     RUN(test_hostile_tokenizer_metadata);
     RUN(test_regress_6_format_value_escape_overflow);
+    RUN(test_regress_6_alignment_below_8);
     return test_summary();
 }

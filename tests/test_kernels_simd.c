@@ -294,6 +294,7 @@ static int dot_case(const dot_variant *v, int64_t nb, int wmode, int xmode, int 
     uint8_t *wbuf = malloc(wb + 64), *xbuf = malloc(xb + 64);
     uint8_t *w = wbuf + (misalign ? 1 : 0), *x = xbuf + (misalign ? 3 : 0);
     if (t->vec_dot_type == EDGELLM_TYPE_F32) x = xbuf + (misalign ? 4 : 0);   /* floats stay 4-aligned */
+    if (v->type == EDGELLM_TYPE_F32) w = wbuf + (misalign ? 4 : 0);   /* as in GGUF (alignment >= 8): UBSan */
     make_weights(v->type, n, w, wmode);
     make_acts(t->vec_dot_type, n, x, xmode);
     const double ref = t->vec_dot_ref(n, w, x);

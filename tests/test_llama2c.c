@@ -469,6 +469,33 @@ static void test_llama2c_cli(void)
     snprintf(cmd, sizeof cmd, "%s convert --llama2c %s --tokenizer %s -o %s", EDGELLM_CLI, m, tok, g);
     CHECK_EQ(run_capture(cmd, out, sizeof out), 1);
     CHECK(strstr(out, "edgellm convert: ") && strstr(out, "cli.bin: ") && strstr(out, "4 bytes short"));
+    CHECK(strstr(out, "usage:") == NULL);
+    /* a bad command line: one line and a pointer to --help, not the whole usage */
+    snprintf(cmd, sizeof cmd, "%s convert --llama2c %s --tokenizer %s -o %s --bogus", EDGELLM_CLI, m, tok, g);
+    CHECK_EQ(run_capture(cmd, out, sizeof out), 2);
+    CHECK(strstr(out, "unknown option '--bogus'") && strstr(out, "see 'edgellm convert --help'") &&
+          !strstr(out, "usage:"));
+
+    /* -o naming an input (same string, another spelling, a hard link) is refused, inputs intact */
+    write_tiny_model(m, hdr, true, 0);
+    size_t m_size = 0, t_size = 0;
+    void *m_before = read_file(m, &m_size), *t_before = read_file(tok, &t_size);
+    char alias[1024], link_path[1024];
+    snprintf(alias, sizeof alias, "%s/./cli.bin", test_tmpdir());
+    snprintf(link_path, sizeof link_path, "%s/cli-link.tok", test_tmpdir());
+    unlink(link_path);
+    CHECK(link(tok, link_path) == 0);
+    const char *outs[] = {m, alias, tok, link_path};
+    for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++) {
+        snprintf(cmd, sizeof cmd, "%s convert --llama2c %s --tokenizer %s -o %s", EDGELLM_CLI, m, tok, outs[i]);
+        CHECK_EQ(run_capture(cmd, out, sizeof out), 1);
+        CHECK(strstr(out, "edgellm convert: ") && strstr(out, "output is the input"));
+    }
+    size_t m_after_size = 0, t_after_size = 0;
+    void *m_after = read_file(m, &m_after_size), *t_after = read_file(tok, &t_after_size);
+    CHECK(m_before && m_after && m_size == m_after_size && !memcmp(m_before, m_after, m_size));
+    CHECK(t_before && t_after && t_size == t_after_size && !memcmp(t_before, t_after, t_size));
+    free(m_before); free(m_after); free(t_before); free(t_after);
 }
 
 int main(void)

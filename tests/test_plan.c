@@ -14,6 +14,7 @@
  */
 #include "test_util.h"
 #include "tools/plan.h"
+#include "tools/quantize.h"
 #ifdef EDGELLM_HAVE_CJSON
 #include <cjson/cJSON.h>
 #endif
@@ -124,7 +125,41 @@ static void test_plan_fallback_types(void)
     CHECK_EQ(edgellm_plan_fallback_type(EDGELLM_TYPE_Q6_K, 896), EDGELLM_TYPE_Q8_0);
     CHECK_EQ(edgellm_plan_fallback_type(EDGELLM_TYPE_Q4_0, 100), EDGELLM_TYPE_F16);
     CHECK_EQ(edgellm_plan_fallback_type(EDGELLM_TYPE_I4_G128_SYM, 896), EDGELLM_TYPE_I4_G128_SYM);
-    CHECK_EQ(edgellm_plan_fallback_type(EDGELLM_TYPE_I4_G256_SYM, 896), EDGELLM_TYPE_F16);
+    /* edgellm quantize's group fallback (quant_recipe.c): g256 -> g128 -> g64 -> F16 */
+    CHECK_EQ(edgellm_plan_fallback_type(EDGELLM_TYPE_I4_G256_SYM, 896), EDGELLM_TYPE_I4_G128_SYM);
+    CHECK_EQ(edgellm_plan_fallback_type(EDGELLM_TYPE_I4_G128_SYM, 576), EDGELLM_TYPE_I4_G64_SYM);   /* SmolLM2-135M */
+    CHECK_EQ(edgellm_plan_fallback_type(EDGELLM_TYPE_I8_G128_ASYM, 576), EDGELLM_TYPE_I8_G64_ASYM);
+    CHECK_EQ(edgellm_plan_fallback_type(EDGELLM_TYPE_I4_G64_ASYM, 96), EDGELLM_TYPE_F16);
+    CHECK_EQ(edgellm_plan_fallback_type(EDGELLM_TYPE_Q2_K, 896), EDGELLM_TYPE_Q4_0);
+    CHECK_EQ(edgellm_plan_fallback_type(EDGELLM_TYPE_Q3_K, 100), EDGELLM_TYPE_F16);
+    CHECK_EQ(edgellm_plan_fallback_type(EDGELLM_TYPE_F16, 7), EDGELLM_TYPE_F16);
+}
+
+/* plan's per-tensor fallback is the one edgellm quantize applies (edgellm_quant_choose). */
+static void test_plan_fallback_matches_quantize_recipe(void)
+{
+    static const int types[] = {EDGELLM_TYPE_Q4_0, EDGELLM_TYPE_Q4_1, EDGELLM_TYPE_Q5_0, EDGELLM_TYPE_Q5_1,
+                                EDGELLM_TYPE_Q8_0, EDGELLM_TYPE_Q2_K, EDGELLM_TYPE_Q3_K, EDGELLM_TYPE_Q4_K,
+                                EDGELLM_TYPE_Q5_K, EDGELLM_TYPE_Q6_K, EDGELLM_TYPE_I4_G64_SYM,
+                                EDGELLM_TYPE_I4_G128_SYM, EDGELLM_TYPE_I4_G256_ASYM, EDGELLM_TYPE_I8_G128_SYM,
+                                EDGELLM_TYPE_I8_G256_ASYM};
+    static const int64_t ne0s[] = {32, 64, 96, 100, 128, 192, 256, 576, 896, 960, 4096};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        for (size_t k = 0; k < sizeof ne0s / sizeof ne0s[0]; k++) {
+            edgellm_quant_scheme s;
+            memset(&s, 0, sizeof s);
+            s.base_type = types[i];
+            s.file_type = -1;
+            edgellm_quant_recipe rc;
+            memset(&rc, 0, sizeof rc);
+            rc.scheme = &s;
+            rc.n_layer = 1;
+            rc.output_type = rc.embd_type = -1;
+            int64_t ne[4] = {ne0s[k], 8, 1, 1};
+            edgellm_quant_choice ch;
+            edgellm_quant_choose(&rc, "blk.0.attn_q.weight", 2, ne, EDGELLM_TYPE_F32, &ch);
+            CHECK_EQ(edgellm_plan_fallback_type(types[i], ne0s[k]), ch.type);
+        }
 }
 
 static void test_plan_type_bytes(void)
@@ -509,6 +544,71 @@ static void test_plan_gguf_model(void)
     free(r);
 }
 
+/* Quantize src with `edgellm quantize`'s own code and compare plan's per-tensor estimate
+ * from the source file with the real file's tensor bytes: must be exact (same recipe, same
+ * fallbacks). Then plan the quantized file: its row carries the real precision. */
+static void check_estimate_equals_quantized(const char *src, const char *type, int group, const char *recipe,
+                                            const char *want_label)
+{
+    char out[600];
+    snprintf(out, sizeof out, "%s/est-%s-%d.gguf", test_tmpdir(), type, group);
+    edgellm_quantize_params qp = edgellm_quantize_default_params();
+    qp.type = type;
+    qp.group = group;
+    qp.n_threads = 1;
+    edgellm_error err = {0};
+    CHECK_OK(edgellm_quantize_file(src, out, &qp, NULL, &err));
+
+    edgellm_plan_model sm, qm;
+    edgellm_plan_tensor *t = NULL;
+    size_t n = 0;
+    CHECK_OK(edgellm_plan_gguf_tensors(src, &sm, &t, &n, &err));
+    CHECK_OK(edgellm_plan_model_from_gguf(out, &qm, &err));
+    edgellm_plan_recipe rc;
+    CHECK_OK(edgellm_plan_recipe_from_name(recipe, &rc, &err));
+    edgellm_plan_weights w;
+    edgellm_plan_recipe_weights(&rc, t, n, sm.n_layer, sm.tied_embeddings, &w);
+    if (w.weight_bytes != qm.file_weight_bytes)
+        fprintf(stderr, "   %s %s: plan %llu bytes, file %llu\n", src, recipe, (unsigned long long)w.weight_bytes,
+                (unsigned long long)qm.file_weight_bytes);
+    CHECK_EQ(w.weight_bytes, qm.file_weight_bytes);
+    CHECK_EQ(w.n_params, qm.n_params);
+    CHECK(!strcmp(qm.file_label, want_label));
+
+    /* the plan of the quantized file: its own row is that precision, with that quality
+     * (not the F32 "no loss" row), and higher precisions need the original weights */
+    edgellm_plan_params p = edgellm_plan_default_params();
+    edgellm_plan_report *r = malloc(sizeof *r);
+    p.model = out;
+    p.device = "pi4-4gb";
+    CHECK_OK(edgellm_plan(&p, r, &err));
+    CHECK(r->rows[0].weight_exact && !strcmp(r->rows[0].type, want_label));
+    CHECK(!(r->rows[0].quality.kld == 0.0));
+    int n_marked = 0;
+    for (int i = 1; i < r->n_rows; i++) {
+        if (r->rows[i].bpw > r->rows[0].bpw + 0.05) CHECK(r->rows[i].needs_original);
+        n_marked += r->rows[i].needs_original;
+        if (!strcmp(r->rows[i].type, "F16")) CHECK(r->rows[i].needs_original);
+    }
+    CHECK(n_marked >= 1);
+    if (r->realtime_pick >= 0) CHECK(!r->rows[r->realtime_pick].needs_original);
+    if (r->offline_pick >= 0) CHECK(!r->rows[r->offline_pick].needs_original);
+    free(r);
+    edgellm_free(t);
+    remove(out);
+}
+
+static void test_plan_estimate_equals_quantized_file(void)
+{
+    NEED_SHARED(gqa, "data/reference/llama-gqa-f32.gguf");
+    NEED_SHARED(st, "models/stories260K/stories260K.gguf");
+    check_estimate_equals_quantized(gqa, "q4_0", 0, "Q4_0", "Q4_0");
+    check_estimate_equals_quantized(gqa, "q4_k_m", 0, "Q4_K_M", "Q4_K_M");
+    check_estimate_equals_quantized(gqa, "i4", 128, "I4_G128_SYM", "I4_G128_SYM");
+    check_estimate_equals_quantized(st, "i4", 128, "I4_G128_SYM", "I4_G128_SYM");
+    check_estimate_equals_quantized(st, "q4_k_m", 0, "Q4_K_M", "Q4_K_M");
+}
+
 static void test_plan_not_gguf_is_a_clear_error(void)
 {
     char path[512];
@@ -564,6 +664,76 @@ static int cli(const char *args)
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "%s plan %s", EDGELLM_CLI, args);
     return run_capture(cmd, out, sizeof out);
+}
+
+/* --eval results of another model are refused: stories260K's results (292,800 params,
+ * the format edgellm eval sweep writes) must not become TinyLlama's quality. */
+static void test_plan_eval_results_must_match_the_model(void)
+{
+    NEED_SHARED(st, "models/stories260K/stories260K.gguf");
+#ifndef EDGELLM_HAVE_CJSON
+    fprintf(stderr, "   SKIP: reading needs cJSON (libcjson-dev)\n");
+    test_skipped++;
+    (void)st;
+#else
+    char path[512], path2[512], args[1400];
+    snprintf(path, sizeof path, "%s/stories.eval.json", test_tmpdir());
+    const char *js = "{\"format\": \"edgellm-eval-results\", \"version\": 1, \"model\": \"stories260K.gguf\", "
+                     "\"reference\": \"stories260K.gguf\", \"results\": ["
+                     "{\"type\": \"F32\", \"reference\": true, \"weight_bytes\": 1171200, \"bpw\": 32, \"kld_mean\": 0},"
+                     "{\"type\": \"Q8_0\", \"weight_bytes\": 311100, \"bpw\": 8.5, \"kld_mean\": 0.5}]}";
+    CHECK_EQ(write_file(path, js, strlen(js)), 0);
+    edgellm_plan_quality *q = NULL;
+    int n = 0;
+    cli_plan_eval_meta meta;
+    edgellm_error err = {0};
+    CHECK_OK(cli_plan_read_eval(path, &q, &n, &meta, &err));
+    free(q);
+    CHECK_NEAR(meta.n_params, 292800.0, 0.5);   /* 8 x 1171200 / 32 */
+    CHECK(!strcmp(meta.model, "stories260K.gguf"));
+    edgellm_plan_model sm, tl;
+    char why[400];
+    CHECK_OK(edgellm_plan_model_from_gguf(st, &sm, &err));
+    CHECK_OK(edgellm_plan_find_model("tinyllama-1.1b", &tl, &err));
+    CHECK_EQ(cli_plan_eval_matches(&meta, &sm, why, sizeof why), 1);
+    CHECK_EQ(cli_plan_eval_matches(&meta, &tl, why, sizeof why), 0);
+    CHECK(strstr(why, "stories260K.gguf") && strstr(why, "tinyllama-1.1b"));
+    /* without a parameter count, the file name decides */
+    cli_plan_eval_meta named = meta;
+    named.n_params = 0;
+    CHECK_EQ(cli_plan_eval_matches(&named, &sm, why, sizeof why), 1);
+    snprintf(sm.name, sizeof sm.name, "other.gguf");
+    CHECK_EQ(cli_plan_eval_matches(&named, &sm, why, sizeof why), 0);
+    CHECK_EQ(cli_plan_eval_matches(&named, &tl, why, sizeof why), -1);
+
+    /* the command: refused for TinyLlama (exit 1, says why), used for stories260K */
+    snprintf(args, sizeof args, "--model tinyllama-1.1b --device pi5-8gb --eval %s", path);
+    CHECK_EQ(cli(args), 1);
+    CHECK(strstr(out, "results are for stories260K.gguf") != NULL);
+    snprintf(args, sizeof args, "--model %s --device pi5-8gb --eval %s --types q8_0", st, path);
+    CHECK_EQ(cli(args), 0);
+    CHECK(strstr(out, "edgellm eval: ") != NULL);
+    /* an automatic MODEL.eval.json of another model: a warning, published figures */
+    char copy[600];
+    snprintf(copy, sizeof copy, "%s/tl.gguf", test_tmpdir());
+    snprintf(path2, sizeof path2, "%s/tl.eval.json", test_tmpdir());
+    size_t sz = 0;
+    void *data = read_file(st, &sz);
+    CHECK(data != NULL);
+    if (data) {
+        CHECK_EQ(write_file(copy, data, sz), 0);
+        free(data);
+        const char *other = "{\"format\": \"edgellm-eval-results\", \"version\": 1, \"model\": \"big.gguf\", "
+                            "\"results\": [{\"type\": \"F32\", \"weight_bytes\": 4400000000, \"bpw\": 32}]}";
+        CHECK_EQ(write_file(path2, other, strlen(other)), 0);
+        snprintf(args, sizeof args, "--model %s --device pi5-8gb", copy);
+        CHECK_EQ(cli(args), 0);
+        CHECK(strstr(out, "warning") && strstr(out, "results are for big.gguf") && !strstr(out, "edgellm eval: "));
+        remove(copy);
+        remove(path2);
+    }
+    remove(path);
+#endif
 }
 
 static void test_plan_cli_bad_input(void)
@@ -775,7 +945,7 @@ static void test_plan_eval_results_round_trip(void)
     edgellm_plan_quality *back = NULL;
     int n = 0;
     edgellm_error err = {0};
-    CHECK_OK(cli_plan_read_eval(path, &back, &n, &err));
+    CHECK_OK(cli_plan_read_eval(path, &back, &n, NULL, &err));
     CHECK_EQ(n, 2);
     if (n == 2) {
         CHECK(!strcmp(back[1].type, "I4_G64_ASYM"));
@@ -811,6 +981,7 @@ int main(void)
     RUN(test_plan_catalog_lookup_is_case_insensitive_and_lists_names);
     RUN(test_plan_use_more_bits_rule);
     RUN(test_plan_fallback_types);
+    RUN(test_plan_fallback_matches_quantize_recipe);
     RUN(test_plan_type_bytes);
     RUN(test_plan_recipe_names);
     RUN(test_plan_role_from_name);
@@ -826,9 +997,11 @@ int main(void)
     RUN(test_plan_bad_params);
     RUN(test_plan_user_device_and_quality);
     RUN(test_plan_gguf_model);
+    RUN(test_plan_estimate_equals_quantized_file);
     RUN(test_plan_not_gguf_is_a_clear_error);
     RUN(test_plan_membw_and_host);
     RUN(test_plan_cli_bad_input);
+    RUN(test_plan_eval_results_must_match_the_model);
     RUN(test_plan_cli_no_arguments);
     RUN(test_plan_cli_json_matches_schema);
     RUN(test_plan_cli_device_and_eval_files);

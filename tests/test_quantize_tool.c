@@ -524,6 +524,9 @@ static void test_cli_exit_codes(void)
         snprintf(cmd, sizeof cmd, "%s quantize %s %s %s", EDGELLM_CLI, src, out, bad_flags[i]);
         CHECK_EQ(run_capture(cmd, buf, sizeof buf), 2);
         CHECK(!exists(out));
+        /* the command named once; one line and a pointer to --help instead of the usage */
+        CHECK(!strstr(buf, "quantize: quantize") && !strstr(buf, "usage:"));
+        if (bad_flags[i][0]) CHECK(strstr(buf, "see 'edgellm quantize --help'") != NULL);
     }
     snprintf(cmd, sizeof cmd, "%s quantize %s --type q4_0", EDGELLM_CLI, src);   /* no output path */
     CHECK_EQ(run_capture(cmd, buf, sizeof buf), 2);

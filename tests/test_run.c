@@ -158,7 +158,16 @@ static void test_run_bad_flags_exit_2(void)
         int rc = run_cli(args, NULL, err, sizeof err);
         if (rc != 2) fprintf(stderr, "   '%s' exited %d\n", bad[i], rc);
         CHECK_EQ(rc, 2);
-        CHECK(strstr(err, "usage: edgellm run") != NULL);
+        /* one error line, then a pointer to --help: no usage text scrolling the error away */
+        CHECK(strstr(err, "see 'edgellm run --help'") != NULL);
+        CHECK(strstr(err, "usage: edgellm run") == NULL);
+    }
+    /* --temp inf names the real rule */
+    {
+        char args[1024], err2[8192];
+        snprintf(args, sizeof args, "run -m %s --temp inf", model);
+        CHECK_EQ(run_cli(args, NULL, err2, sizeof err2), 2);
+        CHECK(strstr(err2, "finite number >= 0") != NULL);
     }
     char err[8192];
     CHECK_EQ(run_cli("run -p hi", NULL, err, sizeof err), 2);   /* no -m */
@@ -177,6 +186,19 @@ static void test_run_errors_exit_1_and_name_the_file(void)
     snprintf(args, sizeof args, "run -m %s -c 8 -p 'Once upon a time, there was a little girl named Lily.'", model);
     CHECK_EQ(run_cli(args, NULL, err, sizeof err), 1);
     CHECK(strstr(err, "edgellm run: ") && strstr(err, "stories260K.gguf: ") && strstr(err, "holds only 8"));
+    /* ... and nothing reached stdout before the refusal */
+    char *out = NULL;
+    CHECK_EQ(run_cli(args, &out, err, sizeof err), 1);
+    CHECK(out && out[0] == 0);
+    free(out);
+    /* a folder as the prompt file: the path and the reason */
+    snprintf(args, sizeof args, "run -m %s -f /tmp", model);
+    CHECK_EQ(run_cli(args, NULL, err, sizeof err), 1);
+    CHECK(strstr(err, "/tmp: ") && strstr(err, "directory"));
+    /* -c beyond the trained context (stories260K: 2048) warns on one stderr line, and still runs */
+    snprintf(args, sizeof args, "run -m %s -c 4096 -n 4 --temp 0 -p hi", model);
+    CHECK_EQ(run_cli(args, NULL, err, sizeof err), 0);
+    CHECK(strstr(err, "warning: -c 4096 exceeds the model's trained context length") != NULL);
 }
 
 static void test_run_prompt_file_and_seed(void)

@@ -238,6 +238,34 @@ static void test_synth_cli(void)
     struct stat st;
     snprintf(cmd, sizeof cmd, "%s/x.gguf", test_tmpdir());
     CHECK(stat(cmd, &st) != 0);
+
+    /* values that used to be replaced silently by defaults are bad command lines */
+    static const char *bad_values[] = {"--rope-theta -5", "--rope-theta 0", "--rms-eps 0", "--rms-eps -1",
+                                       "--std -1", "--std 0", "--rope-theta inf"};
+    for (size_t i = 0; i < sizeof bad_values / sizeof bad_values[0]; i++) {
+        snprintf(cmd, sizeof cmd, "cd %s && %s synth --shape tinyllama-1.1b --type q4_0 -o x.gguf %s", test_tmpdir(),
+                 EDGELLM_CLI, bad_values[i]);
+        CHECK_EQ(run_capture(cmd, out, sizeof out), 2);
+        CHECK(strstr(out, "finite number > 0") && strstr(out, "see 'edgellm synth --help'") &&
+              !strstr(out, "usage:") && !strstr(out, "threads"));
+    }
+    /* an unknown type: the command named once */
+    snprintf(cmd, sizeof cmd, "cd %s && %s synth --shape tinyllama-1.1b --type bogus -o x.gguf", test_tmpdir(),
+             EDGELLM_CLI);
+    CHECK_EQ(run_capture(cmd, out, sizeof out), 2);
+    CHECK(strstr(out, "edgellm synth: ") && !strstr(out, "synth: synth") && !strstr(out, "quantize:"));
+
+    /* a folder as -o fails at once, before any work */
+    snprintf(cmd, sizeof cmd, "%s synth --shape llama-2-7b --type q4_0 -o %s", EDGELLM_CLI, test_tmpdir());
+    CHECK_EQ(run_capture(cmd, out, sizeof out), 1);
+    CHECK(strstr(out, "is a folder") != NULL);
+    /* a model larger than the free space is refused up front, naming both sizes; nothing is left */
+    snprintf(cmd, sizeof cmd, "%s synth --shape llama-2-7b --n-layer 1000 --type f32 -o %s/huge.gguf", EDGELLM_CLI,
+             test_tmpdir());
+    CHECK_EQ(run_capture(cmd, out, sizeof out), 1);
+    CHECK(strstr(out, "huge.gguf: the model needs ") && strstr(out, "GiB free"));
+    snprintf(cmd, sizeof cmd, "ls %s | grep -c huge", test_tmpdir());
+    CHECK_EQ(run_capture(cmd, out, sizeof out), 1);   /* grep -c finds nothing: exit 1 */
 }
 
 /* ---- a minimal JSON syntax checker (RFC 8259 grammar, no semantics) ---- */

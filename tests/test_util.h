@@ -6,7 +6,11 @@
 #ifndef EDGELLM_TEST_UTIL_H
 #define EDGELLM_TEST_UTIL_H
 
+#ifndef _XOPEN_SOURCE
+#define _XOPEN_SOURCE 700   /* nftw */
+#endif
 #include "edgellm.h"
+#include <ftw.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,15 +77,46 @@ static __attribute__((unused)) int write_file(const char *path, const void *data
     return w == size ? 0 : -1;
 }
 
-/* A fresh temporary directory for this test binary (removed by the OS / left in /tmp). */
+/* The folder test_tmpdir() made, and the process that made it: only that process removes it
+ * (forked children exit too, and must not delete it under their parent). */
+static char test_tmpdir_path[256];   /* small: tests build paths of it in fixed buffers */
+static pid_t test_tmpdir_owner;
+
+static __attribute__((unused)) int test_tmpdir_rm_one(const char *path, const struct stat *sb, int flag,
+                                                      struct FTW *ftw)
+{
+    (void)sb; (void)ftw;
+    if (flag == FTW_DP) rmdir(path);
+    else unlink(path);
+    return 0;   /* keep going: remove what can be removed */
+}
+
+static __attribute__((unused)) void test_tmpdir_cleanup(void)
+{
+    if (!test_tmpdir_path[0] || getpid() != test_tmpdir_owner) return;
+    const char *keep = getenv("EDGELLM_KEEP_TEST_TMP");
+    if (keep && *keep) { fprintf(stderr, "test files kept in %s\n", test_tmpdir_path); return; }
+    nftw(test_tmpdir_path, test_tmpdir_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* A fresh temporary directory for this test binary, under $TMPDIR (default /tmp); removed
+ * recursively at exit by the process that created it, unless EDGELLM_KEEP_TEST_TMP is set. */
 static __attribute__((unused)) const char *test_tmpdir(void)
 {
-    static char dir[256];
-    if (!dir[0]) {
-        snprintf(dir, sizeof dir, "/tmp/edgellm-test-XXXXXX");
+    if (!test_tmpdir_path[0]) {
+        const char *base = getenv("TMPDIR");
+        if (!base || !*base) base = "/tmp";
+        size_t bl = strlen(base);
+        while (bl > 1 && base[bl - 1] == '/') bl--;
+        char dir[sizeof test_tmpdir_path];
+        int n = snprintf(dir, sizeof dir, "%.*s/edgellm-test-XXXXXX", (int)bl, base);
+        if (n < 0 || (size_t)n >= sizeof dir) { fprintf(stderr, "TMPDIR %s is too long\n", base); exit(1); }
         if (!mkdtemp(dir)) { perror("mkdtemp"); exit(1); }
+        memcpy(test_tmpdir_path, dir, sizeof dir);
+        test_tmpdir_owner = getpid();
+        atexit(test_tmpdir_cleanup);
     }
-    return dir;
+    return test_tmpdir_path;
 }
 
 /* Run a shell command, capture stdout+stderr into out (NUL-terminated, truncated to size);

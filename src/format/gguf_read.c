@@ -23,7 +23,7 @@
  * Validation (every check overflow-safe, every count bounded by the bytes that remain, so no
  * allocation is ever proportional to an unchecked number): string and array lengths, value
  * types, bool values 0/1, nesting depth of arrays, duplicate keys, general.alignment (a
- * power of two), n_dims in 1..4, non-negative dims whose product fits in int64, known tensor
+ * power of two, at least 8), n_dims in 1..4, non-negative dims whose product fits in int64, known tensor
  * types, row length a multiple of the type's block size, offsets aligned, inside the file and
  * not overlapping, unique tensor names.
  */
@@ -429,8 +429,10 @@ static edgellm_status parse(edgellm_gguf *g, edgellm_error *err)
             return edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: general.alignment must be UINT32, not %s", g->path,
                                 edgellm_gguf_vtype_name(kv->type));
         uint32_t a = edgellm_rd_u32(kv->val);
-        if (a == 0 || (a & (a - 1)) || a > MAX_ALIGNMENT)
-            return edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: general.alignment %u is not a power of two in 1..%u", g->path,
+        /* gguf.md: "must be a multiple of 8" (anchors.md §1.1). Alignment 1 put Q4_0 blocks at
+         * odd addresses: misaligned loads of their f16 scales (found by fuzz_gguf). */
+        if (a < 8 || (a & (a - 1)) || a > MAX_ALIGNMENT)
+            return edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: general.alignment %u is not a power of two in 8..%u", g->path,
                                 a, MAX_ALIGNMENT);
         g->alignment = a;
     }

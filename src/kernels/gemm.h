@@ -15,12 +15,10 @@
  * checks, with a scalar model of exactly this arithmetic and the traits' reference dot.
  *
  * Activations: each token is first converted to the weight type's vec_dot_type by the
- * dispatched from_float (Q8_0 for Q4_0/Q8_0 weights), then `prep` copies it into the
- * kernel's layout, the "slabs": tokens in groups of EDGELLM_GEMM_GROUP; for group G and
- * block b one slab of EDGELLM_GEMM_GROUP × 32 codes followed by EDGELLM_GEMM_GROUP
- * {d_x as float, -o·Σx} (edgellm_gemm_q8_0_aux), where o is the offset that makes the
- * weight codes unsigned for the u8×s8 product (Q4_0: q = w+8, o = 8; Q8_0: w+128,
- * o = 128). A kernel then finds every operand of a token group at fixed offsets.
+ * dispatched from_float (Q8_0 for Q4_0/Q8_0 weights), then the kernel's `prep` rewrites it
+ * into the kernel's packed layout at xp (e.g. transposed like the weights, with per-block
+ * offset corrections beside the codes; see the kernel file). The layout is private to
+ * the kernel; matmul.c only sizes it (bytes per token and 16-block group).
  */
 #ifndef EDGELLM_GEMM_H
 #define EDGELLM_GEMM_H
@@ -28,30 +26,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define EDGELLM_GEMM_GROUP 8        /* tokens per activation group                        */
-
 typedef struct {
     const uint8_t *w;        /* weight row 0; row r at w + r*row_bytes (borrowed)         */
     size_t row_bytes;
     int64_t cols;            /* elements per row (whole blocks)                           */
     int64_t r0, r1;          /* rows computed: [r0, r1)                                   */
-    const uint8_t *xp;       /* activations in slabs (prep), group G block b at
-                              * xp + (G*nb + b)*slab_bytes                                */
+    const uint8_t *xp;       /* activations in the kernel's layout (written by its prep)  */
     int64_t n;               /* tokens                                                    */
     float *y;                /* y[t*ldy + r]                                              */
     int64_t ldy;
 } edgellm_gemm_args;
 
-typedef struct {
-    float d;                 /* d_x as float                                              */
-    int32_t corr;            /* -o·Σ x_i over the block                                   */
-} edgellm_gemm_q8_0_aux;
+/* Packed bytes per token and group of 16 Q8_0 activation blocks (gemm_q8_avx512.c):
+ * 8 × 64 code bytes, 16 int32 offset corrections, 16 float d_x. */
+#define EDGELLM_GEMM_Q8_0_XG 640
 
-/* Bytes of one slab for Q8_0 activations: GROUP × (32 codes + 8 bytes of aux). */
-#define EDGELLM_GEMM_Q8_0_SLAB (EDGELLM_GEMM_GROUP * (32 + 8))
-
-/* Token t's activation row xq (cols elements in the vec_dot_type) -> its places in the
- * slabs at xp (see above). */
+/* Token t's activation row xq (cols elements in the vec_dot_type) -> its place in the
+ * packed activations at xp (tokens may be prepared in any order, by any thread). */
 typedef void (*edgellm_gemm_prep_fn)(const void *xq, int64_t t, int64_t cols, uint8_t *xp);
 typedef void (*edgellm_gemm_fn)(const edgellm_gemm_args *a);
 

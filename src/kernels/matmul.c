@@ -6,7 +6,7 @@
  *  1. convert: activation row t -> vec_dot_type (tokens split over threads). Skipped when
  *     the activation type is F32 (float weights): x is read directly. When the weight type
  *     has a tile kernel at the active kernel level (gemm_kernels below), the row is also
- *     copied into the kernel's activation slabs (gemm.h).
+ *     packed for it (gemm.h).
  *  2. dot, one of:
  *     - tile kernel (gemm.h): thread ith takes whole 16-row tiles of W; the kernel reads
  *       each weight block once per 64 tokens and computes 16 rows × 8 tokens per step.
@@ -41,17 +41,16 @@ typedef struct {
     const char *level;
     edgellm_gemm_prep_fn prep;
     edgellm_gemm_fn gemm;
-    size_t slab_bytes;        /* per token group and activation block            */
-    size_t decode_bytes;      /* per activation block, decode area before slabs  */
+    size_t group_bytes;       /* packed activation bytes per token and 16 blocks */
     int64_t block;            /* elements per activation block                   */
 } gemm_kernel;
 
 static const gemm_kernel gemm_kernels[] = {
 #if defined(__x86_64__)
-    {EDGELLM_TYPE_Q4_0, "avx512", edgellm_gemm_prep_q4_0_avx512, edgellm_gemm_q4_0_avx512, EDGELLM_GEMM_Q8_0_SLAB, 32, 32},
-    {EDGELLM_TYPE_Q8_0, "avx512", edgellm_gemm_prep_q8_0_avx512, edgellm_gemm_q8_0_avx512, EDGELLM_GEMM_Q8_0_SLAB, 32, 32},
+    {EDGELLM_TYPE_Q4_0, "avx512", edgellm_gemm_prep_q4_0_avx512, edgellm_gemm_q4_0_avx512, EDGELLM_GEMM_Q8_0_XG, 32},
+    {EDGELLM_TYPE_Q8_0, "avx512", edgellm_gemm_prep_q8_0_avx512, edgellm_gemm_q8_0_avx512, EDGELLM_GEMM_Q8_0_XG, 32},
 #endif
-    {-1, NULL, NULL, NULL, 0, 0, 0},
+    {-1, NULL, NULL, NULL, 0, 0},
 };
 
 /* The tile kernel for `type` at the active level, or NULL. */
@@ -65,18 +64,16 @@ static const gemm_kernel *find_gemm(int type)
 
 static size_t align_up(size_t v) { return (v + SCRATCH_ALIGN - 1) / SCRATCH_ALIGN * SCRATCH_ALIGN; }
 
-/* Slab bytes for n tokens of cols elements (the largest over the levels of `type`). */
-static size_t slab_size(int type, int64_t cols, int64_t n)
+/* Packed activation bytes for n tokens of cols elements (the largest over the levels of
+ * `type`); SIZE_MAX on overflow. */
+static size_t packed_size(int type, int64_t cols, int64_t n)
 {
     size_t best = 0;
     for (const gemm_kernel *g = gemm_kernels; g->level; g++) {
         if (g->type != type || cols % g->block) continue;
-        const size_t groups = (size_t)((n + EDGELLM_GEMM_GROUP - 1) / EDGELLM_GEMM_GROUP), nb = (size_t)(cols / g->block);
-        size_t s, d;
-        if (!edgellm_mul_size(groups, nb, &s) || !edgellm_mul_size(s, g->slab_bytes, &s) ||
-            !edgellm_mul_size(nb, g->decode_bytes, &d) || s > SIZE_MAX / 2 || d > SIZE_MAX / 4)
-            return SIZE_MAX;
-        s += align_up(d);
+        const size_t groups = (size_t)((cols / g->block + 15) / 16);
+        size_t s;
+        if (!edgellm_mul_size(groups, (size_t)n, &s) || !edgellm_mul_size(s, g->group_bytes, &s)) return SIZE_MAX;
         best = EDGELLM_MAX(best, s);
     }
     return best;
@@ -88,9 +85,9 @@ size_t edgellm_matmul_scratch_size(const edgellm_tensor *W, int64_t n)
     if (!t || t->vec_dot_type == EDGELLM_TYPE_F32 || n <= 0) return 0;
     size_t row = edgellm_type_row_size(t->vec_dot_type, W->ne0), total;
     if (!row || !edgellm_mul_size(row, (size_t)n, &total)) return 0;
-    const size_t slabs = slab_size(W->type, W->ne0, n);
-    if (slabs == SIZE_MAX || total > SIZE_MAX / 2 || slabs > SIZE_MAX / 2) return 0;
-    return slabs ? align_up(total) + slabs + SCRATCH_ALIGN : total;
+    const size_t packed = packed_size(W->type, W->ne0, n);
+    if (packed == SIZE_MAX || total > SIZE_MAX / 2 || packed > SIZE_MAX / 2) return 0;
+    return packed ? align_up(total) + packed + SCRATCH_ALIGN : total;
 }
 
 bool edgellm_matmul_supported(const edgellm_tensor *W)
@@ -107,7 +104,7 @@ typedef struct {
     const void *xq;              /* [n][xq_row_bytes], vec_dot_type    */
     void *xq_out;                /* same, writable (convert step)       */
     size_t xq_row_bytes;
-    uint8_t *xp;                 /* activation slabs of the tile kernel */
+    uint8_t *xp;                 /* packed activations of the tile kernel */
     int64_t n;
     int64_t tb;                  /* tokens per block                   */
     edgellm_from_float_fn from_float;

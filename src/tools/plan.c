@@ -16,6 +16,10 @@
  *    (the guide's 4-8).
  *  - quality order: lower mean KLD when both candidates have one (measured by `edgellm
  *    eval`, else published), otherwise more bits per weight.
+ *  - a GGUF file's own row is labelled with its real precision (plan_source.c,
+ *    file_precision) and takes that precision's quality (eval results, else published);
+ *    when the file is already quantized, candidates with more bits per weight are marked
+ *    needs_original and never recommended: they need the original weights.
  *
  * Calibration hook: every speed is multiplied by params.calibration (1.0) and the roofline
  * uses EDGELLM_PLAN_EFF_MEASURED / _PEAK (plan.h). When `edgellm bench` exists, run it and
@@ -191,7 +195,7 @@ static void recommend_realtime(const plan_job *j, const edgellm_plan_params *p, 
     int pick = -1, fastest = -1, n_fit = 0;
     for (int i = 0; i < r->n_rows; i++) {
         const edgellm_plan_row *row = &r->rows[i];
-        if (row->verdict != EDGELLM_PLAN_FITS) continue;
+        if (row->verdict != EDGELLM_PLAN_FITS || row->needs_original) continue;
         n_fit++;
         if (fastest < 0 || row->decode_tps > r->rows[fastest].decode_tps) fastest = i;
         if (row->ttft_ms > r->latency_ms || row->decode_tps < r->reading_tps) continue;
@@ -233,7 +237,8 @@ static void recommend_offline(const plan_job *j, const edgellm_plan_params *p, c
 {
     int pick = -1;
     for (int i = 0; i < r->n_rows; i++)
-        if (r->rows[i].verdict == EDGELLM_PLAN_FITS && (pick < 0 || better_quality(&r->rows[i], &r->rows[pick])))
+        if (r->rows[i].verdict == EDGELLM_PLAN_FITS && !r->rows[i].needs_original &&
+            (pick < 0 || better_quality(&r->rows[i], &r->rows[pick])))
             pick = i;
     r->offline_pick = pick;
     r->offline_batch = 0;
@@ -273,6 +278,7 @@ static void advise(const plan_job *j, const edgellm_plan_params *p, const edgell
 {
     int any_fit = 0, smallest = 0;
     for (int i = 0; i < r->n_rows; i++) {
+        if (r->rows[i].needs_original) continue;
         any_fit |= r->rows[i].verdict == EDGELLM_PLAN_FITS;
         if (r->rows[i].total_bytes < r->rows[smallest].total_bytes) smallest = i;
     }
@@ -473,6 +479,10 @@ edgellm_status edgellm_plan(const edgellm_plan_params *pp, edgellm_plan_report *
     }
     for (int k = 0; k < n_used; k++) fill_row(&job, &p, &used[k], &r->rows[k]);
     r->n_rows = n_used;
+    /* an already quantized file cannot give back bits it does not have: candidates above
+     * its bits per weight need the original weights (requantizing only loses more) */
+    if (m->from_file && n_used > 0 && r->rows[0].bpw < 15.5)
+        for (int k = 1; k < n_used; k++) r->rows[k].needs_original = r->rows[k].bpw > r->rows[0].bpw + 0.05;
 
     recommend_realtime(&job, &p, used, r);
     recommend_offline(&job, &p, used, r);

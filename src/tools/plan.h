@@ -81,9 +81,10 @@ typedef struct {
 /* llama.cpp's use_more_bits(i, n): first and last eighth of the layers and every third
  * layer in between (anchors.md §1.4, src/llama-quant.cpp). */
 bool edgellm_plan_use_more_bits(int i_layer, int n_layer);
-/* Type a row of ne0 elements can really have: K-quants fall back when ne0 % 256 != 0
- * (Q4_K->Q5_0, Q5_K->Q5_1, Q6_K->Q8_0, Q2_K/Q3_K->Q4_0), then anything whose block does
- * not divide ne0 falls back to F16 (anchors.md §1.4). */
+/* Type a row of ne0 elements can really have, by edgellm quantize's own rule
+ * (edgellm_quant_fallback_type, quant_recipe.c): K-quants fall back when ne0 % 256 != 0
+ * (Q4_K->Q5_0, Q5_K->Q5_1, Q6_K->Q8_0, Q2_K/Q3_K->Q4_0), I4/I8 groups to the next smaller
+ * group (g256->g128->g64), then anything still not dividing ne0 to F16 (anchors.md §1.4). */
 int edgellm_plan_fallback_type(int type, int64_t ne0);
 /* Type a recipe gives a tensor (1-D tensors stay F32). */
 int edgellm_plan_tensor_type(const edgellm_plan_recipe *r, const edgellm_plan_tensor *t, int n_layer);

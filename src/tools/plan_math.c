@@ -20,9 +20,11 @@
  * Recipes follow llama-quantize (ggml-org/llama.cpp src/llama-quant.cpp, anchors.md §1.4):
  * 1-D tensors stay F32; output.weight (or a tied token_embd) gets Q6_K unless the recipe is
  * Q8_0 or a float type; Q4_K_M / Q5_K_M give attn_v (fused attn_qkv) and ffn_down Q6_K on
- * use_more_bits layers; a row length the block does not divide falls back.
+ * use_more_bits layers; a row length the block does not divide falls back by edgellm
+ * quantize's own rule (edgellm_quant_fallback_type, quant_recipe.c; I4 g128 -> g64 -> F16).
  */
 #include "plan.h"
+#include "quantize.h"
 #include "../tensor/types.h"
 #include <ctype.h>
 #include <math.h>
@@ -144,18 +146,11 @@ static int block_size(int type)
 
 int edgellm_plan_fallback_type(int type, int64_t ne0)
 {
-    if (ne0 % 256 != 0) {
-        switch (type) {
-        case EDGELLM_TYPE_Q4_K: type = EDGELLM_TYPE_Q5_0; break;
-        case EDGELLM_TYPE_Q5_K: type = EDGELLM_TYPE_Q5_1; break;
-        case EDGELLM_TYPE_Q6_K: type = EDGELLM_TYPE_Q8_0; break;
-        case EDGELLM_TYPE_Q2_K: case EDGELLM_TYPE_Q3_K: type = EDGELLM_TYPE_Q4_0; break;
-        default: break;
-        }
-    }
-    int b = block_size(type);
-    if (b <= 0 || ne0 % b != 0) type = EDGELLM_TYPE_F16;
-    return type;
+    /* exactly edgellm quantize's loop (quant_recipe.c, edgellm_quant_choose): try the next
+     * type of edgellm_quant_fallback_type until the row fits */
+    int t = type;
+    while (t >= 0 && edgellm_plan_type_bytes(t, ne0, 1) == 0) t = edgellm_quant_fallback_type(t);
+    return t >= 0 ? t : EDGELLM_TYPE_F32;
 }
 
 int edgellm_plan_tensor_type(const edgellm_plan_recipe *r, const edgellm_plan_tensor *t, int n_layer)

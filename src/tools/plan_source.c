@@ -7,11 +7,13 @@
  * general.architecture: ARCH.block_count, ARCH.embedding_length, ARCH.attention.head_count,
  * ARCH.attention.head_count_kv (default: head_count), ARCH.feed_forward_length,
  * ARCH.context_length (optional), ARCH.attention.key_length (head_dim; default
- * n_embd / n_head), general.file_type (label; optional). n_vocab is token_embd's ne[1];
+ * n_embd / n_head), general.file_type and edgellm.quant.scheme (label; optional; the
+ * tensors decide, see file_precision). n_vocab is token_embd's ne[1];
  * embeddings are tied when there is no output.weight. The file is mapped and its tables
  * validated by the GGUF reader; tensor data pages are never touched.
  */
 #include "plan.h"
+#include "quantize.h"
 #include "../format/gguf.h"
 #include "../tensor/types.h"
 #include <ctype.h>
@@ -136,6 +138,71 @@ static const char *file_type_label(int64_t ft)
     return NULL;
 }
 
+/* Matrix bytes per tensor type of a file. */
+#define TB_MAX 32
+typedef struct { int type; uint64_t bytes; } type_bytes;
+
+static int add_type_bytes(type_bytes *tb, int n, int type, uint64_t bytes)
+{
+    for (int k = 0; k < n; k++)
+        if (tb[k].type == type) { tb[k].bytes += bytes; return n; }
+    if (n == TB_MAX) return n;
+    tb[n].type = type;
+    tb[n].bytes = bytes;
+    return n + 1;
+}
+
+/* Main type of a general.file_type label: "Q4_K_M" -> Q4_K, "Q3_K_S" -> Q3_K; -1 unknown. */
+static int label_base_type(const char *label)
+{
+    char buf[24];
+    snprintf(buf, sizeof buf, "%s", label);
+    char *k = strstr(buf, "_K_");
+    if (k) k[2] = 0;
+    return edgellm_type_from_name(buf);
+}
+
+/* The file's precision, from its tensors (general.file_type is only a hint: edgellm's own
+ * I4/I8 files carry none, and a stale one must not mislabel a file):
+ *  1. edgellm.quant.scheme when present ("i4 g128 asym" -> "I4_G128_ASYM"; "Q4_K_M + ..."
+ *     -> "Q4_K_M"): the recipe name, although some rows fell back to a smaller group;
+ *  2. else general.file_type's label when its main type is the type holding the most matrix
+ *     bytes, or one it falls back to for the file's row lengths;
+ *  3. else the name of the type holding the most matrix bytes. */
+static void file_precision(const edgellm_gguf *g, const type_bytes *tb, int n_tb, char *out, size_t size)
+{
+    int best = EDGELLM_TYPE_F32;
+    uint64_t best_bytes = 0;
+    for (int k = 0; k < n_tb; k++)
+        if (tb[k].bytes > best_bytes) { best = tb[k].type; best_bytes = tb[k].bytes; }
+    edgellm_str sc;
+    if (edgellm_gguf_get_str(g, "edgellm.quant.scheme", &sc) && sc.len > 0 && sc.len < 64) {
+        char buf[64], kind[16] = "";
+        memcpy(buf, sc.ptr, sc.len);
+        buf[sc.len] = 0;
+        int bits, group;
+        if (sscanf(buf, "%*[iI]%d %*[gG]%d %15s", &bits, &group, kind) >= 2 && (bits == 4 || bits == 8)) {
+            snprintf(out, size, "I%d_G%d_%s", bits, group, (kind[0] | 0x20) == 'a' ? "ASYM" : "SYM");
+            return;
+        }
+        buf[strcspn(buf, " ")] = 0;
+        edgellm_plan_recipe rc;
+        if (edgellm_plan_recipe_from_name(buf, &rc, NULL) == EDGELLM_OK) {
+            snprintf(out, size, "%s", rc.name);
+            return;
+        }
+    }
+    int64_t ft = -1;
+    const char *hint = edgellm_gguf_get_i64(g, "general.file_type", &ft) ? file_type_label(ft) : NULL;
+    if (hint) {
+        for (int t = label_base_type(hint), steps = 0; t >= 0 && steps < 8; steps++) {
+            if (t == best) { snprintf(out, size, "%s", hint); return; }
+            t = edgellm_quant_fallback_type(t);
+        }
+    }
+    snprintf(out, size, "%s", edgellm_type_name(best));
+}
+
 static bool get_arch_int(const edgellm_gguf *g, const char *arch, const char *suffix, int64_t *v)
 {
     char key[160];
@@ -213,7 +280,8 @@ edgellm_status edgellm_plan_gguf_tensors(const char *path, edgellm_plan_model *m
     int64_t nt = edgellm_gguf_n_tensors(g);
     t = edgellm_malloc((size_t)(nt > 0 ? nt : 1) * sizeof *t);
     if (!t) { rc = edgellm_fail_nomem(err, path); goto done; }
-    uint64_t bytes_by_type[64] = {0};
+    type_bytes tb[TB_MAX];
+    int n_tb = 0;
     for (int64_t i = 0; i < nt; i++) {
         const edgellm_gguf_tensor *gt = edgellm_gguf_tensor_at(g, i);
         int layer;
@@ -227,18 +295,10 @@ edgellm_status edgellm_plan_gguf_tensors(const char *path, edgellm_plan_model *m
         t[i].file_bytes = gt->size_bytes;
         m->n_params += gt->n_elements;
         m->file_weight_bytes += gt->size_bytes;
-        if (gt->n_dims >= 2 && gt->type >= 0 && gt->type < 64) bytes_by_type[gt->type] += gt->size_bytes;
+        if (gt->n_dims >= 2) n_tb = add_type_bytes(tb, n_tb, gt->type, gt->size_bytes);
     }
-    /* the label: general.file_type when present, else the type holding most matrix bytes */
-    int64_t ft = -1;
-    const char *label = edgellm_gguf_get_i64(g, "general.file_type", &ft) ? file_type_label(ft) : NULL;
-    if (!label) {
-        int best = EDGELLM_TYPE_F32;
-        for (int k = 0; k < 64; k++)
-            if (bytes_by_type[k] > bytes_by_type[best]) best = k;
-        label = edgellm_type_name(best);
-    }
-    snprintf(m->file_label, sizeof m->file_label, "%s", label);
+    /* the label: the file's real precision (see file_precision) */
+    file_precision(g, tb, n_tb, m->file_label, sizeof m->file_label);
     if (tensors) { *tensors = t; t = NULL; }
     if (n_tensors) *n_tensors = (size_t)nt;
 done:

@@ -64,16 +64,16 @@ edgellm_status edgellm_quant_scheme_parse(const char *type, int group, int asym,
                                           edgellm_error *err)
 {
     memset(out, 0, sizeof *out);
-    if (!type) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "quantize: no target type");
+    if (!type) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "no target type");
     bool is_i4 = ieq(type, "i4"), is_i8 = ieq(type, "i8");
     if (is_i4 || is_i8) {
         if (group <= 0) group = 128;
         if (group != 64 && group != 128 && group != 256)
-            return edgellm_fail(err, EDGELLM_ERR_MISUSE, "quantize: group size %d: expected 64, 128 or 256", group);
+            return edgellm_fail(err, EDGELLM_ERR_MISUSE, "group size %d: expected 64, 128 or 256", group);
         char name[32];
         snprintf(name, sizeof name, "%s_G%d_%s", is_i4 ? "I4" : "I8", group, asym ? "ASYM" : "SYM");
         out->base_type = edgellm_type_from_name(name);
-        if (out->base_type < 0) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "quantize: type %s is unknown", name);
+        if (out->base_type < 0) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "type %s is unknown", name);
         snprintf(out->name, sizeof out->name, "%s", name);
         snprintf(out->label, sizeof out->label, "%s g%d %s", is_i4 ? "i4" : "i8", group, asym ? "asym" : "sym");
         out->edgellm_only = true;
@@ -81,7 +81,7 @@ edgellm_status edgellm_quant_scheme_parse(const char *type, int group, int asym,
         return EDGELLM_OK;
     }
     if (group > 0 || asym)
-        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "quantize: --group and --asym apply to i4 and i8 only, not %s",
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "--group and --asym apply to i4 and i8 only, not %s",
                             type);
     for (size_t i = 0; i < sizeof schemes / sizeof schemes[0]; i++)
         if (ieq(type, schemes[i].name)) {
@@ -92,7 +92,7 @@ edgellm_status edgellm_quant_scheme_parse(const char *type, int group, int asym,
             return EDGELLM_OK;
         }
     return edgellm_fail(err, EDGELLM_ERR_MISUSE,
-                        "quantize: unknown type '%s' (q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k, q4_k_m, "
+                        "unknown type '%s' (q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k, q4_k_m, "
                         "q5_k_m, i8, i4, f16, f32)", type);
 }
 
@@ -116,8 +116,9 @@ static bool ends_with(const char *s, const char *suffix)
     return n >= m && !strcmp(s + n - m, suffix);
 }
 
-/* The next type to try when rows of ne0 do not fit `type`; -1 when there is none. */
-static int fallback_of(int type)
+/* The next type to try when rows of ne0 do not fit `type`; -1 when there is none
+ * (quantize.h; also used by `edgellm plan`, plan_math.c). */
+int edgellm_quant_fallback_type(int type)
 {
     switch (type) {
     case EDGELLM_TYPE_Q4_K: return EDGELLM_TYPE_Q5_0;
@@ -204,7 +205,7 @@ void edgellm_quant_choose(const edgellm_quant_recipe *r, const char *name, uint3
     }
     out->wanted = want;
     int t = want;
-    while (t >= 0 && edgellm_type_row_size(t, ne[0]) == 0) t = fallback_of(t);
+    while (t >= 0 && edgellm_type_row_size(t, ne[0]) == 0) t = edgellm_quant_fallback_type(t);
     if (t < 0) t = EDGELLM_TYPE_F32;   /* float types fit any row; not reached */
     out->type = t;
     out->convert = !(t == src_type && is_float_type(t));

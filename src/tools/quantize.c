@@ -299,14 +299,14 @@ edgellm_status edgellm_quantize_file(const char *in_path, const char *out_path, 
     const double t0 = edgellm_time_ms();
     memset(rep, 0, sizeof *rep);
 
-    if (!in_path || !out_path) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "quantize: NULL input or output path");
+    if (!in_path || !out_path) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "NULL input or output path");
     if ((rc = edgellm_quant_scheme_parse(p.type, p.group, p.asym, &scheme, err)) != EDGELLM_OK) return rc;
     if (!valid_override(p.output_type) || !valid_override(p.embd_type))
-        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "quantize: --output-type / --embd-type must be a type edgellm "
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "--output-type / --embd-type must be a type edgellm "
                                                      "computes with (%s / %s)",
                             edgellm_type_name(p.output_type), edgellm_type_name(p.embd_type));
     if (p.n_threads > EDGELLM_MAX_THREADS || p.n_keep < 0 || (p.n_keep && !p.keep))
-        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "quantize: threads %d outside 0..%d or bad keep list",
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "threads %d outside 0..%d or bad keep list",
                             p.n_threads, EDGELLM_MAX_THREADS);
     if (same_file(in_path, out_path))
         return edgellm_fail(err, EDGELLM_ERR_MISUSE, "%s: output is the input file", out_path);

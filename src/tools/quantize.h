@@ -49,6 +49,12 @@ typedef struct {
 void edgellm_quant_choose(const edgellm_quant_recipe *r, const char *name, uint32_t n_dims, const int64_t *ne,
                           int src_type, edgellm_quant_choice *out);
 
+/* The next type to try when a row does not fit `type` (its block or group does not divide
+ * ne0): Q4_K->Q5_0, Q5_K->Q5_1, Q6_K->Q8_0, Q2_K/Q3_K->Q4_0, I4/I8 g256->g128->g64 (same
+ * kind), any other quantized type->F16; -1 for F32/F16/BF16 (they fit any row). Callers
+ * loop until the row fits; edgellm_quant_choose and `edgellm plan` share this rule. */
+int edgellm_quant_fallback_type(int type);
+
 /* llama.cpp's use_more_bits(i, n) (anchors.md §1.4). */
 bool edgellm_quant_use_more_bits(int i_layer, int n_layer);
 

@@ -33,7 +33,9 @@
 #include "../tensor/types.h"
 #include <math.h>
 #include <stdio.h>
+#include <errno.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #define CHUNK_BYTES ((size_t)4 << 20)
 #define MAX_TENSOR_NAME 64
@@ -100,7 +102,7 @@ static edgellm_status report_progress(synth_job *j, const char *what, edgellm_er
     if (!j->progress) return EDGELLM_OK;
     double f = j->total ? (double)j->done / (double)j->total : 1.0;
     if (j->progress(j->progress_user, f > 1 ? 1 : f, what))
-        return edgellm_fail(err, EDGELLM_ERR_CANCELLED, "%s: synth cancelled", j->path);
+        return edgellm_fail(err, EDGELLM_ERR_CANCELLED, "%s: cancelled", j->path);
     return EDGELLM_OK;
 }
 
@@ -144,20 +146,20 @@ edgellm_synth_params edgellm_synth_default_params(void)
 static edgellm_status check_shape(const edgellm_shape *s, edgellm_error *err)
 {
     if (strcmp(s->arch, "llama") && strcmp(s->arch, "qwen2"))
-        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "synth: arch '%s' is not llama or qwen2", s->arch);
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "arch '%s' is not llama or qwen2", s->arch);
     if (s->n_layer <= 0 || s->n_embd <= 0 || s->n_head <= 0 || s->n_head_kv <= 0 || s->n_ff <= 0 ||
         s->n_vocab <= 0 || s->n_layer > 1024 || s->n_embd > 65536 || s->n_ff > (1 << 20) || s->n_vocab > (1 << 22))
-        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "synth: every shape number must be positive and sane "
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "every shape number must be positive and sane "
                             "(n_layer %d, n_embd %d, n_head %d, n_head_kv %d, n_ff %d, n_vocab %d)", s->n_layer,
                             s->n_embd, s->n_head, s->n_head_kv, s->n_ff, s->n_vocab);
     if (s->n_embd % s->n_head || s->n_head % s->n_head_kv || (s->n_embd / s->n_head) % 2)
-        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "synth: n_embd %d must divide into n_head %d heads of even "
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "n_embd %d must divide into n_head %d heads of even "
                             "size, and n_head into n_head_kv %d groups", s->n_embd, s->n_head, s->n_head_kv);
     if (s->n_vocab < 259)
-        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "synth: n_vocab %d < 259 (3 specials + 256 byte tokens)",
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "n_vocab %d < 259 (3 specials + 256 byte tokens)",
                             s->n_vocab);
     if (!(s->rms_eps > 0) || !(s->rope_theta > 0) || s->n_ctx_train <= 0)
-        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "synth: rms_eps, rope_theta and n_ctx_train must be > 0");
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "rms_eps, rope_theta and n_ctx_train must be > 0");
     return EDGELLM_OK;
 }
 
@@ -242,19 +244,50 @@ static bool set_hparams(edgellm_gguf_writer *w, const edgellm_shape *s, const ed
     return ok && set_vocab(w, s->n_vocab);
 }
 
+/* Refuse before any work when out_path is a folder, or when the file would not fit on the
+ * output folder's file system (statvfs f_bavail * f_frsize). The size estimate is the tensor
+ * data (row sizes, plus 32-byte alignment per tensor) plus the header: ~40 bytes of vocab
+ * per token and ~96 bytes of tensor info per tensor, plus 64 KiB for the other keys. */
+static edgellm_status check_output(const char *out_path, const edgellm_shape *s, const synth_tensor *t, int n,
+                                   edgellm_error *err)
+{
+    struct stat st;
+    if (stat(out_path, &st) == 0 && S_ISDIR(st.st_mode))
+        return edgellm_fail(err, EDGELLM_ERR_IO, "%s: is a folder, not a file name", out_path);
+    uint64_t need = 65536 + (uint64_t)s->n_vocab * 40;
+    for (int i = 0; i < n; i++) {
+        uint64_t rows = t[i].n_dims > 1 ? (uint64_t)t[i].ne[1] : 1;
+        need += (uint64_t)edgellm_type_row_size(t[i].type, t[i].ne[0]) * rows + 32 + 96;
+    }
+    char dir[4096];
+    const char *slash = strrchr(out_path, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == out_path) snprintf(dir, sizeof dir, "/");
+    else snprintf(dir, sizeof dir, "%.*s", (int)(slash - out_path), out_path);
+    struct statvfs vfs;
+    if (statvfs(dir, &vfs) != 0)
+        return edgellm_fail(err, EDGELLM_ERR_IO, "%s: cannot check folder %s: %s", out_path, dir, strerror(errno));
+    const uint64_t avail = (uint64_t)vfs.f_bavail * (uint64_t)vfs.f_frsize;
+    if (need > avail)
+        return edgellm_fail(err, EDGELLM_ERR_IO, "%s: the model needs %.2f GiB but %s has only %.2f GiB free",
+                            out_path, (double)need / 1073741824.0, dir, (double)avail / 1073741824.0);
+    return EDGELLM_OK;
+}
+
 edgellm_status edgellm_synth(const edgellm_synth_params *pp, const char *out_path, uint64_t *n_params,
                              uint64_t *file_bytes, edgellm_error *err)
 {
     edgellm_status rc;
-    if (!pp || !out_path) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "synth: NULL params or output path");
+    if (!pp || !out_path) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "NULL params or output path");
     const edgellm_synth_params p = *pp;
     const edgellm_shape *s = &p.shape;
     edgellm_quant_scheme sc;
     if ((rc = check_shape(s, err)) != EDGELLM_OK) return rc;
     if ((rc = edgellm_quant_scheme_parse(p.type, p.group, p.asym, &sc, err)) != EDGELLM_OK) return rc;
-    if (!(p.std > 0) || !isfinite(p.std) || p.n_threads > EDGELLM_MAX_THREADS)
-        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "synth: std %g must be > 0 and threads <= %d", (double)p.std,
-                            EDGELLM_MAX_THREADS);
+    if (!(p.std > 0) || !isfinite(p.std))
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "std %g must be a finite number > 0", (double)p.std);
+    if (p.n_threads > EDGELLM_MAX_THREADS)
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "threads %d must be <= %d", p.n_threads, EDGELLM_MAX_THREADS);
 
     const bool qwen = !strcmp(s->arch, "qwen2");
     const int E = s->n_embd, KV = s->n_head_kv * (s->n_embd / s->n_head), FF = s->n_ff, V = s->n_vocab;
@@ -309,6 +342,7 @@ edgellm_status edgellm_synth(const edgellm_synth_params *pp, const char *out_pat
         total += (uint64_t)t->ne[0] * (uint64_t)(t->n_dims > 1 ? t->ne[1] : 1);
     }
     j.total = total;
+    if ((rc = check_output(out_path, s, j.t, n, err)) != EDGELLM_OK) goto done;
     j.seed = p.seed;
     j.std = p.std;
     j.path = out_path;
