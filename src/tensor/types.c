@@ -18,10 +18,11 @@ static void f16_to_float(const void *src, float *dst, int64_t n)
     const uint8_t *s = src;
     for (int64_t i = 0; i < n; i++) dst[i] = edgellm_f16_to_f32(edgellm_rd_u16(s + 2 * i));
 }
+/* dst may be unaligned (a row inside a file or a scratch buffer): store through memcpy */
 static void f16_from_float(const float *src, void *dst, int64_t n)
 {
-    uint16_t *d = dst;
-    for (int64_t i = 0; i < n; i++) d[i] = edgellm_f32_to_f16(src[i]);
+    uint8_t *d = dst;
+    for (int64_t i = 0; i < n; i++) { uint16_t h = edgellm_f32_to_f16(src[i]); memcpy(d + 2 * i, &h, 2); }
 }
 static void bf16_to_float(const void *src, float *dst, int64_t n)
 {
@@ -30,8 +31,8 @@ static void bf16_to_float(const void *src, float *dst, int64_t n)
 }
 static void bf16_from_float(const float *src, void *dst, int64_t n)
 {
-    uint16_t *d = dst;
-    for (int64_t i = 0; i < n; i++) d[i] = edgellm_f32_to_bf16(src[i]);
+    uint8_t *d = dst;
+    for (int64_t i = 0; i < n; i++) { uint16_t b = edgellm_f32_to_bf16(src[i]); memcpy(d + 2 * i, &b, 2); }
 }
 /* Reference dots accumulate in double: they define "correct", they are not tuned. */
 static float dot_f32_ref(int64_t n, const void *w, const void *x)
