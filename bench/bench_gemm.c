@@ -2,12 +2,16 @@
  * bench_gemm.c — the matrix products of one forward pass of a real model file, per kernel
  * level, interleaved (not a test: a measuring program, target `bench_gemm`).
  *
- * For each round and each level: one "pass" = edgellm_matmul over every weight matrix of
- * the model in forward order (per layer q, k, v, o, gate, up, down; then output) with n
- * tokens of random activations, exactly the products a forward pass of n tokens runs,
+ * For each round and each level: one "pass" = the products of a forward pass over every
+ * weight matrix of the model in forward order (per layer the batch q/k/v, o, the batch
+ * gate/up, down; then output; batches through edgellm_matmul_batch as llama.c runs them)
+ * with n tokens of random activations,
  * reading the weights from the model's mapping. Levels alternate pass by pass, so load from
  * other processes hits them alike; the report gives, per level, the best and the median
  * pass: ms, weight GB/s (bytes of all matrices / time) and tokens/s (n / time).
+ * The pseudo-level "read" only streams the same bytes (sums them as 64-bit words, 8
+ * independent accumulators, split over the threads like matmul's rows): the roofline of
+ * these matrices in this mapping.
  *
  * Usage: bench_gemm -m MODEL.gguf [-n TOKENS] [-t THREADS] [-r ROUNDS] [--levels avx2,avx512]
  */
@@ -26,6 +30,25 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+typedef struct {
+    const edgellm_tensor *W;
+    uint64_t sink[EDGELLM_MAX_THREADS];
+} read_task;
+
+/* Thread ith of nth sums its share of W's bytes (whole 64-byte lines). */
+static void read_fn(void *arg, int ith, int nth)
+{
+    read_task *r = arg;
+    const size_t n_words = r->W->row_bytes * (size_t)r->W->ne1 / 64 * 8;
+    int64_t w0, w1;
+    edgellm_split_range((int64_t)(n_words / 8), ith, nth, &w0, &w1);
+    const uint64_t *p = r->W->data;
+    uint64_t a[8] = {0};
+    for (int64_t i = w0 * 8; i < w1 * 8; i += 8)
+        for (int k = 0; k < 8; k++) a[k] += p[i + k];
+    r->sink[ith] = a[0] ^ a[1] ^ a[2] ^ a[3] ^ a[4] ^ a[5] ^ a[6] ^ a[7];
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -58,7 +81,7 @@ int main(int argc, char **argv)
     for (const char *p = levels_arg; *p && n_levels < MAX_LEVELS;) {
         size_t len = strcspn(p, ",");
         snprintf(levels[n_levels], sizeof levels[0], "%.*s", (int)len, p);
-        if (edgellm_kernels_force(levels[n_levels])) n_levels++;
+        if (!strcmp(levels[n_levels], "read") || edgellm_kernels_force(levels[n_levels])) n_levels++;
         else fprintf(stderr, "level %s not available, skipped\n", levels[n_levels]);
         p += len + (p[len] == ',');
     }
@@ -86,7 +109,7 @@ int main(int argc, char **argv)
         max_in = EDGELLM_MAX(max_in, mats[i]->ne0);
         max_out = EDGELLM_MAX(max_out, mats[i]->ne1);
     }
-    float *x = malloc(sizeof(float) * (size_t)(n * max_in)), *y = malloc(sizeof(float) * (size_t)(n * max_out));
+    float *x = malloc(sizeof(float) * (size_t)(n * max_in)), *y = malloc(sizeof(float) * (size_t)(3 * n * max_out));
     void *scratch = malloc(scratch_size + 64);
     uint64_t rng = 0x9E3779B97F4A7C15ull;
     for (int64_t i = 0; i < n * max_in; i++) {
@@ -96,11 +119,32 @@ int main(int argc, char **argv)
     edgellm_threadpool *pool = NULL;
     if (threads > 1 && edgellm_threadpool_new(threads, &pool, &err) != EDGELLM_OK) return 1;
     static double t[MAX_LEVELS][MAX_ROUNDS];
+    uint64_t sink = 0;
     for (int r = -1; r < rounds; r++) {                       /* round -1: warm-up */
         for (int l = 0; l < n_levels; l++) {
-            edgellm_kernels_force(levels[l]);
+            const bool rd = !strcmp(levels[l], "read");
+            if (!rd) edgellm_kernels_force(levels[l]);
             double t0 = now_s();
-            for (int i = 0; i < n_mats; i++) edgellm_matmul(pool, y, mats[i], x, n, scratch);
+            for (int i = 0; i < n_mats;) {
+                /* batches of a layer: q,k,v | o | gate,up | down; the output alone */
+                const int pos = i % 7, len = i == n_mats - 1 ? 1 : pos == 0 ? 3 : pos == 4 ? 2 : 1;
+                if (rd) {
+                    for (int j = 0; j < len; j++) {
+                        read_task rt = {.W = mats[i + j]};
+                        edgellm_threadpool_run(pool, read_fn, &rt);
+                        sink ^= rt.sink[0];
+                    }
+                } else {
+                    edgellm_matmul_job jobs[3];
+                    float *yj = y;
+                    for (int j = 0; j < len; j++) {
+                        jobs[j] = (edgellm_matmul_job){yj, mats[i + j]};
+                        yj += (size_t)n * (size_t)mats[i + j]->ne1;
+                    }
+                    edgellm_matmul_batch(pool, jobs, len, x, n, scratch);
+                }
+                i += len;
+            }
             if (r >= 0) t[l][r] = now_s() - t0;
         }
     }
@@ -113,6 +157,7 @@ int main(int argc, char **argv)
         printf("%-8s | %9.2f %8.2f %9.2f | %9.2f %8.2f %9.2f\n", levels[l], best * 1e3, (double)bytes / best / 1e9,
                n / best, med * 1e3, (double)bytes / med / 1e9, n / med);
     }
+    if (sink == 42) printf("\n");
     edgellm_threadpool_free(pool);
     edgellm_model_free(m);
     free(mats);

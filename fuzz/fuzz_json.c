@@ -1,17 +1,20 @@
 /*
- * fuzz_json.c — libFuzzer target: the JSON inputs of the CLI.
- *
- * Today these are the two files `edgellm plan` reads (cli/plan_json.c, parsed with cJSON):
- * a user device file (--device FILE.json / --device-file) and `edgellm eval` results
- * (--eval FILE, MODEL.eval.json). The same bytes go through both readers (via a memfd
- * path, since the readers take paths), and whatever they accept goes on through
- * edgellm_plan (device numbers and quality figures drive all of plan's arithmetic) and
- * the JSON report writer.
- * Oracle: a known status with a message naming the file; nothing printed to a closed
- * stream matters (the report goes to /dev/null).
- * When a new JSON input appears (task sets, ...), add its reader here.
+ * fuzz_json.c — libFuzzer target: the JSON and JSONL inputs of the CLI (parsed with cJSON in
+ * cli/), the same bytes through each reader (via a memfd path, since the readers take
+ * paths):
+ *   - `edgellm plan` device files (--device FILE.json / --device-file, cli/plan_json.c);
+ *     what is accepted goes on through edgellm_plan (device numbers drive all of plan's
+ *     arithmetic) and the JSON report writer;
+ *   - `edgellm eval` results (--eval FILE, MODEL.eval.json, cli/plan_json.c), then the
+ *     check that they belong to the model being planned;
+ *   - `edgellm eval` task sets (JSONL: multiple choice and generation items,
+ *     cli/eval_json.c), every item's strings walked.
+ * Oracle: a known status with a message naming the file, nothing leaked (LeakSanitizer),
+ * no sanitizer report. The report goes to /dev/null.
+ * When a new JSON input appears, add its reader here and seeds to fuzz/corpus/json.
  */
 #include "fuzz_util.h"
+#include "eval_json.h"
 #include "plan_json.h"
 
 static FILE *devnull;
@@ -35,9 +38,35 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_check_error(s, &err);
     if (s != EDGELLM_OK) FUZZ_ASSERT(strstr(err.msg, path) != NULL && devs == NULL, "devices: %s", err.msg);
     memset(&err, 0, sizeof err);
-    s = cli_plan_read_eval(path, &q, &n_q, &err);
+    cli_plan_eval_meta meta;
+    s = cli_plan_read_eval(path, &q, &n_q, &meta, &err);
     fuzz_check_error(s, &err);
     if (s != EDGELLM_OK) FUZZ_ASSERT(strstr(err.msg, path) != NULL && q == NULL, "eval: %s", err.msg);
+    if (s == EDGELLM_OK) {
+        edgellm_plan_model pm;
+        char why[256];
+        if (edgellm_plan_find_model("llama-2-7b", &pm, NULL) == EDGELLM_OK)
+            (void)cli_plan_eval_matches(&meta, &pm, why, sizeof why);
+    }
+    memset(&err, 0, sizeof err);
+    cli_eval_taskset ts;
+    memset(&ts, 0, sizeof ts);
+    s = cli_eval_read_jsonl(path, 0, &ts, &err);
+    fuzz_check_error(s, &err);
+    if (s != EDGELLM_OK) FUZZ_ASSERT(strstr(err.msg, path) != NULL, "tasks: %s", err.msg);
+    if (s == EDGELLM_OK) {
+        FUZZ_ASSERT(ts.n >= 0 && ts.n_mc + ts.n_gen == ts.n, "task counts %d + %d != %d", ts.n_mc, ts.n_gen, ts.n);
+        size_t total = 0;
+        for (int i = 0; i < ts.n; i++) {
+            const edgellm_eval_item *it = &ts.items[i];
+            if (it->context) total += strlen(it->context);
+            if (it->answer) total += strlen(it->answer);
+            for (int c = 0; it->choices && c < it->n_choices; c++) total += strlen(it->choices[c]);
+            if (it->choices) FUZZ_ASSERT(it->label >= 0 && it->label < it->n_choices, "label %d of %d", it->label, it->n_choices);
+        }
+        (void)total;
+    }
+    cli_eval_taskset_free(&ts);
 
     if (devs || q) {
         edgellm_plan_params p = edgellm_plan_default_params();

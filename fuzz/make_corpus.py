@@ -65,6 +65,11 @@ put("json", "device-one.json", b'{"name": "x", "ram_gib": 8, "bandwidth_gbps": 3
 put("json", "eval.json", b'{"format": "edgellm-eval-results", "version": 1, "model": "m.gguf", "reference": "m.gguf", '
     b'"text": "val.txt", "n_ctx": 256, "results": [{"type": "Q4_K_M", "size_bytes": 123, "bpw": 4.89, "ppl": 6.41, '
     b'"delta_ppl_pct": 2.8, "kld_mean": 0.031, "top1_pct": 91.9}, {"type": "Q8_0", "delta_ppl_pct": 0.1}]}\n')
+for name in ("tinystories_mc.jsonl", "tinystories_gen.jsonl"):   # eval task sets (JSONL)
+    tasks = os.path.join(here, "..", "data", "tasks", name)
+    if os.path.exists(tasks):
+        with open(tasks, "rb") as f:
+            put("json", "tasks-" + name.split("_")[1], b"".join(f.readlines()[:3]))
 schema = os.path.join(here, "..", "docs", "plan.schema.json")
 if os.path.exists(schema):
     with open(schema, "rb") as f:

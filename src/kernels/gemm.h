@@ -9,7 +9,8 @@
  *
  *     acc = +0;  for b = 0 .. nb-1 in order:  acc = fma(float(isum_b), d_w,b · d_x,b, acc)
  *
- * (K-quants: per super-block, see their files.) The same instructions run for every
+ * (K-quants: the arithmetic of their vec_dot kernels, see gemm_k_avx512.c.) The same
+ * instructions run for every
  * (row, token) whatever the number of tokens, the tile position of the row or the thread:
  * prefill (n tokens) and decode (1 token) are bit-identical, which tests/test_gemm.c
  * checks, with a scalar model of exactly this arithmetic and the traits' reference dot.
@@ -32,6 +33,9 @@ typedef struct {
     int64_t cols;            /* elements per row (whole blocks)                           */
     int64_t r0, r1;          /* rows computed: [r0, r1)                                   */
     const uint8_t *xp;       /* activations in the kernel's layout (written by its prep)  */
+    const uint8_t *xq;       /* [n][xq_row_bytes] activations in the vec_dot_type, for
+                              * kernels without a prep                                    */
+    size_t xq_row_bytes;
     int64_t n;               /* tokens                                                    */
     float *y;                /* y[t*ldy + r]                                              */
     int64_t ldy;
@@ -51,5 +55,12 @@ void edgellm_gemm_prep_q4_0_avx512(const void *xq, int64_t t, int64_t cols, uint
 void edgellm_gemm_prep_q8_0_avx512(const void *xq, int64_t t, int64_t cols, uint8_t *xp);
 void edgellm_gemm_q4_0_avx512(const edgellm_gemm_args *a);
 void edgellm_gemm_q8_0_avx512(const edgellm_gemm_args *a);
+/* Q4_K / Q6_K × Q8_K: no prep (they read the Q8_K rows), the vec_dot's arithmetic. */
+void edgellm_gemm_q4_K_avx512(const edgellm_gemm_args *a);
+void edgellm_gemm_q6_K_avx512(const edgellm_gemm_args *a);
+void edgellm_gemm_prep_q4_0_avx2(const void *xq, int64_t t, int64_t cols, uint8_t *xp);
+void edgellm_gemm_prep_q8_0_avx2(const void *xq, int64_t t, int64_t cols, uint8_t *xp);
+void edgellm_gemm_q4_0_avx2(const edgellm_gemm_args *a);
+void edgellm_gemm_q8_0_avx2(const edgellm_gemm_args *a);
 
 #endif

@@ -2,38 +2,36 @@
  * matmul.c — y = x · Wᵀ for every weight type, through the kernels chosen in dispatch.c
  * and the tile kernels of gemm.h (contract in matmul.h).
  *
- * Two parallel steps:
- *  1. convert: activation row t -> vec_dot_type (tokens split over threads). Skipped when
- *     the activation type is F32 (float weights): x is read directly. When the weight type
- *     has a tile kernel at the active kernel level (gemm_kernels below), the row is also
- *     packed for it (gemm.h).
- *  2. dot, one of:
- *     - tile kernel (gemm.h): thread ith takes whole 16-row tiles of W; the kernel reads
- *       each weight block once per 64 tokens and computes 16 rows × 8 tokens per step.
- *       Used for 1 token as for many, so decode and prefill stay bit-identical.
- *     - vec_dot loop: thread ith takes rows [r0, r1). For each block of up to `tb` tokens
- *       it walks its rows and, per row, all tokens of the block:
- *
- *        for block of tokens:             (block of converted x: stays in L2)
- *            for r in r0..r1:             (weight row r: read from memory once per block)
- *                for t in block: y[t][r] = vec_dot(row r, xq[t])
- *
- *       tb is chosen so that a block of converted activations takes about 256 KiB.
- * Small products (< MIN_PARALLEL_MACS) run on the caller only.
- * Which path and which thread computes an element never changes its value for a given
- * kernel level.
+ * A batch of products that read the same activations (q/k/v, gate/up) runs as:
+ *  1. convert: activation row t -> vec_dot_type, and when the weights have a tile kernel
+ *     at the active kernel level (gemm_kernels below) -> the kernel's packed layout
+ *     (gemm.h). One token is converted by the calling thread; more tokens are split over
+ *     the threads in their own parallel run. Skipped for float weights (x read directly).
+ *  2. dot: one parallel run for all the products of the batch. Their rows are cut into
+ *     chunks of whole 16-row tiles; threads take chunks from a shared atomic counter until
+ *     none is left, so a thread that the OS preempts holds up at most one chunk. Per chunk:
+ *     - tile kernel (gemm.h): each weight block is read once per 64 tokens; used for 1
+ *       token as for many, so decode and prefill are bit-identical;
+ *     - vec_dot loop: for each block of up to `tb` tokens, each row r, each token t of the
+ *       block: y[t][r] = vec_dot(row r, xq[t]) (tb: converted activations of ~256 KiB, so
+ *       a block of them stays in L2 while the rows stream by).
+ * Which thread, chunk or path computes an element never changes its value for a given
+ * kernel level. Small batches (< MIN_PARALLEL_MACS) run on the caller only.
  */
 #include "matmul.h"
 #include "dispatch.h"
 #include "gemm.h"
+#include <stdatomic.h>
 
 #define BLOCK_BYTES (256 * 1024)   /* target size of one block of converted activations */
 /* Below this many multiply-adds a product runs on the calling thread alone: waking the
  * workers costs more than the work (a 64×64 matrix-vector product takes ~1 µs). Which
  * thread computes an element never changes its value, so this is invisible in results. */
 #define MIN_PARALLEL_MACS (1 << 16)
-#define GEMM_TILE_ROWS 16          /* rows per tile of every gemm kernel: the thread split unit */
+#define TILE_ROWS 16               /* rows per tile of every gemm kernel: the chunk unit    */
+#define CHUNKS_PER_THREAD 8        /* target chunks per thread in a run                     */
 #define SCRATCH_ALIGN 64
+#define MAX_BATCH 8
 
 /* Tile kernels by weight type and the kernel level they need (dispatch level name). */
 typedef struct {
@@ -49,16 +47,20 @@ static const gemm_kernel gemm_kernels[] = {
 #if defined(__x86_64__)
     {EDGELLM_TYPE_Q4_0, "avx512", edgellm_gemm_prep_q4_0_avx512, edgellm_gemm_q4_0_avx512, EDGELLM_GEMM_Q8_0_XG, 32},
     {EDGELLM_TYPE_Q8_0, "avx512", edgellm_gemm_prep_q8_0_avx512, edgellm_gemm_q8_0_avx512, EDGELLM_GEMM_Q8_0_XG, 32},
+    {EDGELLM_TYPE_Q4_K, "avx512", NULL, edgellm_gemm_q4_K_avx512, 0, 256},
+    {EDGELLM_TYPE_Q6_K, "avx512", NULL, edgellm_gemm_q6_K_avx512, 0, 256},
+    {EDGELLM_TYPE_Q4_0, "avx2", edgellm_gemm_prep_q4_0_avx2, edgellm_gemm_q4_0_avx2, EDGELLM_GEMM_Q8_0_XG, 32},
+    {EDGELLM_TYPE_Q8_0, "avx2", edgellm_gemm_prep_q8_0_avx2, edgellm_gemm_q8_0_avx2, EDGELLM_GEMM_Q8_0_XG, 32},
 #endif
     {-1, NULL, NULL, NULL, 0, 0},
 };
 
-/* The tile kernel for `type` at the active level, or NULL. */
-static const gemm_kernel *find_gemm(int type)
+/* The tile kernel for W at the active level, or NULL. */
+static const gemm_kernel *find_gemm(const edgellm_tensor *W)
 {
     const char *level = edgellm_kernels_name();
     for (const gemm_kernel *g = gemm_kernels; g->level; g++)
-        if (g->type == type && !strcmp(g->level, level)) return g;
+        if (g->type == W->type && !strcmp(g->level, level) && W->ne0 % g->block == 0) return g;
     return NULL;
 }
 
@@ -70,7 +72,7 @@ static size_t packed_size(int type, int64_t cols, int64_t n)
 {
     size_t best = 0;
     for (const gemm_kernel *g = gemm_kernels; g->level; g++) {
-        if (g->type != type || cols % g->block) continue;
+        if (g->type != type || cols % g->block || !g->group_bytes) continue;
         const size_t groups = (size_t)((cols / g->block + 15) / 16);
         size_t s;
         if (!edgellm_mul_size(groups, (size_t)n, &s) || !edgellm_mul_size(s, g->group_bytes, &s)) return SIZE_MAX;
@@ -98,85 +100,137 @@ bool edgellm_matmul_supported(const edgellm_tensor *W)
 }
 
 typedef struct {
-    float *y;                    /* [n][rows]                          */
-    const edgellm_tensor *W;
-    const float *x;              /* [n][cols]                          */
-    const void *xq;              /* [n][xq_row_bytes], vec_dot_type    */
-    void *xq_out;                /* same, writable (convert step)       */
+    const edgellm_matmul_job *jobs;
+    int k;
+    const float *x;              /* [n][cols]                                    */
+    int64_t n, cols;
+    const void *xq;              /* [n][xq_row_bytes], vec_dot_type              */
+    void *xq_out;                /* same, writable (convert step)                 */
     size_t xq_row_bytes;
-    uint8_t *xp;                 /* packed activations of the tile kernel */
-    int64_t n;
-    int64_t tb;                  /* tokens per block                   */
+    uint8_t *xp;                 /* packed activations of the tile kernel         */
+    int64_t tb;                  /* tokens per block (vec_dot loop)               */
     edgellm_from_float_fn from_float;
-    edgellm_vec_dot_fn dot;
-    const gemm_kernel *gemm;     /* NULL: vec_dot loop                 */
+    edgellm_vec_dot_fn dot[MAX_BATCH];
+    const gemm_kernel *gemm[MAX_BATCH];   /* NULL: vec_dot loop                   */
+    int64_t chunk_tiles;         /* tiles per chunk                               */
+    int64_t first_chunk[MAX_BATCH + 1];   /* job j owns chunks [first[j], first[j+1]) */
+    atomic_int_fast64_t next;    /* next chunk to take                            */
 } matmul_task;
+
+static void convert_rows(matmul_task *m, int64_t t0, int64_t t1)
+{
+    for (int64_t t = t0; t < t1; t++) {
+        uint8_t *row = (uint8_t *)m->xq_out + (size_t)t * m->xq_row_bytes;
+        m->from_float(m->x + t * m->cols, row, m->cols);
+        if (m->gemm[0] && m->gemm[0]->prep) m->gemm[0]->prep(row, t, m->cols, m->xp);
+    }
+}
 
 static void convert_task(void *arg, int ith, int nth)
 {
     matmul_task *m = arg;
-    int64_t t0, t1, cols = m->W->ne0;
+    int64_t t0, t1;
     edgellm_split_range(m->n, ith, nth, &t0, &t1);
-    for (int64_t t = t0; t < t1; t++) {
-        uint8_t *row = (uint8_t *)m->xq_out + (size_t)t * m->xq_row_bytes;
-        m->from_float(m->x + t * cols, row, cols);
-        if (m->gemm) m->gemm->prep(row, t, cols, m->xp);
+    convert_rows(m, t0, t1);
+}
+
+/* Rows [r0, r1) of job j, all tokens. */
+static void dot_rows(const matmul_task *m, int j, int64_t r0, int64_t r1)
+{
+    const edgellm_tensor *W = m->jobs[j].W;
+    float *y = m->jobs[j].y;
+    const int64_t rows = W->ne1;
+    if (m->gemm[j]) {
+        const edgellm_gemm_args a = {
+            .w = W->data, .row_bytes = W->row_bytes, .cols = W->ne0, .r0 = r0, .r1 = r1,
+            .xp = m->xp, .xq = m->xq, .xq_row_bytes = m->xq_row_bytes, .n = m->n, .y = y, .ldy = rows,
+        };
+        m->gemm[j]->gemm(&a);
+        return;
+    }
+    const uint8_t *xq = m->xq;
+    for (int64_t tb0 = 0; tb0 < m->n; tb0 += m->tb) {
+        const int64_t tb1 = EDGELLM_MIN(tb0 + m->tb, m->n);
+        for (int64_t r = r0; r < r1; r++) {
+            const void *w = (const uint8_t *)W->data + (size_t)r * W->row_bytes;   /* [cols] */
+            for (int64_t t = tb0; t < tb1; t++) y[t * rows + r] = m->dot[j](W->ne0, w, xq + (size_t)t * m->xq_row_bytes);
+        }
     }
 }
 
 static void dot_task(void *arg, int ith, int nth)
 {
     matmul_task *m = arg;
-    const edgellm_tensor *W = m->W;
-    int64_t r0, r1, rows = W->ne1, cols = W->ne0;
-    if (m->gemm) {
-        int64_t tile0, tile1;
-        edgellm_split_range((rows + GEMM_TILE_ROWS - 1) / GEMM_TILE_ROWS, ith, nth, &tile0, &tile1);
-        edgellm_gemm_args a = {
-            .w = W->data, .row_bytes = W->row_bytes, .cols = cols,
-            .r0 = tile0 * GEMM_TILE_ROWS, .r1 = EDGELLM_MIN(tile1 * GEMM_TILE_ROWS, rows),
-            .xp = m->xp, .n = m->n, .y = m->y, .ldy = rows,
-        };
-        if (a.r0 < a.r1) m->gemm->gemm(&a);
+    (void)ith;
+    (void)nth;
+    const int64_t total = m->first_chunk[m->k];
+    for (;;) {
+        const int64_t c = atomic_fetch_add_explicit(&m->next, 1, memory_order_relaxed);
+        if (c >= total) return;
+        int j = 0;
+        while (c >= m->first_chunk[j + 1]) j++;
+        const int64_t rows = m->jobs[j].W->ne1, r0 = (c - m->first_chunk[j]) * m->chunk_tiles * TILE_ROWS;
+        dot_rows(m, j, r0, EDGELLM_MIN(r0 + m->chunk_tiles * TILE_ROWS, rows));
+    }
+}
+
+void edgellm_matmul_batch(edgellm_threadpool *pool, const edgellm_matmul_job *jobs, int k, const float *x,
+                          int64_t n, void *scratch)
+{
+    if (k < 1) return;
+    if (k > MAX_BATCH) {
+        for (int j = 0; j < k; j += MAX_BATCH) edgellm_matmul_batch(pool, jobs + j, EDGELLM_MIN(MAX_BATCH, k - j), x, n, scratch);
         return;
     }
-    edgellm_split_range(rows, ith, nth, &r0, &r1);
-    const uint8_t *xq = m->xq;
-    for (int64_t tb0 = 0; tb0 < m->n; tb0 += m->tb) {
-        int64_t tb1 = EDGELLM_MIN(tb0 + m->tb, m->n);
-        for (int64_t r = r0; r < r1; r++) {
-            const void *w = (const uint8_t *)W->data + (size_t)r * W->row_bytes;   /* [cols] */
-            for (int64_t t = tb0; t < tb1; t++)
-                m->y[t * rows + r] = m->dot(cols, w, xq + (size_t)t * m->xq_row_bytes);
+    const edgellm_tensor *W0 = jobs[0].W;
+    const edgellm_type_traits *t = edgellm_type_get_traits(W0->type);
+    matmul_task m = {.jobs = jobs, .k = k, .x = x, .n = n, .cols = W0->ne0};
+    double macs = 0;
+    int64_t tiles = 0;
+    for (int j = 0; j < k; j++) {
+        const edgellm_tensor *W = jobs[j].W;
+        const edgellm_type_traits *tj = edgellm_type_get_traits(W->type);
+        m.dot[j] = edgellm_kernels_vec_dot(W->type);
+        m.gemm[j] = tj->vec_dot_type == EDGELLM_TYPE_F32 ? NULL : find_gemm(W);
+        /* one conversion serves all: same row length, activation type and packing */
+        if (W->ne0 != W0->ne0 || tj->vec_dot_type != t->vec_dot_type ||
+            (m.gemm[j] ? m.gemm[j]->prep : NULL) != (m.gemm[0] ? m.gemm[0]->prep : NULL)) {
+            for (int i = 0; i < k; i++) edgellm_matmul_batch(pool, jobs + i, 1, x, n, scratch);
+            return;
         }
+        macs += (double)W->ne0 * (double)W->ne1 * (double)n;
+        tiles += (W->ne1 + TILE_ROWS - 1) / TILE_ROWS;
     }
+    if (macs < MIN_PARALLEL_MACS) pool = NULL;
+    const int nth = edgellm_threadpool_n_threads(pool);
+    if (t->vec_dot_type == EDGELLM_TYPE_F32) {
+        m.xq = x;
+        m.xq_row_bytes = (size_t)W0->ne0 * sizeof(float);
+    } else {
+        m.xq = m.xq_out = scratch;
+        m.xq_row_bytes = edgellm_type_row_size(t->vec_dot_type, W0->ne0);
+        m.from_float = edgellm_kernels_from_float(t->vec_dot_type);
+        if (m.gemm[0] && m.gemm[0]->prep) {
+            const uintptr_t p = (uintptr_t)scratch + m.xq_row_bytes * (size_t)n;
+            m.xp = (uint8_t *)((p + SCRATCH_ALIGN - 1) / SCRATCH_ALIGN * SCRATCH_ALIGN);
+        }
+        if (n == 1 || nth == 1) convert_rows(&m, 0, n);
+        else edgellm_threadpool_run(pool, convert_task, &m);
+    }
+    m.tb = EDGELLM_MAX((int64_t)(BLOCK_BYTES / (m.xq_row_bytes ? m.xq_row_bytes : 1)), 1);
+    m.chunk_tiles = nth == 1 ? INT64_MAX / (2 * TILE_ROWS) : EDGELLM_MAX(tiles / (nth * CHUNKS_PER_THREAD), 1);
+    m.first_chunk[0] = 0;
+    for (int j = 0; j < k; j++) {
+        const int64_t tj = (jobs[j].W->ne1 + TILE_ROWS - 1) / TILE_ROWS;
+        m.first_chunk[j + 1] = m.first_chunk[j] + (tj + m.chunk_tiles - 1) / m.chunk_tiles;
+    }
+    atomic_init(&m.next, 0);
+    edgellm_threadpool_run(pool, dot_task, &m);
 }
 
 void edgellm_matmul(edgellm_threadpool *pool, float *y, const edgellm_tensor *W, const float *x, int64_t n,
                     void *scratch)
 {
-    const edgellm_type_traits *t = edgellm_type_get_traits(W->type);
-    if ((double)W->ne0 * (double)W->ne1 * (double)n < MIN_PARALLEL_MACS) pool = NULL;
-    matmul_task m = {
-        .y = y, .W = W, .x = x, .n = n,
-        .dot = edgellm_kernels_vec_dot(W->type),
-    };
-    if (t->vec_dot_type == EDGELLM_TYPE_F32) {
-        m.xq = x;
-        m.xq_row_bytes = (size_t)W->ne0 * sizeof(float);
-    } else {
-        m.xq = m.xq_out = scratch;
-        m.xq_row_bytes = edgellm_type_row_size(t->vec_dot_type, W->ne0);
-        m.from_float = edgellm_kernels_from_float(t->vec_dot_type);
-        m.gemm = find_gemm(W->type);
-        if (m.gemm && W->ne0 % m.gemm->block) m.gemm = NULL;
-        if (m.gemm) {
-            uintptr_t p = (uintptr_t)scratch + m.xq_row_bytes * (size_t)n;
-            m.xp = (uint8_t *)((p + SCRATCH_ALIGN - 1) / SCRATCH_ALIGN * SCRATCH_ALIGN);
-        }
-        edgellm_threadpool_run(pool, convert_task, &m);
-    }
-    m.tb = (int64_t)(BLOCK_BYTES / (m.xq_row_bytes ? m.xq_row_bytes : 1));
-    m.tb = EDGELLM_MAX(m.tb, 1);
-    edgellm_threadpool_run(pool, dot_task, &m);
+    const edgellm_matmul_job job = {y, W};
+    edgellm_matmul_batch(pool, &job, 1, x, n, scratch);
 }

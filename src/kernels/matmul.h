@@ -19,25 +19,45 @@ typedef struct {
 } edgellm_tensor;
 
 /* Scratch bytes edgellm_matmul needs for n activation rows against W: n rows converted to
- * traits(W.type)->vec_dot_type. 0 when that type is F32 (x is used as is) or on
- * overflow/unsupported row length (edgellm_matmul_supported tells them apart). */
+ * traits(W.type)->vec_dot_type, plus, for types with a tile kernel at some kernel level,
+ * room for its packed activations. 0 when the activation type is F32 (x is used as is) or
+ * on overflow/unsupported row length (edgellm_matmul_supported tells them apart). */
 size_t edgellm_matmul_scratch_size(const edgellm_tensor *W, int64_t n);
 
 /* True when W's type can be multiplied (dispatch has the kernels) and its row length is a
  * whole number of blocks of the activation type. */
 bool edgellm_matmul_supported(const edgellm_tensor *W);
 
-/* y[n][W.ne1] = x[n][W.ne0] · Wᵀ, i.e. y[t][r] = vec_dot(W.ne0, row r of W, converted x[t]).
+/* y[n][W.ne1] = x[n][W.ne0] · Wᵀ, i.e. y[t][r] = dot(W.ne0, row r of W, converted x[t]),
+ * the dot being the dispatched vec_dot or, where the active level has one for W's type,
+ * the tile kernel's arithmetic (gemm.h: AVX-512 Q4_0/Q8_0/Q4_K/Q6_K, AVX2 Q4_0/Q8_0).
  *
  * The activation rows are first converted to the weight type's vec_dot_type (into
- * scratch, edgellm_matmul_scratch_size bytes; may be NULL when that size is 0). W's rows
- * are split evenly over the pool's threads; each thread walks its rows once per block of
- * tokens, so a weight row is read from memory once per block rather than once per token.
- * Each y[t][r] is one vec_dot call on the same data whatever n, the block or the thread:
- * results are bit-identical across thread counts and between prefill and decode.
+ * scratch, edgellm_matmul_scratch_size bytes; may be NULL when that size is 0), and for
+ * types with a tile kernel (gemm.h) packed for it. W's rows are shared among the pool's
+ * threads in chunks of 16-row tiles; a weight row is read from memory once per block of
+ * tokens rather than once per token. Each y[t][r] is computed by the same steps on the same
+ * data whatever n, the chunk or the thread (one vec_dot call, or the tile kernel's fixed
+ * sequence): results are bit-identical across thread counts and between prefill and
+ * decode.
  * Preconditions (checked by the model loader): edgellm_matmul_supported(W); y does not
  * overlap x. pool may be NULL (single thread). */
 void edgellm_matmul(edgellm_threadpool *pool, float *y, const edgellm_tensor *W, const float *x, int64_t n,
                     void *scratch);
+
+/* One product of a batch: y[n][W->ne1] = x · Wᵀ. */
+typedef struct {
+    float *y;
+    const edgellm_tensor *W;
+} edgellm_matmul_job;
+
+/* jobs[j].y = x · jobs[j].Wᵀ for k products that read the same activations x[n][cols]
+ * (e.g. q/k/v, gate/up): x is converted once and the rows of all the matrices are shared
+ * among the threads in one parallel run (fewer wake-ups than k calls of edgellm_matmul).
+ * Results are bit-identical to k calls of edgellm_matmul. When the matrices differ in row
+ * length or activation type the batch simply runs them one by one. scratch: at least the
+ * largest edgellm_matmul_scratch_size of the matrices for n. No y may overlap x. */
+void edgellm_matmul_batch(edgellm_threadpool *pool, const edgellm_matmul_job *jobs, int k, const float *x,
+                          int64_t n, void *scratch);
 
 #endif

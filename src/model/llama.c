@@ -74,9 +74,12 @@ static void attention_block(edgellm_ctx *c, const edgellm_layer *L, int il, int 
     const edgellm_hparams *hp = &c->model->hp;
     int64_t E = hp->n_embd, KV = hp->kv_dim;
     for (int t = 0; t < n; t++) edgellm_rmsnorm(c->xb + t * E, c->x + t * E, L->attn_norm, E, hp->rms_eps);
-    edgellm_matmul(c->pool, c->q, &L->wq, c->xb, n, c->mm_scratch);   /* q[n][n_embd] = xb · wqᵀ  */
-    edgellm_matmul(c->pool, c->k, &L->wk, c->xb, n, c->mm_scratch);   /* k[n][kv_dim] = xb · wkᵀ  */
-    edgellm_matmul(c->pool, c->v, &L->wv, c->xb, n, c->mm_scratch);   /* v[n][kv_dim] = xb · wvᵀ  */
+    const edgellm_matmul_job qkv[3] = {
+        {c->q, &L->wq},                                                /* q[n][n_embd] = xb · wqᵀ  */
+        {c->k, &L->wk},                                                /* k[n][kv_dim] = xb · wkᵀ  */
+        {c->v, &L->wv},                                                /* v[n][kv_dim] = xb · wvᵀ  */
+    };
+    edgellm_matmul_batch(c->pool, qkv, 3, c->xb, n, c->mm_scratch);
     if (L->bq)
         for (int t = 0; t < n; t++) {
             edgellm_add(c->q + t * E, L->bq, E);
@@ -106,8 +109,11 @@ static void ffn_block(edgellm_ctx *c, const edgellm_layer *L, int n)
     const edgellm_hparams *hp = &c->model->hp;
     int64_t E = hp->n_embd, F = hp->n_ff;
     for (int t = 0; t < n; t++) edgellm_rmsnorm(c->xb + t * E, c->x + t * E, L->ffn_norm, E, hp->rms_eps);
-    edgellm_matmul(c->pool, c->hb, &L->w_gate, c->xb, n, c->mm_scratch);   /* hb[n][n_ff]  */
-    edgellm_matmul(c->pool, c->hb2, &L->w_up, c->xb, n, c->mm_scratch);    /* hb2[n][n_ff] */
+    const edgellm_matmul_job gate_up[2] = {
+        {c->hb, &L->w_gate},                                           /* hb[n][n_ff]  */
+        {c->hb2, &L->w_up},                                            /* hb2[n][n_ff] */
+    };
+    edgellm_matmul_batch(c->pool, gate_up, 2, c->xb, n, c->mm_scratch);
     for (int t = 0; t < n; t++) edgellm_swiglu(c->hb + t * F, c->hb2 + t * F, F);
     edgellm_matmul(c->pool, c->xb, &L->w_down, c->hb, n, c->mm_scratch);   /* xb[n][n_embd] */
     for (int t = 0; t < n; t++) edgellm_add(c->x + t * E, c->xb + t * E, E);

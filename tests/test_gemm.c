@@ -1,0 +1,346 @@
+/* test_gemm.c — the tile kernels of src/kernels/gemm.h, through edgellm_matmul and
+ * edgellm_matmul_batch:
+ *
+ *  - bit-identical to a scalar model of their arithmetic (gemm.h, kernel files): exact
+ *    integer block sums, per lane fma(float(isum), d_w·d_x, acc) in block order with the
+ *    lane of block b = perm(b mod 16), then the fixed 16-lane tree (K-quants: their
+ *    vec_dot kernel, whose arithmetic they promise). The model is computed here from the converted activations, independently
+ *    of n, of the row tile and of the thread;
+ *  - a batch of n tokens equals n single-token calls bit for bit (prefill == decode), for
+ *    1, 2, 3 and 7 threads, and edgellm_matmul_batch equals separate calls;
+ *  - within tolerance of the traits' reference dot (double sums):
+ *    |y - ref| <= (cols/32 + 4)·2^-22·Σ(|w| + |w0|)·|x| + 2^-100, w0 = the weights with
+ *    their codes zeroed (offset and min terms, which the kernels add separately);
+ *  - shapes that reach every tail: rows not a multiple of the 16-row tiles or the 4-row
+ *    prefill tiles, tokens not a multiple of the 3-token tiles, 8-token groups or 64-token
+ *    chunks, rows whose last 16-block group is partial, rows longer than one packed chunk;
+ *    weights from the reference quantizer, raw random blocks (Q8_0 codes -128 included) and
+ *    zero blocks; activations random, zero and large.
+ * The exact-model checks run at each level with tile kernels (AVX-512 VNNI: 16 lanes, AVX2:
+ * 8 lanes); a level the CPU lacks is skipped with a message. */
+#include "test_util.h"
+#include "common/common.h"
+#include "common/threadpool.h"
+#include "kernels/dispatch.h"
+#include "kernels/matmul.h"
+#include "tensor/blocks.h"
+#include "tensor/types.h"
+
+static uint64_t rng = 0x0DDB1A5E5BAD5EEDull;
+static uint32_t rnd(void)
+{
+    rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+    return (uint32_t)(rng >> 32);
+}
+static float frand(void) { return (float)((double)rnd() / 4294967296.0 * 2.0 - 1.0); }   /* [-1, 1) */
+
+/* Lane of block e of a group: AVX-512 (16 lanes) lane p holds block 4(p%4) + p/4 (an
+ * involution); AVX2 (8 lanes) lane p holds block 2(p%4) + p/4, so block e is in lane
+ * 4(e%2) + e/2. */
+static int perm16(int e) { return 4 * (e % 4) + e / 4; }
+static int lane_of(int e, int lanes) { return lanes == 16 ? perm16(e) : 4 * (e % 2) + e / 2; }
+
+/* The fixed tree of x86_hsum8. */
+static float tree8(const float a[8])
+{
+    float c[4], d[2];
+    for (int i = 0; i < 4; i++) c[i] = a[i] + a[i + 4];
+    for (int i = 0; i < 2; i++) d[i] = c[i] + c[i + 2];
+    return d[0] + d[1];
+}
+
+/* The fixed tree of x86_hsum16. */
+static float tree16(const float a[16])
+{
+    float b[8], c[4], d[2];
+    for (int i = 0; i < 8; i++) b[i] = a[i] + a[i + 8];
+    for (int i = 0; i < 4; i++) c[i] = b[i] + b[i + 4];
+    for (int i = 0; i < 2; i++) d[i] = c[i] + c[i + 2];
+    return d[0] + d[1];
+}
+
+/* Model of gemm_q8_avx512.c (lanes 16) / gemm_q8_avx2.c (lanes 8) for one weight row and
+ * one Q8_0 activation row. */
+static float model_q8_0_acts(int type, const uint8_t *w, const edgellm_block_q8_0 *x, int64_t cols, int lanes)
+{
+    float acc[16] = {0};
+    for (int64_t b = 0; b < cols / 32; b++) {
+        int32_t isum = 0;
+        float dw;
+        if (type == EDGELLM_TYPE_Q4_0) {
+            const edgellm_block_q4_0 *blk = (const edgellm_block_q4_0 *)w + b;
+            for (int j = 0; j < 16; j++)
+                isum += ((blk->qs[j] & 15) - 8) * x[b].qs[j] + ((blk->qs[j] >> 4) - 8) * x[b].qs[j + 16];
+            dw = edgellm_f16_to_f32(blk->d);
+        } else {
+            const edgellm_block_q8_0 *blk = (const edgellm_block_q8_0 *)w + b;
+            for (int j = 0; j < 32; j++) isum += blk->qs[j] * x[b].qs[j];
+            dw = edgellm_f16_to_f32(blk->d);
+        }
+        const int p = lane_of((int)(b % lanes), lanes);
+        acc[p] = fmaf((float)isum, dw * edgellm_f16_to_f32(x[b].d), acc[p]);
+    }
+    return lanes == 16 ? tree16(acc) : tree8(acc);
+}
+
+/* Lanes of the tile kernels at the active level; 0 when it has none. */
+static int tile_lanes(void)
+{
+    const char *l = edgellm_kernels_name();
+    return !strcmp(l, "avx512") ? 16 : !strcmp(l, "avx2") ? 8 : 0;
+}
+
+/* Model of the tile kernel for `type` at the active level; false when none is modelled.
+ * The K-quant kernels (gemm_k_avx512.c) promise the arithmetic of their vec_dot: the model
+ * is that vec_dot. */
+static bool model(int type, const uint8_t *w, const void *xq, int64_t cols, float *out)
+{
+    const int lanes = tile_lanes();
+    if (lanes && (type == EDGELLM_TYPE_Q4_0 || type == EDGELLM_TYPE_Q8_0)) {
+        *out = model_q8_0_acts(type, w, xq, cols, lanes);
+        return true;
+    }
+    if (lanes == 16 && (type == EDGELLM_TYPE_Q4_K || type == EDGELLM_TYPE_Q6_K)) {
+        *out = edgellm_kernels_vec_dot(type)(cols, w, xq);
+        return true;
+    }
+    return false;
+}
+
+/* The row with its code bytes zeroed: dequantized, the offset/min terms the kernels add
+ * separately (part of the tolerance's magnitude). */
+static void zero_codes(int type, uint8_t *row, int64_t cols)
+{
+    const edgellm_type_traits *t = edgellm_type_get_traits(type);
+    size_t off = 0, len = 0;
+    if (type == EDGELLM_TYPE_Q4_0) off = 2, len = 16;
+    else if (type == EDGELLM_TYPE_Q8_0) off = 2, len = 32;
+    else if (type == EDGELLM_TYPE_Q4_K) off = 16, len = 128;
+    else if (type == EDGELLM_TYPE_Q6_K) off = 0, len = 192;
+    for (int64_t b = 0; b < cols / t->blck_size; b++) memset(row + (size_t)b * t->type_size + off, 0, len);
+}
+
+/* Random half in +-[2^-10, 1). */
+static uint16_t rand_half(void)
+{
+    const float v = (float)ldexp(0.5 + 0.5 * (double)(rnd() % 1000) / 1000.0, -(int)(rnd() % 10));
+    return edgellm_f32_to_f16(rnd() & 1 ? -v : v);
+}
+
+/* Row r of a weight matrix: mode 0 reference quantizer, 1 raw random blocks (finite
+ * random half scales), 2 zeros. */
+static void make_row(int type, uint8_t *row, int64_t cols, int mode, float *tmp)
+{
+    const edgellm_type_traits *t = edgellm_type_get_traits(type);
+    const size_t rb = edgellm_type_row_size(type, cols);
+    if (mode == 2) {
+        memset(row, 0, rb);
+        return;
+    }
+    if (mode == 0) {
+        for (int64_t i = 0; i < cols; i++) tmp[i] = frand() * (i % 7 == 0 ? 4.0f : 1.0f);
+        t->from_float_ref(tmp, row, cols);
+        return;
+    }
+    for (size_t i = 0; i < rb; i++) row[i] = (uint8_t)rnd();
+    const int64_t nb = cols / t->blck_size;
+    for (int64_t b = 0; b < nb; b++) {                 /* finite scales */
+        uint8_t *blk = row + (size_t)b * t->type_size;
+        const uint16_t h = rand_half(), h2 = rand_half();
+        if (type == EDGELLM_TYPE_Q6_K) memcpy(blk + 208, &h, 2);          /* ql qh scales d */
+        else memcpy(blk, &h, 2);
+        if (type == EDGELLM_TYPE_Q4_K) memcpy(blk + 2, &h2, 2);           /* d dmin ...     */
+        if (type == EDGELLM_TYPE_Q8_0 && b % 3 == 0) memset(blk + 2, 0x80, 8);   /* codes -128 */
+    }
+}
+
+/* One shape: W[rows][cols] of `type`, n tokens. */
+static void gemm_case(int type, int64_t rows, int64_t cols, int64_t n)
+{
+    const edgellm_type_traits *t = edgellm_type_get_traits(type);
+    const size_t rb = edgellm_type_row_size(type, cols);
+    uint8_t *wd = malloc(rb * (size_t)rows);
+    float *tmp = malloc(sizeof(float) * (size_t)cols);
+    for (int64_t r = 0; r < rows; r++) make_row(type, wd + (size_t)r * rb, cols, r % 11 == 10 ? 2 : (int)(r % 2), tmp);
+    edgellm_tensor W = {wd, type, cols, rows, rb};
+    CHECK(edgellm_matmul_supported(&W));
+
+    float *x = malloc(sizeof(float) * (size_t)(n * cols));
+    for (int64_t tkn = 0; tkn < n; tkn++)
+        for (int64_t i = 0; i < cols; i++)
+            x[tkn * cols + i] = tkn % 5 == 4 ? 0.0f : frand() * (tkn % 3 == 2 ? 300.0f : 1.0f);
+    const size_t ss = edgellm_matmul_scratch_size(&W, n);
+    void *scratch = malloc(ss + 64);
+    float *y = malloc(sizeof(float) * (size_t)(n * rows)), *y1 = malloc(sizeof(float) * (size_t)(n * rows));
+
+    edgellm_matmul(NULL, y, &W, x, n, scratch);
+
+    /* prefill == decode, any thread count */
+    const int threads[] = {1, 2, 3, 7};
+    bool same = true;
+    for (size_t ti = 0; ti < sizeof threads / sizeof threads[0]; ti++) {
+        edgellm_threadpool *pool = NULL;
+        CHECK_OK(edgellm_threadpool_new(threads[ti], &pool, NULL));
+        edgellm_matmul(pool, y1, &W, x, n, scratch);
+        same &= !memcmp(y, y1, sizeof(float) * (size_t)(n * rows));
+        for (int64_t tkn = 0; tkn < n; tkn++) edgellm_matmul(pool, y1 + tkn * rows, &W, x + tkn * cols, 1, scratch);
+        same &= !memcmp(y, y1, sizeof(float) * (size_t)(n * rows));
+        edgellm_threadpool_free(pool);
+    }
+    if (!same) fprintf(stderr, "   %s %lldx%lld n=%lld: results depend on n or threads\n", t->name,
+                       (long long)rows, (long long)cols, (long long)n);
+    CHECK(same);
+
+    /* exact model and reference tolerance, from the activations as matmul converts them */
+    const int vt = t->vec_dot_type;
+    const size_t xrb = edgellm_type_row_size(vt, cols);
+    uint8_t *xq = malloc(xrb);
+    float *xd = malloc(sizeof(float) * (size_t)cols), *wf = malloc(sizeof(float) * (size_t)cols);
+    float *wf0 = malloc(sizeof(float) * (size_t)cols);
+    uint8_t *w0 = malloc(rb);
+    const bool exact = tile_lanes() > 0;
+    int64_t bad_model = 0, bad_ref = 0;
+    for (int64_t tkn = 0; tkn < n; tkn++) {
+        edgellm_kernels_from_float(vt)(x + tkn * cols, xq, cols);
+        edgellm_type_get_traits(vt)->to_float(xq, xd, cols);
+        for (int64_t r = 0; r < rows; r++) {
+            const uint8_t *wr = wd + (size_t)r * rb;
+            const float got = y[tkn * rows + r];
+            float want;
+            if (exact && model(type, wr, xq, cols, &want) && memcmp(&want, &got, sizeof got)) {
+                if (bad_model++ < 3)
+                    fprintf(stderr, "   %s %lldx%lld n=%lld: y[%lld][%lld] = %.9g, model %.9g\n", t->name, (long long)rows,
+                            (long long)cols, (long long)n, (long long)tkn, (long long)r, got, want);
+            }
+            t->to_float(wr, wf, cols);
+            memcpy(w0, wr, rb);
+            zero_codes(type, w0, cols);
+            t->to_float(w0, wf0, cols);
+            double mag = 0;
+            for (int64_t i = 0; i < cols; i++) mag += (fabs((double)wf[i]) + fabs((double)wf0[i])) * fabs((double)xd[i]);
+            const double ref = t->vec_dot_ref(cols, wr, xq);
+            const double tol = (double)(cols / 32 + 4) * ldexp(1.0, -22) * mag + ldexp(1.0, -100);
+            if (!(fabs((double)got - ref) <= tol) && bad_ref++ < 3)
+                fprintf(stderr, "   %s %lldx%lld: y[%lld][%lld] = %.9g, ref %.9g, tol %g\n", t->name, (long long)rows,
+                        (long long)cols, (long long)tkn, (long long)r, got, ref, tol);
+        }
+    }
+    CHECK_EQ(bad_model, 0);
+    CHECK_EQ(bad_ref, 0);
+    free(xq);
+    free(xd);
+    free(wf);
+    free(wf0);
+    free(w0);
+    free(y);
+    free(y1);
+    free(scratch);
+    free(x);
+    free(tmp);
+    free(wd);
+}
+
+static const int64_t shapes[][3] = {
+    /* rows, cols (multiple of 256 for K-quants), n */
+    {1, 256, 1},   {5, 512, 2},   {17, 768, 3},   {16, 512, 8},  {37, 1024, 7},
+    {33, 2048, 65}, {4, 256, 9},  {70, 512, 64},  {9, 8448, 4},   /* 8448/32 = 264 blocks: 17 groups */
+};
+
+static void test_q8_0_activation_kernels(void)
+{
+    if (!tile_lanes()) fprintf(stderr, "   SKIP (exact model): level %s has no tile kernels\n", edgellm_kernels_name());
+    const int types[] = {EDGELLM_TYPE_Q4_0, EDGELLM_TYPE_Q8_0};
+    for (size_t ti = 0; ti < 2; ti++) {
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+            gemm_case(types[ti], shapes[s][0], shapes[s][1], shapes[s][2]);
+        gemm_case(types[ti], 3, 32 * 17, 5);             /* one full group + 1 block       */
+        gemm_case(types[ti], 20, 32 * 3, 4);             /* only a partial group            */
+    }
+}
+
+/* Q4_K / Q6_K (Q8_K activations): the vec_dot's arithmetic for any n. */
+static void test_q8_K_activation_kernels(void)
+{
+    if (tile_lanes() != 16) fprintf(stderr, "   SKIP (exact model): level %s has no K-quant tile kernels\n", edgellm_kernels_name());
+    const int types[] = {EDGELLM_TYPE_Q4_K, EDGELLM_TYPE_Q6_K};
+    for (size_t ti = 0; ti < 2; ti++)
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+            gemm_case(types[ti], shapes[s][0], shapes[s][1], shapes[s][2]);
+}
+
+/* The AVX2 tile kernels (exact model with 8 lanes) and the scalar level's vec_dot loop
+ * (identities and tolerance only). */
+static void test_lower_levels(void)
+{
+    const char *levels[] = {"avx2", "scalar"};
+    for (size_t l = 0; l < 2; l++) {
+        if (!edgellm_kernels_force(levels[l])) {
+            fprintf(stderr, "   SKIP: level %s not available\n", levels[l]);
+            continue;
+        }
+        const int types[] = {EDGELLM_TYPE_Q4_0, EDGELLM_TYPE_Q8_0};
+        for (size_t ti = 0; ti < 2; ti++) {
+            gemm_case(types[ti], 21, 512, 5);
+            gemm_case(types[ti], 3, 32 * 9, 4);          /* one group of 8 + 1 block  */
+            gemm_case(types[ti], 6, 32 * 5, 3);          /* only a partial group       */
+            gemm_case(types[ti], 9, 32 * 8 * 33 + 64, 2); /* more than one packed chunk */
+            gemm_case(types[ti], 33, 1024, 65);
+        }
+    }
+    edgellm_kernels_force(NULL);
+}
+
+/* A batch (q/k/v-like, gate/up-like) equals separate calls, and mixed types fall back. */
+static void test_batch_equals_separate(void)
+{
+    const int64_t cols = 1024, n = 6, rows[3] = {96, 33, 40};
+    const int types[3] = {EDGELLM_TYPE_Q4_0, EDGELLM_TYPE_Q4_0, EDGELLM_TYPE_Q8_0};
+    edgellm_tensor W[3];
+    uint8_t *wd[3];
+    float *tmp = malloc(sizeof(float) * cols), *x = malloc(sizeof(float) * (size_t)(n * cols));
+    for (int64_t i = 0; i < n * cols; i++) x[i] = frand();
+    size_t ss = 0;
+    for (int j = 0; j < 3; j++) {
+        const size_t rb = edgellm_type_row_size(types[j], cols);
+        wd[j] = malloc(rb * (size_t)rows[j]);
+        for (int64_t r = 0; r < rows[j]; r++) make_row(types[j], wd[j] + (size_t)r * rb, cols, (int)(r % 2), tmp);
+        W[j] = (edgellm_tensor){wd[j], types[j], cols, rows[j], rb};
+        ss = EDGELLM_MAX(ss, edgellm_matmul_scratch_size(&W[j], n));
+    }
+    void *scratch = malloc(ss + 64);
+    edgellm_threadpool *pool = NULL;
+    CHECK_OK(edgellm_threadpool_new(2, &pool, NULL));
+    for (int k = 2; k <= 3; k++) {                       /* same type; then mixed types */
+        float *ya[3], *yb[3];
+        edgellm_matmul_job jobs[3];
+        for (int j = 0; j < k; j++) {
+            ya[j] = malloc(sizeof(float) * (size_t)(n * rows[j]));
+            yb[j] = malloc(sizeof(float) * (size_t)(n * rows[j]));
+            edgellm_matmul(NULL, ya[j], &W[j], x, n, scratch);
+            jobs[j] = (edgellm_matmul_job){yb[j], &W[j]};
+        }
+        edgellm_matmul_batch(pool, jobs, k, x, n, scratch);
+        for (int j = 0; j < k; j++) CHECK(!memcmp(ya[j], yb[j], sizeof(float) * (size_t)(n * rows[j])));
+        for (int j = 0; j < k; j++) memset(yb[j], 0, sizeof(float) * (size_t)rows[j]);
+        edgellm_matmul_batch(NULL, jobs, k, x, 1, scratch);       /* decode-sized batch */
+        for (int j = 0; j < k; j++) {
+            CHECK(!memcmp(ya[j], yb[j], sizeof(float) * (size_t)rows[j]));
+            free(ya[j]);
+            free(yb[j]);
+        }
+    }
+    edgellm_threadpool_free(pool);
+    for (int j = 0; j < 3; j++) free(wd[j]);
+    free(scratch);
+    free(x);
+    free(tmp);
+}
+
+int main(void)
+{
+    RUN(test_q8_0_activation_kernels);
+    RUN(test_q8_K_activation_kernels);
+    RUN(test_lower_levels);
+    RUN(test_batch_equals_separate);
+    return test_summary();
+}
