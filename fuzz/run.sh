@@ -5,7 +5,8 @@
 #
 # Options (before SECONDS):
 #   --merge   afterwards, merge what the run found into fuzz/corpus/<target> (libFuzzer
-#             -merge=1 keeps only inputs that add coverage; keep the corpora small)
+#             -merge=1 keeps only inputs that add coverage; only inputs up to 1 KB are
+#             considered, to keep the committed corpora small)
 # Environment: BUILD_DIR (default <repo>/build-fuzz), EDGELLM_SHARED (fixtures, default
 # <repo>/../shared), CC (default clang).
 #
@@ -30,7 +31,7 @@ shift
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=(gguf llama2c tokenizer json cli_args)
 
-build="${BUILD_DIR:-$root/build-fuzz}"
+build="$(realpath -m "${BUILD_DIR:-$root/build-fuzz}")"   # absolute: the targets chdir (cli_args)
 export EDGELLM_SHARED="${EDGELLM_SHARED:-$root/../shared}"
 cc="${CC:-clang}"
 if ! command -v "$cc" >/dev/null; then echo "fuzz: $cc not found (apt-get install clang libclang-rt-14-dev)" >&2; exit 1; fi
@@ -83,7 +84,10 @@ for t in "${targets[@]}"; do
     fi
     if [ "$merge" -eq 1 ]; then
         mkdir -p "$here/corpus/$t"
-        "$bin" -merge=1 "${extra[@]}" "$here/corpus/$t" "$corpus" >"$work/$t.merge.log" 2>&1
+        small="$work/small/$t"   # only inputs up to 1 KB, to keep the repository small
+        rm -rf "$small" && mkdir -p "$small"
+        find "$corpus" -type f -size -1025c -exec cp {} "$small"/ \;
+        "$bin" -merge=1 "${extra[@]}" "$here/corpus/$t" "$small" >"$work/$t.merge.log" 2>&1
         echo "    merged: fuzz/corpus/$t now $(ls "$here/corpus/$t" | wc -l) inputs, $(du -sb "$here/corpus/$t" | cut -f1) bytes"
     fi
 done
