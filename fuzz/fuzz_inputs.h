@@ -75,6 +75,14 @@ static inline int fuzz_is_output_flag(const char *a)
     return !strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--out") || !strcmp(a, "--report");
 }
 
+/* "--flag=host": the value form that `plan` accepts (its --device=host runs the same 512 MiB
+ * bandwidth measurement as "--device host"; found by the CI's fuzz smoke run). */
+static inline int fuzz_is_host_value(const char *a)
+{
+    const char *eq = strrchr(a, '=');
+    return eq && !strcmp(eq + 1, "host");
+}
+
 /* Build argv (argv[0] = "edgellm", NULL-terminated) in store; returns argc. */
 static inline int fuzz_cli_decode(const uint8_t *data, size_t size, char store[FUZZ_MAX_ARGS][FUZZ_MAX_ARG_LEN + 1],
                                   char *argv[FUZZ_MAX_ARGS + 3])
@@ -93,6 +101,8 @@ static inline int fuzz_cli_decode(const uint8_t *data, size_t size, char store[F
         store[k][keep] = 0;
         if (memchr(store[k], '/', keep) || fuzz_is_output_flag(argv[argc - 1])) strcpy(store[k], FUZZ_NO_PATH);
         else if (!strcmp(store[k], "host")) strcpy(store[k], "phone-mid");   /* no 1 s bandwidth test */
+        else if (fuzz_is_host_value(store[k]))   /* --device=host; "none" where "phone-mid" would not fit */
+            strcpy(strrchr(store[k], '=') + 1, keep + 5 <= FUZZ_MAX_ARG_LEN ? "phone-mid" : "none");
         else if (!strcmp(store[k], "--bandwidth")) strcpy(store[k], "--no-bandwidth-test");   /* 512 MiB, 1 s */
         argv[argc++] = store[k];
         pos += len + 1;
