@@ -3,9 +3,10 @@
  *
  *  - bit-identical to a scalar model of their arithmetic (gemm.h, kernel files): exact
  *    integer block sums, per lane fma(float(isum), d_w·d_x, acc) in block order with the
- *    lane of block b = perm(b mod 16), then the fixed 16-lane tree (K-quants: their
- *    vec_dot kernel, whose arithmetic they promise). The model is computed here from the converted activations, independently
- *    of n, of the row tile and of the thread;
+ *    lane of block b = perm(b mod 16), then the fixed 16-lane tree (K-quants and the
+ *    AArch64 dotprod kernels: their vec_dot, whose arithmetic they promise). The model is
+ *    computed here from the converted activations, independently of n, of the row tile
+ *    and of the thread;
  *  - a batch of n tokens equals n single-token calls bit for bit (prefill == decode), for
  *    1, 2, 3 and 7 threads, and edgellm_matmul_batch equals separate calls;
  *  - within tolerance of the traits' reference dot (double sums):
@@ -104,6 +105,10 @@ static bool model(int type, const uint8_t *w, const void *xq, int64_t cols, floa
         *out = edgellm_kernels_vec_dot(type)(cols, w, xq);
         return true;
     }
+    if (!strcmp(edgellm_kernels_name(), "dotprod") && (type == EDGELLM_TYPE_Q4_0 || type == EDGELLM_TYPE_Q8_0)) {
+        *out = edgellm_kernels_vec_dot(type)(cols, w, xq);   /* gemm_q_dotprod.c: the vec_dot's steps */
+        return true;
+    }
     return false;
 }
 
@@ -198,7 +203,7 @@ static void gemm_case(int type, int64_t rows, int64_t cols, int64_t n)
     float *xd = malloc(sizeof(float) * (size_t)cols), *wf = malloc(sizeof(float) * (size_t)cols);
     float *wf0 = malloc(sizeof(float) * (size_t)cols);
     uint8_t *w0 = malloc(rb);
-    const bool exact = tile_lanes() > 0;
+    const bool exact = tile_lanes() > 0 || !strcmp(edgellm_kernels_name(), "dotprod");
     int64_t bad_model = 0, bad_ref = 0;
     for (int64_t tkn = 0; tkn < n; tkn++) {
         edgellm_kernels_from_float(vt)(x + tkn * cols, xq, cols);

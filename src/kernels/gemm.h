@@ -1,29 +1,32 @@
 /*
  * gemm.h — tile kernels for the quantized matrix product (used by matmul.c only).
  *
- * A tile kernel computes y[t][r] = Σ_b (d_w[r][b]·d_x[t][b])·isum(r, t, b) for a range of
- * weight rows and all n tokens, where isum is the exact integer dot product of weight block
- * b of row r with activation block b of token t. Rows are processed in tiles of 16 (fewer
- * at the end): one SIMD lane per row, so each lane holds a fully reduced block sum and the
- * float accumulation is, per output element:
+ * A tile kernel computes y[t][r] = dot(row r of W, activation row t) for a range of weight
+ * rows and all n tokens at once, reading each weight block once for many tokens (prefill)
+ * and streaming rows in order (decode). Each kernel fixes one arithmetic per output element
+ * — exact integer block sums, then float steps in a fixed order — that does not depend on
+ * n, on the tile or chunk the row falls in, or on the thread: prefill (n tokens) and decode
+ * (1 token) are bit-identical. tests/test_gemm.c checks every kernel against a scalar model
+ * of its arithmetic (or, for kernels that promise their vec_dot's arithmetic, that vec_dot)
+ * and against the traits' reference dot within tolerance.
  *
- *     acc = +0;  for b = 0 .. nb-1 in order:  acc = fma(float(isum_b), d_w,b · d_x,b, acc)
- *
- * (K-quants: the arithmetic of their vec_dot kernels, see gemm_k_avx512.c.) The same
- * instructions run for every
- * (row, token) whatever the number of tokens, the tile position of the row or the thread:
- * prefill (n tokens) and decode (1 token) are bit-identical, which tests/test_gemm.c
- * checks, with a scalar model of exactly this arithmetic and the traits' reference dot.
+ *   gemm_q8_avx512.c  Q4_0, Q8_0 (AVX-512 VNNI): 16 blocks per 512-bit lane group, lanes =
+ *                     blocks, weights and activations transposed alike; own arithmetic.
+ *   gemm_q8_avx2.c    Q4_0, Q8_0 (AVX2): the same with 8 blocks per 256-bit group.
+ *   gemm_k_avx512.c   Q4_K, Q6_K (AVX-512): the vec_dot's arithmetic, weights unpacked once
+ *                     per 4 tokens.
+ *   arm/gemm_q_dotprod.c  Q4_0, Q8_0 (AArch64 dotprod): the vec_dot's arithmetic, 4 tokens.
  *
  * Activations: each token is first converted to the weight type's vec_dot_type by the
- * dispatched from_float (Q8_0 for Q4_0/Q8_0 weights), then the kernel's `prep` rewrites it
- * into the kernel's packed layout at xp (e.g. transposed like the weights, with per-block
- * offset corrections beside the codes; see the kernel file). The layout is private to
- * the kernel; matmul.c only sizes it (bytes per token and 16-block group).
+ * dispatched from_float (Q8_0 for Q4_0/Q8_0, Q8_K for the K-quants). Kernels with a `prep`
+ * then rewrite it into their own packed layout at xp (transposed like the weights, with
+ * per-block offset corrections beside the codes; see the kernel file); matmul.c only sizes
+ * that layout (bytes per token and 16-block group). Kernels without one read the rows (xq).
  */
 #ifndef EDGELLM_GEMM_H
 #define EDGELLM_GEMM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -62,5 +65,10 @@ void edgellm_gemm_prep_q4_0_avx2(const void *xq, int64_t t, int64_t cols, uint8_
 void edgellm_gemm_prep_q8_0_avx2(const void *xq, int64_t t, int64_t cols, uint8_t *xp);
 void edgellm_gemm_q4_0_avx2(const edgellm_gemm_args *a);
 void edgellm_gemm_q8_0_avx2(const edgellm_gemm_args *a);
+
+/* ---- AArch64 (src/kernels/arm/gemm_q_dotprod.c; FEAT_DotProd): no prep (plain Q8_0
+ * rows), the arithmetic of the dotprod vec_dot kernels. ---- */
+void edgellm_gemm_q4_0_dotprod(const edgellm_gemm_args *a);
+void edgellm_gemm_q8_0_dotprod(const edgellm_gemm_args *a);
 
 #endif

@@ -104,6 +104,22 @@ static void attention_block(edgellm_ctx *c, const edgellm_layer *L, int il, int 
     for (int t = 0; t < n; t++) edgellm_add(c->x + t * E, c->xb + t * E, E);
 }
 
+typedef struct {
+    float *gate;                 /* [n][n_ff] */
+    const float *up;             /* [n][n_ff] */
+    int64_t n_ff;
+    int n;
+} swiglu_job;
+
+/* Tokens split over the threads (each row's values do not depend on the split). */
+static void swiglu_task(void *arg, int ith, int nth)
+{
+    swiglu_job *j = arg;
+    int64_t t0, t1;
+    edgellm_split_range(j->n, ith, nth, &t0, &t1);
+    for (int64_t t = t0; t < t1; t++) edgellm_swiglu(j->gate + t * j->n_ff, j->up + t * j->n_ff, j->n_ff);
+}
+
 static void ffn_block(edgellm_ctx *c, const edgellm_layer *L, int n)
 {
     const edgellm_hparams *hp = &c->model->hp;
@@ -114,7 +130,8 @@ static void ffn_block(edgellm_ctx *c, const edgellm_layer *L, int n)
         {c->hb2, &L->w_up},                                            /* hb2[n][n_ff] */
     };
     edgellm_matmul_batch(c->pool, gate_up, 2, c->xb, n, c->mm_scratch);
-    for (int t = 0; t < n; t++) edgellm_swiglu(c->hb + t * F, c->hb2 + t * F, F);
+    swiglu_job sj = {c->hb, c->hb2, F, n};                             /* hb = silu(hb) * hb2 */
+    edgellm_threadpool_run(n > 1 ? c->pool : NULL, swiglu_task, &sj);
     edgellm_matmul(c->pool, c->xb, &L->w_down, c->hb, n, c->mm_scratch);   /* xb[n][n_embd] */
     for (int t = 0; t < n; t++) edgellm_add(c->x + t * E, c->xb + t * E, E);
 }

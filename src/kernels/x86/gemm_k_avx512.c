@@ -14,6 +14,7 @@
 #if defined(__x86_64__) && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
     defined(__AVX512VNNI__)
 #include "../gemm.h"
+#include "kernels_x86.h"
 #include "avx512_util.h"
 #include "../../tensor/blocks.h"
 
@@ -132,8 +133,19 @@ static inline __attribute__((always_inline)) void q6_K_rows(const edgellm_gemm_a
     for (int t = 0; t < C; t++) a->y[(t0 + t) * a->ldy + r] = x86_hsum16(acc[t]);
 }
 
+/* One token: the vec_dot itself (the same steps; measured ~5 % faster than the C = 1 tile,
+ * whose weight-side registers outlive the token loop). */
+static void one_token(const edgellm_gemm_args *a, float (*dot)(int64_t, const void *, const void *))
+{
+    for (int64_t r = a->r0; r < a->r1; r++) a->y[r] = dot(a->cols, a->w + (size_t)r * a->row_bytes, a->xq);
+}
+
 void edgellm_gemm_q4_K_avx512(const edgellm_gemm_args *a)
 {
+    if (a->n == 1) {
+        one_token(a, edgellm_dot_q4_K_q8_K_avx512);
+        return;
+    }
     for (int64_t r = a->r0; r < a->r1; r++) {
         int64_t t = 0;
         for (; t + TC <= a->n; t += TC) q4_K_rows(a, r, t, TC);
@@ -143,6 +155,10 @@ void edgellm_gemm_q4_K_avx512(const edgellm_gemm_args *a)
 
 void edgellm_gemm_q6_K_avx512(const edgellm_gemm_args *a)
 {
+    if (a->n == 1) {
+        one_token(a, edgellm_dot_q6_K_q8_K_avx512);
+        return;
+    }
     for (int64_t r = a->r0; r < a->r1; r++) {
         int64_t t = 0;
         for (; t + TC <= a->n; t += TC) q6_K_rows(a, r, t, TC);
