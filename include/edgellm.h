@@ -652,7 +652,9 @@ typedef struct {
                                   prompt pass, tg: one token, as llama-bench)              */
     int    cold_load;          /* 1 (default): drop the file from the page cache (posix_fadvise
                                   DONTNEED) before the first load, to time a cold load    */
-    double bw_gbps;            /* memory-read bandwidth for roofline_frac; <= 0: measure   */
+    double bw_gbps;            /* memory-read bandwidth for roofline_frac, used for every
+                                  thread count; <= 0: measure it, with all physical cores and
+                                  with each tested thread count                            */
     int    bw_ms;              /* time budget of that measurement (default 1000)           */
     edgellm_progress_fn progress;   /* may be NULL: called before each test                */
     void  *progress_user;
@@ -666,7 +668,12 @@ typedef struct {
     double   samples_ts[32];   /* first min(n_reps, 32) repetitions                        */
     double   ttft_ms;          /* prefill of n_prompt tokens + one decode (mean); 0 if no pp */
     uint64_t bytes_per_token;  /* tg: weights read per token + KV read at the mean depth   */
-    double   roofline_frac;    /* tg: avg_ts * bytes_per_token / bandwidth; 0 for pp        */
+    double   bw_gbps;          /* tg: read bandwidth with n_threads threads (the roofline of
+                                  this test: decode on t threads cannot stream faster than t
+                                  threads can read), GB/s; 0 for pp                        */
+    double   roofline_frac;    /* tg: avg_ts * bytes_per_token / bw_gbps; 0 for pp          */
+    double   roofline_frac_all;   /* tg: avg_ts * bytes_per_token / report bw_gbps (all
+                                  physical cores); 0 for pp                                */
     double   cpu_frac;         /* CPU time the process got / (wall time x n_threads) during
                                   the timed runs: below 1 when threads waited for work or
                                   for a CPU                                                */
@@ -688,8 +695,9 @@ typedef struct {
     int      load_cold;        /* 1: the first load was after dropping the page cache     */
     uint64_t peak_rss_bytes;   /* peak RSS during this model's load and tests (VmHWM, reset
                                   first through /proc/self/clear_refs where Linux allows)  */
-    double   bw_gbps;          /* bandwidth used for roofline_frac                         */
-    int      bw_measured;      /* 1: measured here                                         */
+    double   bw_gbps;          /* read bandwidth with all physical cores (or as given)     */
+    int      bw_measured;      /* 1: measured here (also per thread count: results' bw_gbps);
+                                  0: given, used for every thread count                   */
     int      n_results;
     edgellm_bench_result results[2 * EDGELLM_BENCH_MAX_THREADS_LIST];
 } edgellm_bench_report;

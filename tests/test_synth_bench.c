@@ -359,6 +359,10 @@ static void test_bench_library(void)
     CHECK(r.results[0].ttft_ms > 0);
     /* tg8 speed x bytes per token / 10 GB/s */
     CHECK_NEAR(r.results[1].roofline_frac, r.results[1].avg_ts * (double)r.results[1].bytes_per_token / 1e10, 1e-9);
+    /* a given bandwidth serves every thread count: both fractions are against it */
+    CHECK_NEAR(r.results[3].bw_gbps, 10.0, 0);
+    CHECK_NEAR(r.results[3].roofline_frac_all, r.results[3].roofline_frac, 0);
+    CHECK_EQ(r.results[0].roofline_frac, 0);   /* pp: no roofline */
     CHECK(r.load_ms > 0 && r.load_warm_ms > 0 && r.peak_rss_bytes > 0);
     CHECK_EQ(r.model_n_params, shape_params(&s));
     CHECK(strstr(r.model_type, "llama") && strstr(r.model_type, "Q8_0"));
