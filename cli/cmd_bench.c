@@ -5,6 +5,7 @@
  * (default), CSV or JSON on stdout. Field names of CSV/JSON are llama-bench's where one
  * exists (anchors.md §1.5), so its tooling reads them. */
 #include "commands.h"
+#include "format/gguf.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +32,6 @@ static void usage(FILE *f)
             "  --no-cold             do not drop the file from the page cache before the first load\n");
 }
 
-typedef struct { int last; } bar_state;
 static int progress(void *user, double f, const char *what)
 {
     (void)user;
@@ -79,18 +79,6 @@ static void cpu_info(char *buf, size_t size)
             break;
         }
     fclose(f);
-}
-
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
-    }
-    fputc('"', f);
 }
 
 /* TTFT of the pp test at the same thread count (tg rows carry it too). */
@@ -163,12 +151,12 @@ static void print_json(const char *path, const char *cpu, const char *when, cons
         const edgellm_bench_result *x = &r->results[i];
         printf("%s  {\n    \"model_filename\": ", *first ? "" : ",\n");
         *first = 0;
-        json_str(stdout, path);
+        cli_json_str(stdout, path);
         printf(",\n    \"model_type\": ");
-        json_str(stdout, r->model_type);
+        cli_json_str(stdout, r->model_type);
         printf(",\n    \"model_size\": %llu,\n    \"model_n_params\": %llu,\n    \"cpu_info\": ",
                (unsigned long long)r->model_size, (unsigned long long)r->model_n_params);
-        json_str(stdout, cpu);
+        cli_json_str(stdout, cpu);
         printf(",\n    \"backends\": \"CPU\",\n    \"type_k\": \"f32\",\n    \"type_v\": \"f32\",\n    \"use_mmap\": true,"
                "\n    \"n_threads\": %d,\n    \"n_prompt\": %d,\n    \"n_gen\": %d,\n    \"n_depth\": 0,\n"
                "    \"test\": \"%s\",\n    \"test_time\": \"%s\",\n    \"avg_ns\": %.0f,\n    \"stddev_ns\": %.0f,\n"
@@ -266,6 +254,13 @@ int cmd_bench(int argc, char **argv)
     if (p.n_prompt == 0 && p.n_gen == 0 && n_models) {
         fprintf(stderr, "edgellm bench: -p 0 and -n 0 leave nothing to measure\n");
         return 2;
+    }
+    /* every model must open (a readable, valid GGUF) before anything reaches stdout */
+    for (int mi = 0; mi < n_models; mi++) {
+        edgellm_gguf *g = NULL;
+        edgellm_error err = {0};
+        if (edgellm_gguf_open(models[mi], &g, &err) != EDGELLM_OK) { cli_print_error("bench", &err); return 1; }
+        edgellm_gguf_close(g);
     }
     if (bandwidth) {
         double gbps;

@@ -39,9 +39,11 @@ int cmd_convert(int argc, char **argv)
         return cli_see_help("convert");
     }
     edgellm_error err = {0};
-    if (edgellm_convert_llama2c(model, tok, out, &err) != EDGELLM_OK) {
+    edgellm_status st = edgellm_convert_llama2c(model, tok, out, &err);
+    if (st != EDGELLM_OK) {
         cli_print_error("convert", &err);
-        return 1;
+        /* MISUSE here is the command line itself (-o names an input file): exit 2, as quantize */
+        return st == EDGELLM_ERR_MISUSE ? cli_see_help("convert") : 1;
     }
     fprintf(stderr, "edgellm convert: wrote %s\n", out);
     return 0;

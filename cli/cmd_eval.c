@@ -15,28 +15,21 @@
  * mismatched saved logits, malformed task line), 2 a wrong command line. */
 #include "commands.h"
 #include "eval_json.h"
+#include "common/common.h"   /* edgellm_time_ms */
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------- progress bar ---- */
 
 typedef struct {
     bool   on;
-    double t0;
+    double t0;      /* edgellm_time_ms at the start */
     int    width;   /* characters last printed */
 } progress_bar;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int on_progress(void *user, double f, const char *what)
 {
@@ -44,7 +37,7 @@ static int on_progress(void *user, double f, const char *what)
     if (!b->on) return 0;
     if (f < 0) f = 0;
     if (f > 1) f = 1;
-    double el = now_s() - b->t0;
+    double el = (edgellm_time_ms() - b->t0) / 1e3;
     char eta[32] = "--:--";
     if (f > 0.001) {
         long s = (long)(el * (1.0 - f) / f + 0.5);
@@ -64,7 +57,7 @@ static int on_progress(void *user, double f, const char *what)
 static void progress_start(progress_bar *b)
 {
     b->on = isatty(2);
-    b->t0 = now_s();
+    b->t0 = edgellm_time_ms();
     b->width = 0;
 }
 
@@ -414,11 +407,11 @@ static int run_task(const eval_flags *fl)
 
 static void print_row(const edgellm_eval_sweep_row *r, bool is_ref)
 {
-    char type[40];
+    char type[40], tps[32] = "-";   /* "-": not measured (--no-bench) */
     snprintf(type, sizeof type, "%s%s", r->type, is_ref ? " (ref)" : "");
-    printf("%-16s %9.1f %6.2f %9.4f %+8.2f %9.5f %9.4f %7.2f %9.0f  %s\n", type, (double)r->file_bytes / 1024.0, r->bpw,
-           r->cmp.model.ppl, r->cmp.delta_ppl_pct, r->cmp.kld_mean, r->cmp.kld_p99, r->cmp.top1_pct, r->tok_per_s,
-           r->used);
+    if (r->tok_per_s > 0) snprintf(tps, sizeof tps, "%.0f", r->tok_per_s);
+    printf("%-16s %9.1f %6.2f %9.4f %+8.2f %9.5f %9.4f %7.2f %9s  %s\n", type, (double)r->file_bytes / 1024.0, r->bpw,
+           r->cmp.model.ppl, r->cmp.delta_ppl_pct, r->cmp.kld_mean, r->cmp.kld_p99, r->cmp.top1_pct, tps, r->used);
 }
 
 static int run_sweep(const eval_flags *fl)
@@ -459,10 +452,14 @@ static int run_sweep(const eval_flags *fl)
         const edgellm_eval_ppl_result *l = &r->ref.cmp.model;
         printf("reference:  %s\n", base(fl->model));
         print_layout(l, fl->text);
+        char tps_note[64] = "not measured (--no-bench)";
+        if (p.bench_tokens > 0)
+            snprintf(tps_note, sizeof tps_note, "tg%d decode, %s", p.bench_tokens,
+                     fl->threads ? "threads as -t" : "all physical cores");
         printf("KLD: mean KL divergence from the reference over the whole vocabulary (nats); top-1: same most likely\n"
-               "token as the reference; tok/s: tg%d decode, %s; used: matrix types written (a row length that\n"
+               "token as the reference; tok/s: %s; used: matrix types written (a row length that\n"
                "does not fill a type's blocks falls back to another type)\n\n",
-               p.bench_tokens, fl->threads ? "threads as -t" : "all physical cores");
+               tps_note);
         printf("%-16s %9s %6s %9s %8s %9s %9s %7s %9s  %s\n", "type", "size KiB", "bpw", "PPL", "dPPL %", "KLD mean",
                "KLD p99", "top-1 %", "tok/s", "used");
         print_row(&r->ref, true);

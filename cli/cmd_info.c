@@ -1,5 +1,6 @@
 /*
- * cmd_info.c — `edgellm info MODEL.gguf`: what is in a GGUF file, without running it.
+ * cmd_info.c — `edgellm info MODEL.gguf` (or `-m MODEL.gguf`, like the other commands): what
+ * is in a GGUF file, without running it.
  *
  * Prints, in this order: the file (GGUF version, alignment, size, where tensor data starts);
  * every metadata key with its value (general.*, then <arch>.* — the hyperparameters — then
@@ -23,14 +24,15 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: edgellm info MODEL.gguf\n\n"
+            "usage: edgellm info [--check] [-m] MODEL.gguf\n\n"
             "Show a GGUF file's version, metadata (architecture, hyperparameters, tokenizer),\n"
             "tensor table (name, type, shape in ggml ne order, bytes), parameter count and\n"
             "bits per weight. The file is validated completely; nothing is run.\n\n"
             "options:\n"
-            "  --check      also dequantize every tensor and stop at the first NaN/inf\n"
-            "               (exit 1, naming the tensor and element)\n"
-            "  -h, --help   show this help\n");
+            "  -m, --model FILE  the file, given as a flag instead (like the other commands)\n"
+            "  --check           also dequantize every tensor and stop at the first NaN/inf\n"
+            "                    (exit 1, naming the tensor and element)\n"
+            "  -h, --help        show this help\n");
 }
 
 /* A mapped string, escaped for one line of output, truncated to fit buf. */
@@ -171,17 +173,24 @@ int cmd_info(int argc, char **argv)
     const char *path = NULL;
     bool check = false;
     for (int i = 1; i < argc; i++) {
+        const char *file = argv[i];
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return 0; }
         if (!strcmp(argv[i], "--check")) { check = true; continue; }
-        if (argv[i][0] == '-' && argv[i][1]) {
+        if (!strcmp(argv[i], "-m") || !strcmp(argv[i], "--model")) {   /* as the other commands take it */
+            if (i + 1 >= argc) {
+                fprintf(stderr, "edgellm info: %s needs a value\n", argv[i]);
+                return cli_see_help("info");
+            }
+            file = argv[++i];
+        } else if (argv[i][0] == '-' && argv[i][1]) {
             fprintf(stderr, "edgellm info: unknown option '%s'\n", argv[i]);
             return cli_see_help("info");
         }
         if (path) {
-            fprintf(stderr, "edgellm info: one file at a time ('%s' and '%s')\n", path, argv[i]);
+            fprintf(stderr, "edgellm info: one file at a time ('%s' and '%s')\n", path, file);
             return 2;
         }
-        path = argv[i];
+        path = file;
     }
     if (!path) { usage(stderr); return 2; }
 

@@ -35,23 +35,6 @@ static void usage(FILE *f)
             "(Q4_K->Q5_0, Q5_K->Q5_1, Q6_K->Q8_0, g256->g128->g64, else F16); the table says so.\n");
 }
 
-/* ---- progress bar (stderr is a terminal) ---- */
-typedef struct { int last_pct; } bar_state;
-
-static int draw_bar(void *user, double f, const char *what)
-{
-    bar_state *b = user;
-    int pct = (int)(f * 100.0);
-    if (pct == b->last_pct && f < 1.0) return 0;
-    b->last_pct = pct;
-    int filled = (int)(f * 30.0);
-    fprintf(stderr, "\r[%.*s%*s] %3d%% %-32.32s", filled, "##############################", 30 - filled, "", pct,
-            what ? what : "");
-    if (f >= 1.0) fprintf(stderr, "\r%*s\r", 72, "");
-    fflush(stderr);
-    return 0;
-}
-
 /* ---- output ---- */
 static void fmt_sqnr(char *buf, size_t n, double v)
 {
@@ -79,19 +62,6 @@ static void print_table(const edgellm_quantize_report *r)
             r->elapsed_ms, r->n_threads, r->n_threads == 1 ? "" : "s");
 }
 
-/* JSON string: the names are GGUF tensor names; escape what JSON requires anyway. */
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 static void json_num(FILE *f, double v)
 {
     if (isfinite(v)) fprintf(f, "%.9g", v);
@@ -106,11 +76,11 @@ static int write_report(const char *path, const char *in, const char *out, const
     if (!f) { perror(path); return 1; }
     if (json) {
         fprintf(f, "{\n  \"input\": ");
-        json_str(f, in);
+        cli_json_str(f, in);
         fprintf(f, ",\n  \"output\": ");
-        json_str(f, out);
+        cli_json_str(f, out);
         fprintf(f, ",\n  \"scheme\": ");
-        json_str(f, r->scheme);
+        cli_json_str(f, r->scheme);
         fprintf(f, ",\n  \"file_type\": %d,\n  \"edgellm_only\": %s,\n  \"requantized\": %s,\n", r->file_type,
                 r->edgellm_only ? "true" : "false", r->requantized ? "true" : "false");
         fprintf(f, "  \"n_elements\": %llu,\n  \"bytes_in\": %llu,\n  \"bytes_out\": %llu,\n  \"bpw_in\": ",
@@ -123,7 +93,7 @@ static int write_report(const char *path, const char *in, const char *out, const
         for (int i = 0; i < r->n_tensors; i++) {
             const edgellm_quantize_tensor *t = &r->tensors[i];
             fprintf(f, "    {\"name\": ");
-            json_str(f, t->name);
+            cli_json_str(f, t->name);
             fprintf(f, ", \"ne\": [%lld", (long long)t->ne[0]);
             for (int d = 1; d < t->n_dims; d++) fprintf(f, ", %lld", (long long)t->ne[d]);
             fprintf(f, "], \"src_type\": \"%s\", \"type\": \"%s\", \"wanted_type\": \"%s\", \"fallback\": %s, "
@@ -137,7 +107,7 @@ static int write_report(const char *path, const char *in, const char *out, const
             fprintf(f, ", \"sqnr_db\": ");
             json_num(f, t->sqnr_db);
             fprintf(f, ", \"saturated\": %llu, \"note\": ", (unsigned long long)t->n_saturated);
-            json_str(f, t->note);
+            cli_json_str(f, t->note);
             fprintf(f, "}%s\n", i + 1 < r->n_tensors ? "," : "");
         }
         fprintf(f, "  ]\n}\n");
@@ -237,9 +207,9 @@ int cmd_quantize(int argc, char **argv)
     }
     p.keep = keep;
     p.n_keep = n_keep;
-    bar_state bar = {-1};
+    cli_bar bar = {-1};
     if (isatty(fileno(stderr))) {
-        p.progress = draw_bar;
+        p.progress = cli_draw_bar;
         p.progress_user = &bar;
     }
     edgellm_quantize_report r;

@@ -7,6 +7,7 @@
  * speed, and why generation stopped.
  * -n counts generated tokens (as llama.cpp's -n), not positions (as llama2.c's -n). */
 #include "commands.h"
+#include "common/common.h"   /* edgellm_time_ms */
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -14,13 +15,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 static void usage(FILE *f)
 {
@@ -40,7 +34,8 @@ static void usage(FILE *f)
             "  --seed S                RNG seed, a non-negative integer (default: from the clock, printed)\n"
             "  -c, --ctx-size N        KV cache positions (default: the model's, at most 4096)\n"
             "  -t, --threads N         compute threads (default: physical cores)\n"
-            "  --no-bos                do not prepend BOS to the prompt\n");
+            "  --no-bos                do not prepend BOS to the prompt (an empty prompt still\n"
+            "                          starts from BOS: there is nothing else to start from)\n");
 }
 
 static const char *stop_name(edgellm_stop_reason r)
@@ -213,9 +208,9 @@ int cmd_run(int argc, char **argv)
     }
     if (!prompt) prompt = "";
 
-    double t0 = now_ms();
+    double t0 = edgellm_time_ms();
     if (edgellm_model_load(model_path, &mp, &model, &err) != EDGELLM_OK) { cli_print_error("run", &err); goto done; }
-    double load_ms = now_ms() - t0;
+    double load_ms = edgellm_time_ms() - t0;
     edgellm_model_info info;
     edgellm_model_get_info(model, &info);
     if (cp.n_ctx > 0 && info.n_ctx_train > 0 && cp.n_ctx > info.n_ctx_train)
@@ -237,6 +232,9 @@ int cmd_run(int argc, char **argv)
                             "or shorten the prompt\n", model_path, n_tok, n_ctx);
             goto done;
         }
+        /* generation needs a first token: an empty token list starts from BOS (generate.c) */
+        if (n_tok == 0 && !gp.add_bos && edgellm_token_bos(edgellm_model_tokenizer(model)) >= 0)
+            fprintf(stderr, "edgellm run: note: the prompt is empty, so generation starts from BOS despite --no-bos\n");
     }
     if (gp.sampling.temperature > 0) fprintf(stderr, "seed: %llu\n", (unsigned long long)gp.sampling.seed);
     else fprintf(stderr, "sampling: greedy (--temp 0)\n");

@@ -2,10 +2,10 @@
  * architecture's shape (or explicit numbers), quantized per --type. The work is
  * edgellm_synth (src/tools/synth.c); shapes live in src/tools/shapes.c. */
 #include "commands.h"
+#include "common/common.h"   /* edgellm_time_ms */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 static void usage(FILE *f)
@@ -42,21 +42,6 @@ static void list_shapes(FILE *f)
                 s.n_head, s.n_head_kv, s.n_ff, s.n_vocab, s.n_ctx_train, s.tied ? "yes" : "no", (double)s.rope_theta,
                 (double)s.rms_eps, s.source);
     }
-}
-
-typedef struct { int last; } bar_state;
-static int draw_bar(void *user, double f, const char *what)
-{
-    bar_state *b = user;
-    int pct = (int)(f * 100.0);
-    if (pct == b->last && f < 1.0) return 0;
-    b->last = pct;
-    int filled = (int)(f * 30.0);
-    fprintf(stderr, "\r[%.*s%*s] %3d%% %-32.32s", filled, "##############################", 30 - filled, "", pct,
-            what ? what : "");
-    if (f >= 1.0) fprintf(stderr, "\r%*s\r", 72, "");
-    fflush(stderr);
-    return 0;
 }
 
 int cmd_synth(int argc, char **argv)
@@ -162,27 +147,20 @@ int cmd_synth(int argc, char **argv)
         fprintf(stderr, "edgellm synth: --type and -o are required\n");
         return cli_see_help("synth");
     }
-    bar_state bar = {-1};
+    cli_bar bar = {-1};
     if (isatty(fileno(stderr))) {
-        p.progress = draw_bar;
+        p.progress = cli_draw_bar;
         p.progress_user = &bar;
     }
     uint64_t n_params = 0, bytes = 0;
-    double t0 = 0;
-    {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        t0 = (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-    }
+    const double t0 = edgellm_time_ms();
     edgellm_status st = edgellm_synth(&p, out, &n_params, &bytes, &err);
     if (st != EDGELLM_OK) {
         if (p.progress) fprintf(stderr, "\n");
         cli_print_error("synth", &err);
         return st == EDGELLM_ERR_MISUSE ? 2 : 1;
     }
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    double ms = (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6 - t0;
+    const double ms = edgellm_time_ms() - t0;
     fprintf(stderr, "edgellm synth: wrote %s: %s shape %s (%d layers, n_embd %d, %d/%d heads, n_ff %d, vocab %d%s), "
                     "%s, %.1fM params, %.2f MiB, %.1f s\n",
             out, s->arch, s->name, s->n_layer, s->n_embd, s->n_head, s->n_head_kv, s->n_ff, s->n_vocab,

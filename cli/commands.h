@@ -23,4 +23,14 @@ int cli_see_help(const char *cmd);
 /* Parse an int/float flag value; returns 0 on success, prints the problem and returns 2. */
 int cli_parse_int(const char *cmd, const char *flag, const char *s, long lo, long hi, long *out);
 int cli_parse_float(const char *cmd, const char *flag, const char *s, double *out);
+
+/* Progress bar on stderr, for a library progress callback (edgellm_quantize_params,
+ * edgellm_synth_params): "\r[######....] 42% what", redrawn only when the whole percentage
+ * changes, erased at fraction 1.0. user: a cli_bar whose last_pct starts at -1. Never
+ * cancels (returns 0). Callers install it only when stderr is a terminal. */
+typedef struct { int last_pct; } cli_bar;
+int cli_draw_bar(void *user, double fraction, const char *what);
+/* s as a JSON string literal, quotes included: '"' and '\\' escaped, control bytes as \u00XX,
+ * other bytes (UTF-8) as they are. */
+void cli_json_str(FILE *f, const char *s);
 #endif

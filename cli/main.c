@@ -1,5 +1,6 @@
 /* main.c — the edgellm command line: picks a subcommand and hands it argv. Commands only
- * parse flags, call the library and print results. */
+ * parse flags, call the library and print results; the helpers they share (error lines,
+ * number flags, progress bar, JSON strings; declared in commands.h) follow the table. */
 #include "commands.h"
 #include <errno.h>
 #include <stdlib.h>
@@ -88,6 +89,32 @@ int cli_parse_float(const char *cmd, const char *flag, const char *s, double *ou
     }
     *out = v;
     return 0;
+}
+
+int cli_draw_bar(void *user, double f, const char *what)
+{
+    cli_bar *b = user;
+    int pct = (int)(f * 100.0);
+    if (pct == b->last_pct && f < 1.0) return 0;
+    b->last_pct = pct;
+    int filled = (int)(f * 30.0);
+    fprintf(stderr, "\r[%.*s%*s] %3d%% %-32.32s", filled, "##############################", 30 - filled, "", pct,
+            what ? what : "");
+    if (f >= 1.0) fprintf(stderr, "\r%*s\r", 72, "");
+    fflush(stderr);
+    return 0;
+}
+
+void cli_json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
 }
 
 int main(int argc, char **argv)

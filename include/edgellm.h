@@ -204,6 +204,17 @@ EDGELLM_API void edgellm_ctx_free(edgellm_ctx *c);
 EDGELLM_API int  edgellm_ctx_n_ctx(const edgellm_ctx *c);
 EDGELLM_API int  edgellm_ctx_n_past(const edgellm_ctx *c);     /* positions already in the cache */
 EDGELLM_API void edgellm_ctx_reset(edgellm_ctx *c);            /* forget the sequence           */
+/* Roll the sequence back to its first n_past positions: the cache keeps positions
+ * 0 .. n_past-1 and the next edgellm_decode continues at position n_past (the later rows
+ * are overwritten, never read). For scoring several continuations of one prefix: decode the
+ * prefix once, then per continuation truncate to the prefix length and decode it. A decode
+ * after a truncation gives the same logits, bit for bit, as the same tokens decoded after
+ * decoding just the kept prefix (each position's result does not depend on how tokens were
+ * split over calls). n_past 0 is edgellm_ctx_reset. The last logits are dropped
+ * (edgellm_ctx_logits returns NULL until the next decode).
+ * Statuses: EDGELLM_ERR_MISUSE when c is NULL or n_past is outside 0 .. edgellm_ctx_n_past(c)
+ * (nothing changed). Not thread-safe: no other call on c at the same time. */
+EDGELLM_API edgellm_status edgellm_ctx_truncate(edgellm_ctx *c, int n_past, edgellm_error *err);
 EDGELLM_API const edgellm_model *edgellm_ctx_model(const edgellm_ctx *c);
 
 /* Run n_tokens tokens through the model in one causal pass at positions n_past ..

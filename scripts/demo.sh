@@ -1,11 +1,29 @@
 #!/bin/sh
 # Build edgellm and run its main job: `edgellm plan` (which models fit on which devices, at
 # which precision, how fast), then a short generation on the small real model in ../shared
-# when present.
+# when present. Each step prints one line first; the build's own output goes to
+# build/demo-build.log, which is shown if the build fails.
 set -e
 cd "$(dirname "$0")/.."
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j"$(nproc)" >/dev/null
+LOG=build/demo-build.log
+mkdir -p build
+: >"$LOG"
+
+# step "what it is doing" command...: one line, then the command with its output in $LOG.
+step() {
+    msg=$1
+    shift
+    echo "== $msg"
+    if ! "$@" >>"$LOG" 2>&1; then
+        echo "demo: failed: $msg. The last lines of $LOG:" >&2
+        tail -n 40 "$LOG" >&2
+        exit 1
+    fi
+}
+
+step "configuring (cmake, Release) — log in $LOG" cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+step "building with $(nproc) jobs (about a minute the first time)" cmake --build build -j"$(nproc)"
+echo "== edgellm plan"
 ./build/edgellm plan
 MODEL=../shared/models/stories260K/stories260K.gguf
 echo

@@ -21,15 +21,7 @@
  */
 #include "test_util.h"
 #include "format/gguf.h"
-#include <signal.h>
-#include <sys/resource.h>
 #include <time.h>
-
-#if defined(__SANITIZE_ADDRESS__)
-#  define UNDER_ASAN 1   /* ASan reserves terabytes of shadow: RLIMIT_AS cannot be used */
-#else
-#  define UNDER_ASAN 0
-#endif
 
 /* ------------------------------------------------------------ byte builder ---- */
 
@@ -432,56 +424,38 @@ typedef struct {
     char   msg[512];
 } open_result;
 
+/* The child's side of open_isolated. */
+typedef struct { const uint8_t *data; size_t size; const char *name; } open_job;
+
+static void open_child(void *arg, void *out)
+{
+    const open_job *j = arg;
+    open_result *res = out;
+    void *copy = malloc(j->size ? j->size : 1);
+    if (j->size) memcpy(copy, j->data, j->size);
+    long before = edgellm_test_live_allocs();
+    edgellm_gguf *g = NULL;
+    edgellm_error err = {0};
+    double t0 = edgellm_time_ms();
+    res->rc = edgellm_gguf_open_memory(copy, j->size, j->name, &g, &err);
+    res->ms = edgellm_time_ms() - t0;
+    res->got_handle = g != NULL;
+    edgellm_gguf_close(g);
+    res->leaked = edgellm_test_live_allocs() - before;
+    memcpy(res->msg, err.msg, sizeof res->msg);
+    free(copy);
+}
+
 /* edgellm_gguf_open_memory over a private copy of exactly `size` bytes (so that an
  * over-read is an over-read for ASan/valgrind), in a forked child with a 1 GiB address
- * space and a 20 s alarm. Returns false when the child died (r->msg says how). */
+ * space and a 20 s alarm (test_run_isolated). Returns false when the child died (r->msg
+ * says how). */
 static bool open_isolated(const uint8_t *data, size_t size, const char *name, open_result *r)
 {
-    memset(r, 0, sizeof *r);
-    int fd[2];
-    if (pipe(fd) != 0) { perror("pipe"); exit(1); }
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(fd[0]);
-        if (!UNDER_ASAN) {
-            struct rlimit rl = {1ul << 30, 1ul << 30};
-            setrlimit(RLIMIT_AS, &rl);
-        }
-        alarm(20);
-        open_result res = {0};
-        void *copy = malloc(size ? size : 1);
-        if (size) memcpy(copy, data, size);
-        long before = edgellm_test_live_allocs();
-        edgellm_gguf *g = NULL;
-        edgellm_error err = {0};
-        double t0 = edgellm_time_ms();
-        res.rc = edgellm_gguf_open_memory(copy, size, name, &g, &err);
-        res.ms = edgellm_time_ms() - t0;
-        res.got_handle = g != NULL;
-        edgellm_gguf_close(g);
-        res.leaked = edgellm_test_live_allocs() - before;
-        memcpy(res.msg, err.msg, sizeof res.msg);
-        free(copy);
-        ssize_t w = write(fd[1], &res, sizeof res);
-        _exit(w == (ssize_t)sizeof res ? 0 : 3);
-    }
-    close(fd[1]);
-    ssize_t n = read(fd[0], r, sizeof *r);
-    close(fd[0]);
-    int st = 0;
-    waitpid(pid, &st, 0);
-    if (WIFSIGNALED(st)) {
-        snprintf(r->msg, sizeof r->msg, "child killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
-        r->rc = -1;
-        return false;
-    }
-    if (n != (ssize_t)sizeof *r) {
-        snprintf(r->msg, sizeof r->msg, "child exited %d without a result", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-        r->rc = -1;
-        return false;
-    }
-    return true;
+    open_job j = {data, size, name};
+    if (test_run_isolated(open_child, &j, r, sizeof *r, 20, r->msg, sizeof r->msg)) return true;
+    r->rc = -1;
+    return false;
 }
 
 static bool contains_ci(const char *hay, const char *needle) { return needle && strcasestr(hay, needle) != NULL; }
@@ -681,11 +655,7 @@ static void test_hostile_truncated_model_memory(void)
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
-        if (!UNDER_ASAN) {
-            struct rlimit rl = {1ul << 30, 1ul << 30};
-            setrlimit(RLIMIT_AS, &rl);
-        }
-        alarm(120);
+        test_child_limits(120);
         int bad = 0;
         long base = edgellm_test_live_allocs();
         double worst_ms = 0;

@@ -21,16 +21,9 @@
 #include "test_util.h"
 #include "format/gguf.h"
 #include "format/llama2c.h"
-#include <signal.h>
 #include <stdint.h>
-#include <sys/resource.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#  define UNDER_SAN 1
-#else
-#  define UNDER_SAN 0
-#endif
-#define CLI_BUDGET_MS (UNDER_SAN ? 5000.0 : 1000.0)
+#define CLI_BUDGET_MS (TEST_UNDER_ASAN ? 5000.0 : 1000.0)
 
 /* ------------------------------------------------------------ byte builders */
 
@@ -213,45 +206,62 @@ static const l2c_case CASES[] = {
 
 typedef struct { int rc; long leaked; double ms; char msg[512]; } result;
 
+/* The child's side of parse_isolated: the parser over copies of exactly the given sizes. */
+typedef struct { const bytes *m, *t; const char *name; } parse_job;
+
+static void parse_child(void *arg, void *out)
+{
+    const parse_job *j = arg;
+    result *res = out;
+    void *mc = malloc(j->m->n ? j->m->n : 1), *tc = malloc(j->t->n ? j->t->n : 1);   /* exact sizes */
+    memcpy(mc, j->m->p, j->m->n);
+    memcpy(tc, j->t->p, j->t->n);
+    long before = edgellm_test_live_allocs();
+    edgellm_error err = {0};
+    double t0 = edgellm_time_ms();
+    res->rc = edgellm_llama2c_parse_memory(mc, j->m->n, tc, j->t->n, j->name, &err);
+    res->ms = edgellm_time_ms() - t0;
+    res->leaked = edgellm_test_live_allocs() - before;
+    memcpy(res->msg, err.msg, sizeof res->msg);
+}
+
+/* In a forked child with bounded memory and time (test_run_isolated); false when it died. */
 static bool parse_isolated(const bytes *m, const bytes *t, const char *name, result *r)
 {
-    memset(r, 0, sizeof *r);
-    int fd[2];
-    if (pipe(fd) != 0) { perror("pipe"); exit(1); }
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(fd[0]);
-        if (!UNDER_SAN) {
-            struct rlimit rl = {1ul << 30, 1ul << 30};
-            setrlimit(RLIMIT_AS, &rl);
-        }
-        alarm(20);
-        result res = {0};
-        void *mc = malloc(m->n ? m->n : 1), *tc = malloc(t->n ? t->n : 1);   /* exact sizes */
-        memcpy(mc, m->p, m->n);
-        memcpy(tc, t->p, t->n);
-        long before = edgellm_test_live_allocs();
-        edgellm_error err = {0};
-        double t0 = edgellm_time_ms();
-        res.rc = edgellm_llama2c_parse_memory(mc, m->n, tc, t->n, name, &err);
-        res.ms = edgellm_time_ms() - t0;
-        res.leaked = edgellm_test_live_allocs() - before;
-        memcpy(res.msg, err.msg, sizeof res.msg);
-        ssize_t w = write(fd[1], &res, sizeof res);
-        _exit(w == (ssize_t)sizeof res ? 0 : 3);
+    parse_job j = {m, t, name};
+    if (test_run_isolated(parse_child, &j, r, sizeof *r, 20, r->msg, sizeof r->msg)) return true;
+    r->rc = -1;
+    return false;
+}
+
+/* The harness itself: a crash, a hang, a result, and the 1 GiB address-space cap. */
+static void child_abort(void *arg, void *res) { (void)arg; (void)res; abort(); }
+static void child_hang(void *arg, void *res) { (void)arg; (void)res; for (;;) pause(); }
+static void child_ok(void *arg, void *res) { ((result *)res)->rc = *(const int *)arg; }
+static void child_big_alloc(void *arg, void *res)
+{
+    (void)arg;
+    void *p = malloc((size_t)2 << 30);   /* 2 GiB: refused under RLIMIT_AS = 1 GiB */
+    ((result *)res)->rc = p == NULL;
+    free(p);
+}
+
+static void test_hostile_isolated_harness(void)
+{
+    result r;
+    int v = 41;
+    CHECK(test_run_isolated(child_ok, &v, &r, sizeof r, 5, r.msg, sizeof r.msg));
+    CHECK_EQ(r.rc, 41);
+    CHECK(!test_run_isolated(child_abort, NULL, &r, sizeof r, 5, r.msg, sizeof r.msg));
+    CHECK(strstr(r.msg, "signal 6") != NULL);
+    double t0 = edgellm_time_ms();
+    CHECK(!test_run_isolated(child_hang, NULL, &r, sizeof r, 1, r.msg, sizeof r.msg));
+    CHECK(strstr(r.msg, "signal 14") != NULL);   /* SIGALRM */
+    CHECK(edgellm_time_ms() - t0 < 5000);
+    if (!TEST_UNDER_ASAN) {
+        CHECK(test_run_isolated(child_big_alloc, NULL, &r, sizeof r, 5, r.msg, sizeof r.msg));
+        CHECK_EQ(r.rc, 1);
     }
-    close(fd[1]);
-    ssize_t n = read(fd[0], r, sizeof *r);
-    close(fd[0]);
-    int st = 0;
-    waitpid(pid, &st, 0);
-    if (WIFSIGNALED(st) || n != (ssize_t)sizeof *r) {
-        snprintf(r->msg, sizeof r->msg, "child died (signal %d)", WIFSIGNALED(st) ? WTERMSIG(st) : 0);
-        r->rc = -1;
-        return false;
-    }
-    return true;
 }
 
 static void test_hostile_llama2c_control_converts(void)
@@ -296,7 +306,7 @@ static void test_hostile_llama2c_in_process(void)
 static void check_cli(const char *cmd_name, const char *cmdline, const char *path, const char *label)
 {
     char full[4096], out[8192];
-    snprintf(full, sizeof full, "%s%s", UNDER_SAN ? "" : "ulimit -v 2097152; ", cmdline);
+    snprintf(full, sizeof full, "%s%s", TEST_UNDER_ASAN ? "" : "ulimit -v 2097152; ", cmdline);
     double t0 = edgellm_time_ms();
     int rc = run_capture(full, out, sizeof out);
     double ms = edgellm_time_ms() - t0;
@@ -496,6 +506,7 @@ static void test_regress_6_alignment_below_8(void)
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
+    RUN(test_hostile_isolated_harness);
     RUN(test_hostile_llama2c_control_converts);
     RUN(test_hostile_llama2c_in_process);
     RUN(test_hostile_llama2c_cli_convert);

@@ -12,9 +12,12 @@
 #include "edgellm.h"
 #include <ftw.h>
 #include <math.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -136,6 +139,63 @@ static __attribute__((unused)) int run_capture(const char *cmd, char *out, size_
     int st = pclose(p);
     if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* ------------------------------------------------ isolated runs (hostile inputs) ---- */
+
+#if defined(__SANITIZE_ADDRESS__)
+#  define TEST_UNDER_ASAN 1   /* ASan reserves terabytes of shadow: RLIMIT_AS cannot be used */
+#else
+#  define TEST_UNDER_ASAN 0
+#endif
+
+/* For a forked child about to run untrusted input: cap its address space at 1 GiB (not
+ * under ASan), so a huge allocation fails instead of swapping, and kill it with SIGALRM
+ * after `seconds`, so a hang ends. */
+static __attribute__((unused)) void test_child_limits(unsigned seconds)
+{
+    if (!TEST_UNDER_ASAN) {
+        struct rlimit rl = {1ul << 30, 1ul << 30};
+        setrlimit(RLIMIT_AS, &rl);
+    }
+    alarm(seconds);
+}
+
+/* Run fn(arg, res) in a forked child under test_child_limits(seconds); the child sends the
+ * res_size bytes of *res back through a pipe (res is zeroed first, here and in the child).
+ * Returns true when they arrived. Otherwise (the child was killed by a signal, or exited
+ * without a result) writes what happened to why[why_size] (may point into *res) and returns
+ * false. The child ends with _exit: no atexit handlers, no stdio flush. */
+static __attribute__((unused)) bool test_run_isolated(void (*fn)(void *arg, void *res), void *arg, void *res,
+                                                      size_t res_size, unsigned seconds, char *why, size_t why_size)
+{
+    memset(res, 0, res_size);
+    int fd[2];
+    if (pipe(fd) != 0) { perror("pipe"); exit(1); }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) { perror("fork"); exit(1); }
+    if (pid == 0) {
+        close(fd[0]);
+        test_child_limits(seconds);
+        fn(arg, res);
+        ssize_t w = write(fd[1], res, res_size);
+        _exit(w == (ssize_t)res_size ? 0 : 3);
+    }
+    close(fd[1]);
+    ssize_t n = read(fd[0], res, res_size);
+    close(fd[0]);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    if (WIFSIGNALED(st)) {
+        snprintf(why, why_size, "child killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+        return false;
+    }
+    if (n != (ssize_t)res_size) {
+        snprintf(why, why_size, "child exited %d without a result", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+        return false;
+    }
+    return true;
 }
 
 static __attribute__((unused)) int test_summary(void)

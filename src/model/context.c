@@ -118,6 +118,17 @@ void edgellm_ctx_reset(edgellm_ctx *c)
     c->has_logits = false;
 }
 
+edgellm_status edgellm_ctx_truncate(edgellm_ctx *c, int n_past, edgellm_error *err)
+{
+    if (!c) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "edgellm_ctx_truncate: NULL context");
+    if (n_past < 0 || n_past > c->n_past)
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "%s: cannot truncate to %d positions: the cache holds %d",
+                            c->model->path, n_past, c->n_past);
+    c->n_past = n_past;   /* rows >= n_past are dead: attention reads positions < n_past + new */
+    c->has_logits = false;
+    return EDGELLM_OK;
+}
+
 const float *edgellm_ctx_logits(const edgellm_ctx *c) { return c && c->has_logits ? c->logits : NULL; }
 
 edgellm_status edgellm_decode(edgellm_ctx *c, const int32_t *tokens, int n_tokens, float *logits_all,

@@ -26,7 +26,8 @@
  * The reference quantizers run ggml's searches (quant_k_search.c): per sub-block a
  * weighted least-squares fit of scale (and min), then the sub-block scales are quantized
  * against the super-scale, and the codes are recomputed with the final, rounded scales.
- * Inputs are first saturated to ±65504 (counted), so the halves stay finite.
+ * Inputs are first saturated to ±65504 (counted), so the halves stay finite. Each type's
+ * quantizer is a per-super-block function run by the shared row loop k_quant_blocks.
  */
 #include "quant_k_search.h"
 #include <math.h>
@@ -38,6 +39,23 @@ static uint64_t k_input(const float *x, float *xs)
 {
     uint64_t sat = 0;
     for (int i = 0; i < QK; i++) xs[i] = edgellm_q_sat(x[i], EDGELLM_HALF_MAX, &sat);
+    return sat;
+}
+
+/* One super-block's quantizer: x = QK saturated floats -> the block at blk; returns the
+ * codes that had to be clamped. */
+typedef uint64_t (*k_block_fn)(const float *x, void *blk);
+
+/* The row loop of every K-quantizer: per super-block, the saturated copy, then fn. */
+static uint64_t k_quant_blocks(const float *src, void *dst, int64_t n, size_t block_bytes, k_block_fn fn)
+{
+    uint8_t *y = dst;
+    uint64_t sat = 0;
+    for (int64_t i = 0; i < n / QK; i++) {
+        float x[QK];
+        sat += k_input(src + QK * i, x);
+        sat += fn(x, y + (size_t)i * block_bytes);
+    }
     return sat;
 }
 
@@ -133,43 +151,45 @@ static int32_t qsum(const int8_t *b, int n)
 
 /* ================================== Q2_K =========================================== */
 
+static uint64_t q2_K_block(const float *x, void *blk)
+{
+    edgellm_block_q2_K *y = blk;
+    uint64_t sat = 0;
+    float w[16], scales[16], mins[16];
+    uint8_t L[QK], Laux[16];
+    float max_scale = 0, max_min = 0;
+    for (int j = 0; j < 16; j++) {
+        for (int l = 0; l < 16; l++) w[l] = fabsf(x[16 * j + l]);
+        scales[j] = edgellm_kq_search_min(16, 3, x + 16 * j, w, L + 16 * j, &mins[j], Laux, -0.5f, 0.1f, 15, true);
+        if (scales[j] > max_scale) max_scale = scales[j];
+        if (mins[j] > max_min) max_min = mins[j];
+    }
+    memset(y->scales, 0, 16);
+    y->d = 0;
+    y->dmin = 0;
+    if (max_scale > 0) {
+        const float iscale = 15.0f / max_scale;
+        for (int j = 0; j < 16; j++) y->scales[j] = (uint8_t)edgellm_q_round(iscale * scales[j], 0, 15, NULL);
+        y->d = edgellm_q_half(max_scale / 15.0f);
+    }
+    if (max_min > 0) {
+        const float iscale = 15.0f / max_min;
+        for (int j = 0; j < 16; j++) y->scales[j] |= (uint8_t)(edgellm_q_round(iscale * mins[j], 0, 15, NULL) << 4);
+        y->dmin = edgellm_q_half(max_min / 15.0f);
+    }
+    for (int j = 0; j < 16; j++) {
+        const float d = edgellm_f16_to_f32(y->d) * (y->scales[j] & 15);
+        if (d == 0.0f) continue;
+        const float dm = edgellm_f16_to_f32(y->dmin) * (y->scales[j] >> 4);
+        for (int l = 0; l < 16; l++) L[16 * j + l] = (uint8_t)edgellm_q_round((x[16 * j + l] + dm) / d, 0, 3, &sat);
+    }
+    pack_2bit(L, y->qs);
+    return sat;
+}
+
 uint64_t edgellm_quant_q2_K_ref(const float *src, void *dst, int64_t n)
 {
-    edgellm_block_q2_K *y = dst;
-    uint64_t sat = 0;
-    for (int64_t i = 0; i < n / QK; i++, src += QK) {
-        float x[QK], w[16], scales[16], mins[16];
-        uint8_t L[QK], Laux[16];
-        sat += k_input(src, x);
-        float max_scale = 0, max_min = 0;
-        for (int j = 0; j < 16; j++) {
-            for (int l = 0; l < 16; l++) w[l] = fabsf(x[16 * j + l]);
-            scales[j] = edgellm_kq_search_min(16, 3, x + 16 * j, w, L + 16 * j, &mins[j], Laux, -0.5f, 0.1f, 15, true);
-            if (scales[j] > max_scale) max_scale = scales[j];
-            if (mins[j] > max_min) max_min = mins[j];
-        }
-        memset(y[i].scales, 0, 16);
-        y[i].d = 0;
-        y[i].dmin = 0;
-        if (max_scale > 0) {
-            const float iscale = 15.0f / max_scale;
-            for (int j = 0; j < 16; j++) y[i].scales[j] = (uint8_t)edgellm_q_round(iscale * scales[j], 0, 15, NULL);
-            y[i].d = edgellm_q_half(max_scale / 15.0f);
-        }
-        if (max_min > 0) {
-            const float iscale = 15.0f / max_min;
-            for (int j = 0; j < 16; j++) y[i].scales[j] |= (uint8_t)(edgellm_q_round(iscale * mins[j], 0, 15, NULL) << 4);
-            y[i].dmin = edgellm_q_half(max_min / 15.0f);
-        }
-        for (int j = 0; j < 16; j++) {
-            const float d = edgellm_f16_to_f32(y[i].d) * (y[i].scales[j] & 15);
-            if (d == 0.0f) continue;
-            const float dm = edgellm_f16_to_f32(y[i].dmin) * (y[i].scales[j] >> 4);
-            for (int l = 0; l < 16; l++) L[16 * j + l] = (uint8_t)edgellm_q_round((x[16 * j + l] + dm) / d, 0, 3, &sat);
-        }
-        pack_2bit(L, y[i].qs);
-    }
-    return sat;
+    return k_quant_blocks(src, dst, n, sizeof(edgellm_block_q2_K), q2_K_block);
 }
 
 void edgellm_dequant_q2_K(const void *src, float *dst, int64_t n)
@@ -208,50 +228,52 @@ float edgellm_dot_q2_K_q8_K_ref(int64_t n, const void *w, const void *x)
 
 /* ================================== Q3_K =========================================== */
 
+static uint64_t q3_K_block(const float *x, void *blk)
+{
+    edgellm_block_q3_K *y = blk;
+    uint64_t sat = 0;
+    float scales[16];
+    int8_t L[QK];
+    float max_scale = 0, amax = 0;
+    for (int j = 0; j < 16; j++) {
+        scales[j] = edgellm_kq_search_q3(16, 4, x + 16 * j, L + 16 * j);
+        if (fabsf(scales[j]) > amax) { amax = fabsf(scales[j]); max_scale = scales[j]; }
+    }
+    memset(y->scales, 0, 12);
+    if (max_scale != 0.0f) {
+        const float iscale = -32.0f / max_scale;
+        for (int j = 0; j < 16; j++) {
+            int l = edgellm_q_round(iscale * scales[j], -32, 31, NULL) + 32;
+            if (j < 8) y->scales[j] = (uint8_t)(l & 15);
+            else y->scales[j - 8] |= (uint8_t)((l & 15) << 4);
+            y->scales[8 + j % 4] |= (uint8_t)((l >> 4) << (2 * (j / 4)));
+        }
+        y->d = edgellm_q_half(1 / iscale);
+    } else {
+        y->d = 0;
+    }
+    int8_t sc[16];
+    edgellm_q3_K_scales(y->scales, sc);
+    for (int j = 0; j < 16; j++) {
+        const float d = edgellm_f16_to_f32(y->d) * sc[j];
+        if (d == 0.0f) continue;
+        for (int l = 0; l < 16; l++) L[16 * j + l] = (int8_t)edgellm_q_round(x[16 * j + l] / d, -4, 3, &sat);
+    }
+    /* L: -4..3 -> code 0..7; bit 2 goes to hmask, low 2 bits to qs */
+    uint8_t low[QK];
+    memset(y->hmask, 0, 32);
+    for (int e = 0; e < QK; e++) {
+        int c = L[e] + 4;
+        if (c > 3) { y->hmask[e % 32] |= (uint8_t)(1 << (e / 32)); c -= 4; }
+        low[e] = (uint8_t)c;
+    }
+    pack_2bit(low, y->qs);
+    return sat;
+}
+
 uint64_t edgellm_quant_q3_K_ref(const float *src, void *dst, int64_t n)
 {
-    edgellm_block_q3_K *y = dst;
-    uint64_t sat = 0;
-    for (int64_t i = 0; i < n / QK; i++, src += QK) {
-        float x[QK], scales[16];
-        int8_t L[QK];
-        sat += k_input(src, x);
-        float max_scale = 0, amax = 0;
-        for (int j = 0; j < 16; j++) {
-            scales[j] = edgellm_kq_search_q3(16, 4, x + 16 * j, L + 16 * j);
-            if (fabsf(scales[j]) > amax) { amax = fabsf(scales[j]); max_scale = scales[j]; }
-        }
-        memset(y[i].scales, 0, 12);
-        if (max_scale != 0.0f) {
-            const float iscale = -32.0f / max_scale;
-            for (int j = 0; j < 16; j++) {
-                int l = edgellm_q_round(iscale * scales[j], -32, 31, NULL) + 32;
-                if (j < 8) y[i].scales[j] = (uint8_t)(l & 15);
-                else y[i].scales[j - 8] |= (uint8_t)((l & 15) << 4);
-                y[i].scales[8 + j % 4] |= (uint8_t)((l >> 4) << (2 * (j / 4)));
-            }
-            y[i].d = edgellm_q_half(1 / iscale);
-        } else {
-            y[i].d = 0;
-        }
-        int8_t sc[16];
-        edgellm_q3_K_scales(y[i].scales, sc);
-        for (int j = 0; j < 16; j++) {
-            const float d = edgellm_f16_to_f32(y[i].d) * sc[j];
-            if (d == 0.0f) continue;
-            for (int l = 0; l < 16; l++) L[16 * j + l] = (int8_t)edgellm_q_round(x[16 * j + l] / d, -4, 3, &sat);
-        }
-        /* L: -4..3 -> code 0..7; bit 2 goes to hmask, low 2 bits to qs */
-        uint8_t low[QK];
-        memset(y[i].hmask, 0, 32);
-        for (int e = 0; e < QK; e++) {
-            int c = L[e] + 4;
-            if (c > 3) { y[i].hmask[e % 32] |= (uint8_t)(1 << (e / 32)); c -= 4; }
-            low[e] = (uint8_t)c;
-        }
-        pack_2bit(low, y[i].qs);
-    }
-    return sat;
+    return k_quant_blocks(src, dst, n, sizeof(edgellm_block_q3_K), q3_K_block);
 }
 
 void edgellm_dequant_q3_K(const void *src, float *dst, int64_t n)
@@ -287,14 +309,14 @@ float edgellm_dot_q3_K_q8_K_ref(int64_t n, const void *w, const void *x)
 
 /* ============================== Q4_K and Q5_K ====================================== */
 
-/* The shared quantizer: nmax 15 (Q4_K) or 31 (Q5_K). Writes d, dmin, scales and the codes
- * L[256] (0..nmax); the caller packs them. */
-static uint64_t q45_K_block(const float *src, int nmax, uint16_t *d_out, uint16_t *dmin_out, uint8_t *packed,
+/* The shared quantizer: nmax 15 (Q4_K) or 31 (Q5_K), x = the saturated super-block. Writes
+ * d, dmin, scales and the codes L[256] (0..nmax); the caller packs them. */
+static uint64_t q45_K_block(const float *x, int nmax, uint16_t *d_out, uint16_t *dmin_out, uint8_t *packed,
                             uint8_t L[QK])
 {
-    float x[QK], w[32], scales[8], mins[8];
+    float w[32], scales[8], mins[8];
     uint8_t Laux[32], ls[8], lm[8];
-    uint64_t sat = k_input(src, x);
+    uint64_t sat = 0;
     float max_scale = 0, max_min = 0;
     for (int j = 0; j < 8; j++) {
         const float *xj = x + 32 * j;
@@ -328,35 +350,39 @@ static uint64_t q45_K_block(const float *src, int nmax, uint16_t *d_out, uint16_
     return sat;
 }
 
+static uint64_t q4_K_block(const float *x, void *blk)
+{
+    edgellm_block_q4_K *y = blk;
+    uint8_t L[QK];
+    const uint64_t sat = q45_K_block(x, 15, &y->d, &y->dmin, y->scales, L);
+    for (int c = 0; c < 4; c++)
+        for (int l = 0; l < 32; l++) y->qs[32 * c + l] = (uint8_t)(L[64 * c + l] | L[64 * c + 32 + l] << 4);
+    return sat;
+}
+
 uint64_t edgellm_quant_q4_K_ref(const float *src, void *dst, int64_t n)
 {
-    edgellm_block_q4_K *y = dst;
-    uint64_t sat = 0;
-    for (int64_t i = 0; i < n / QK; i++, src += QK) {
-        uint8_t L[QK];
-        sat += q45_K_block(src, 15, &y[i].d, &y[i].dmin, y[i].scales, L);
-        for (int c = 0; c < 4; c++)
-            for (int l = 0; l < 32; l++) y[i].qs[32 * c + l] = (uint8_t)(L[64 * c + l] | L[64 * c + 32 + l] << 4);
-    }
+    return k_quant_blocks(src, dst, n, sizeof(edgellm_block_q4_K), q4_K_block);
+}
+
+static uint64_t q5_K_block(const float *x, void *blk)
+{
+    edgellm_block_q5_K *y = blk;
+    uint8_t L[QK];
+    const uint64_t sat = q45_K_block(x, 31, &y->d, &y->dmin, y->scales, L);
+    memset(y->qh, 0, 32);
+    for (int c = 0; c < 4; c++)
+        for (int l = 0; l < 32; l++) {
+            int a = L[64 * c + l], b = L[64 * c + 32 + l];
+            y->qs[32 * c + l] = (uint8_t)((a & 15) | (b & 15) << 4);
+            y->qh[l] |= (uint8_t)((a >> 4) << (2 * c) | (b >> 4) << (2 * c + 1));
+        }
     return sat;
 }
 
 uint64_t edgellm_quant_q5_K_ref(const float *src, void *dst, int64_t n)
 {
-    edgellm_block_q5_K *y = dst;
-    uint64_t sat = 0;
-    for (int64_t i = 0; i < n / QK; i++, src += QK) {
-        uint8_t L[QK];
-        sat += q45_K_block(src, 31, &y[i].d, &y[i].dmin, y[i].scales, L);
-        memset(y[i].qh, 0, 32);
-        for (int c = 0; c < 4; c++)
-            for (int l = 0; l < 32; l++) {
-                int a = L[64 * c + l], b = L[64 * c + 32 + l];
-                y[i].qs[32 * c + l] = (uint8_t)((a & 15) | (b & 15) << 4);
-                y[i].qh[l] |= (uint8_t)((a >> 4) << (2 * c) | (b >> 4) << (2 * c + 1));
-            }
-    }
-    return sat;
+    return k_quant_blocks(src, dst, n, sizeof(edgellm_block_q5_K), q5_K_block);
 }
 
 static void q45_K_dequant(uint16_t dh, uint16_t dminh, const uint8_t *scales, const int8_t q[QK], float *dst)
@@ -431,41 +457,43 @@ float edgellm_dot_q5_K_q8_K_ref(int64_t n, const void *w, const void *x)
 
 /* ================================== Q6_K =========================================== */
 
+static uint64_t q6_K_block(const float *x, void *blk)
+{
+    edgellm_block_q6_K *y = blk;
+    uint64_t sat = 0;
+    float scales[16];
+    int8_t L[QK];
+    float max_scale = 0, max_abs_scale = 0;
+    for (int j = 0; j < 16; j++) {
+        scales[j] = edgellm_kq_search_sym(16, 32, x + 16 * j, L + 16 * j);
+        if (fabsf(scales[j]) > max_abs_scale) { max_abs_scale = fabsf(scales[j]); max_scale = scales[j]; }
+    }
+    if (max_abs_scale < EDGELLM_KQ_EPS) {
+        memset(y, 0, sizeof *y);
+        return sat;
+    }
+    const float iscale = -128.0f / max_scale;
+    y->d = edgellm_q_half(1 / iscale);
+    for (int j = 0; j < 16; j++) y->scales[j] = (int8_t)edgellm_q_round(iscale * scales[j], -128, 127, NULL);
+    for (int j = 0; j < 16; j++) {
+        const float d = edgellm_f16_to_f32(y->d) * y->scales[j];
+        if (d == 0.0f) continue;
+        for (int l = 0; l < 16; l++) L[16 * j + l] = (int8_t)(edgellm_q_round(x[16 * j + l] / d, -32, 31, &sat) + 32);
+    }
+    for (int h = 0; h < 2; h++)
+        for (int l = 0; l < 32; l++) {
+            const int8_t *Lh = L + 128 * h;
+            y->ql[64 * h + l] = (uint8_t)((Lh[l] & 15) | (Lh[l + 64] & 15) << 4);
+            y->ql[64 * h + 32 + l] = (uint8_t)((Lh[l + 32] & 15) | (Lh[l + 96] & 15) << 4);
+            y->qh[32 * h + l] = (uint8_t)((Lh[l] >> 4) | (Lh[l + 32] >> 4) << 2 | (Lh[l + 64] >> 4) << 4 |
+                                         (Lh[l + 96] >> 4) << 6);
+        }
+    return sat;
+}
+
 uint64_t edgellm_quant_q6_K_ref(const float *src, void *dst, int64_t n)
 {
-    edgellm_block_q6_K *y = dst;
-    uint64_t sat = 0;
-    for (int64_t i = 0; i < n / QK; i++, src += QK) {
-        float x[QK], scales[16];
-        int8_t L[QK];
-        sat += k_input(src, x);
-        float max_scale = 0, max_abs_scale = 0;
-        for (int j = 0; j < 16; j++) {
-            scales[j] = edgellm_kq_search_sym(16, 32, x + 16 * j, L + 16 * j);
-            if (fabsf(scales[j]) > max_abs_scale) { max_abs_scale = fabsf(scales[j]); max_scale = scales[j]; }
-        }
-        if (max_abs_scale < EDGELLM_KQ_EPS) {
-            memset(&y[i], 0, sizeof y[i]);
-            continue;
-        }
-        const float iscale = -128.0f / max_scale;
-        y[i].d = edgellm_q_half(1 / iscale);
-        for (int j = 0; j < 16; j++) y[i].scales[j] = (int8_t)edgellm_q_round(iscale * scales[j], -128, 127, NULL);
-        for (int j = 0; j < 16; j++) {
-            const float d = edgellm_f16_to_f32(y[i].d) * y[i].scales[j];
-            if (d == 0.0f) continue;
-            for (int l = 0; l < 16; l++) L[16 * j + l] = (int8_t)(edgellm_q_round(x[16 * j + l] / d, -32, 31, &sat) + 32);
-        }
-        for (int h = 0; h < 2; h++)
-            for (int l = 0; l < 32; l++) {
-                const int8_t *Lh = L + 128 * h;
-                y[i].ql[64 * h + l] = (uint8_t)((Lh[l] & 15) | (Lh[l + 64] & 15) << 4);
-                y[i].ql[64 * h + 32 + l] = (uint8_t)((Lh[l + 32] & 15) | (Lh[l + 96] & 15) << 4);
-                y[i].qh[32 * h + l] = (uint8_t)((Lh[l] >> 4) | (Lh[l + 32] >> 4) << 2 | (Lh[l + 64] >> 4) << 4 |
-                                                (Lh[l + 96] >> 4) << 6);
-            }
-    }
-    return sat;
+    return k_quant_blocks(src, dst, n, sizeof(edgellm_block_q6_K), q6_K_block);
 }
 
 void edgellm_dequant_q6_K(const void *src, float *dst, int64_t n)

@@ -21,6 +21,9 @@
  *   00 30 | c0 88 88 88 88 88 88 88 88 88 88 88 88 88 88 88
  * Q5_*: the 5th bit of element j is bit j of the little-endian u32 qh (j = 0..31).
  *
+ * Each quantizer is a per-block function (codes, then one of two packers) run by the
+ * shared row loop quant_blocks.
+ *
  * Edge cases (ggml would produce inf/NaN): inputs are saturated to ±8*65504 (Q4_0),
  * ±16*65504 (Q5_0), ±65504 (Q4_1, Q5_1, whose minimum is itself a half), so every half
  * stays finite; when 1/d overflows (d denormal), id = 0 (the half d is 0 anyway).
@@ -70,24 +73,61 @@ static float minmax_scale(const float *x, float *xs, int nmax, float *lo, uint64
 static inline uint32_t rd_qh(const uint8_t qh[4]) { uint32_t v; memcpy(&v, qh, 4); return v; }
 static inline void wr_qh(uint8_t qh[4], uint32_t v) { memcpy(qh, &v, 4); }
 
+/* Codes of one block: q[j] = trunc_code((xs[j] - lo) * id + bias) in [0, hi]. The
+ * symmetric types pass lo = 0, and xs - 0.0f == xs exactly (also for -0.0), so their codes
+ * are ggml's xs*id + bias. */
+static void block_codes(const float *xs, float lo, float id, float bias, int hi, int q[32], uint64_t *sat)
+{
+    for (int j = 0; j < 32; j++) q[j] = trunc_code((xs[j] - lo) * id + bias, hi, sat);
+}
+
+/* 4-bit codes: qs[j] = q[j] | q[j+16] << 4. */
+static void pack_q4(const int q[32], uint8_t qs[16])
+{
+    for (int j = 0; j < 16; j++) qs[j] = (uint8_t)(q[j] | q[j + 16] << 4);
+}
+
+/* 5-bit codes: the low nibbles as pack_q4, bit 4 of element j in bit j of qh (u32 LE). */
+static void pack_q5(const int q[32], uint8_t qs[16], uint8_t qh[4])
+{
+    uint32_t h = 0;
+    for (int j = 0; j < 16; j++) {
+        qs[j] = (uint8_t)((q[j] & 15) | (q[j + 16] & 15) << 4);
+        h |= (uint32_t)(q[j] >> 4) << j | (uint32_t)(q[j + 16] >> 4) << (j + 16);
+    }
+    wr_qh(qh, h);
+}
+
+/* One block: 32 floats -> the block at blk; returns the values saturated. */
+typedef uint64_t (*block_quant_fn)(const float *x, void *blk);
+
+/* The row loop of every quantizer here: n / 32 blocks of block_bytes each. */
+static uint64_t quant_blocks(const float *src, void *dst, int64_t n, size_t block_bytes, block_quant_fn fn)
+{
+    uint8_t *y = dst;
+    uint64_t sat = 0;
+    for (int64_t i = 0; i < n / 32; i++) sat += fn(src + 32 * i, y + (size_t)i * block_bytes);
+    return sat;
+}
+
 /* ---------------------------------- Q4_0 ------------------------------------------ */
+
+static uint64_t q4_0_block(const float *x, void *blk)
+{
+    edgellm_block_q4_0 *y = blk;
+    float xs[32];
+    int q[32];
+    uint64_t sat = 0;
+    const float d = sym_scale(x, xs, 8, &sat);
+    y->d = edgellm_f32_to_f16(d);
+    block_codes(xs, 0.0f, safe_inverse(d), 8.5f, 15, q, &sat);
+    pack_q4(q, y->qs);
+    return sat;
+}
 
 uint64_t edgellm_quant_q4_0_ref(const float *src, void *dst, int64_t n)
 {
-    edgellm_block_q4_0 *y = dst;
-    uint64_t sat = 0;
-    for (int64_t i = 0; i < n / 32; i++) {
-        float xs[32];
-        const float d = sym_scale(src + 32 * i, xs, 8, &sat);
-        const float id = safe_inverse(d);
-        y[i].d = edgellm_f32_to_f16(d);
-        for (int j = 0; j < 16; j++) {
-            int q0 = trunc_code(xs[j] * id + 8.5f, 15, &sat);
-            int q1 = trunc_code(xs[j + 16] * id + 8.5f, 15, &sat);
-            y[i].qs[j] = (uint8_t)(q0 | q1 << 4);
-        }
-    }
-    return sat;
+    return quant_blocks(src, dst, n, sizeof(edgellm_block_q4_0), q4_0_block);
 }
 
 void edgellm_dequant_q4_0(const void *src, float *dst, int64_t n)
@@ -120,23 +160,23 @@ float edgellm_dot_q4_0_q8_0_ref(int64_t n, const void *w, const void *x)
 
 /* ---------------------------------- Q4_1 ------------------------------------------ */
 
+static uint64_t q4_1_block(const float *x, void *blk)
+{
+    edgellm_block_q4_1 *y = blk;
+    float xs[32], lo;
+    int q[32];
+    uint64_t sat = 0;
+    const float d = minmax_scale(x, xs, 15, &lo, &sat);
+    y->d = edgellm_f32_to_f16(d);
+    y->m = edgellm_f32_to_f16(lo);
+    block_codes(xs, lo, safe_inverse(d), 0.5f, 15, q, &sat);
+    pack_q4(q, y->qs);
+    return sat;
+}
+
 uint64_t edgellm_quant_q4_1_ref(const float *src, void *dst, int64_t n)
 {
-    edgellm_block_q4_1 *y = dst;
-    uint64_t sat = 0;
-    for (int64_t i = 0; i < n / 32; i++) {
-        float xs[32], lo;
-        const float d = minmax_scale(src + 32 * i, xs, 15, &lo, &sat);
-        const float id = safe_inverse(d);
-        y[i].d = edgellm_f32_to_f16(d);
-        y[i].m = edgellm_f32_to_f16(lo);
-        for (int j = 0; j < 16; j++) {
-            int q0 = trunc_code((xs[j] - lo) * id + 0.5f, 15, &sat);
-            int q1 = trunc_code((xs[j + 16] - lo) * id + 0.5f, 15, &sat);
-            y[i].qs[j] = (uint8_t)(q0 | q1 << 4);
-        }
-    }
-    return sat;
+    return quant_blocks(src, dst, n, sizeof(edgellm_block_q4_1), q4_1_block);
 }
 
 void edgellm_dequant_q4_1(const void *src, float *dst, int64_t n)
@@ -170,25 +210,22 @@ float edgellm_dot_q4_1_q8_1_ref(int64_t n, const void *w, const void *x)
 
 /* ---------------------------------- Q5_0 ------------------------------------------ */
 
+static uint64_t q5_0_block(const float *x, void *blk)
+{
+    edgellm_block_q5_0 *y = blk;
+    float xs[32];
+    int q[32];
+    uint64_t sat = 0;
+    const float d = sym_scale(x, xs, 16, &sat);
+    y->d = edgellm_f32_to_f16(d);
+    block_codes(xs, 0.0f, safe_inverse(d), 16.5f, 31, q, &sat);
+    pack_q5(q, y->qs, y->qh);
+    return sat;
+}
+
 uint64_t edgellm_quant_q5_0_ref(const float *src, void *dst, int64_t n)
 {
-    edgellm_block_q5_0 *y = dst;
-    uint64_t sat = 0;
-    for (int64_t i = 0; i < n / 32; i++) {
-        float xs[32];
-        const float d = sym_scale(src + 32 * i, xs, 16, &sat);
-        const float id = safe_inverse(d);
-        uint32_t qh = 0;
-        y[i].d = edgellm_f32_to_f16(d);
-        for (int j = 0; j < 16; j++) {
-            int q0 = trunc_code(xs[j] * id + 16.5f, 31, &sat);
-            int q1 = trunc_code(xs[j + 16] * id + 16.5f, 31, &sat);
-            y[i].qs[j] = (uint8_t)((q0 & 15) | (q1 & 15) << 4);
-            qh |= (uint32_t)(q0 >> 4) << j | (uint32_t)(q1 >> 4) << (j + 16);
-        }
-        wr_qh(y[i].qh, qh);
-    }
-    return sat;
+    return quant_blocks(src, dst, n, sizeof(edgellm_block_q5_0), q5_0_block);
 }
 
 void edgellm_dequant_q5_0(const void *src, float *dst, int64_t n)
@@ -226,26 +263,23 @@ float edgellm_dot_q5_0_q8_0_ref(int64_t n, const void *w, const void *x)
 
 /* ---------------------------------- Q5_1 ------------------------------------------ */
 
+static uint64_t q5_1_block(const float *x, void *blk)
+{
+    edgellm_block_q5_1 *y = blk;
+    float xs[32], lo;
+    int q[32];
+    uint64_t sat = 0;
+    const float d = minmax_scale(x, xs, 31, &lo, &sat);
+    y->d = edgellm_f32_to_f16(d);
+    y->m = edgellm_f32_to_f16(lo);
+    block_codes(xs, lo, safe_inverse(d), 0.5f, 31, q, &sat);
+    pack_q5(q, y->qs, y->qh);
+    return sat;
+}
+
 uint64_t edgellm_quant_q5_1_ref(const float *src, void *dst, int64_t n)
 {
-    edgellm_block_q5_1 *y = dst;
-    uint64_t sat = 0;
-    for (int64_t i = 0; i < n / 32; i++) {
-        float xs[32], lo;
-        const float d = minmax_scale(src + 32 * i, xs, 31, &lo, &sat);
-        const float id = safe_inverse(d);
-        uint32_t qh = 0;
-        y[i].d = edgellm_f32_to_f16(d);
-        y[i].m = edgellm_f32_to_f16(lo);
-        for (int j = 0; j < 16; j++) {
-            int q0 = trunc_code((xs[j] - lo) * id + 0.5f, 31, &sat);
-            int q1 = trunc_code((xs[j + 16] - lo) * id + 0.5f, 31, &sat);
-            y[i].qs[j] = (uint8_t)((q0 & 15) | (q1 & 15) << 4);
-            qh |= (uint32_t)(q0 >> 4) << j | (uint32_t)(q1 >> 4) << (j + 16);
-        }
-        wr_qh(y[i].qh, qh);
-    }
-    return sat;
+    return quant_blocks(src, dst, n, sizeof(edgellm_block_q5_1), q5_1_block);
 }
 
 void edgellm_dequant_q5_1(const void *src, float *dst, int64_t n)

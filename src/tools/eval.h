@@ -9,7 +9,7 @@
  *   eval_logits.c   the saved-logits file (layout in its opening comment), reference
  *                   records, edgellm_eval_save_logits
  *   eval_compare.c  per-position comparison (KLD, top-1, delta-p) and edgellm_eval_compare
- *   eval_task.c     multiple-choice and generation task sets
+ *   eval_task.c     multiple-choice and generation task sets (choice scoring below)
  *   eval_sweep.c    quantize-and-compare over a list of types
  */
 #ifndef EDGELLM_TOOLS_EVAL_H
@@ -95,6 +95,20 @@ void edgellm_eval_sort_floats(float *v, int64_t n);
 const char *edgellm_eval_basename(const char *path);
 /* The model's file path as loaded (borrowed). */
 const char *edgellm_eval_model_path(const edgellm_model *m);
+
+/* ----------------------------------------------------------------- task sets ---- */
+
+/* Log-likelihood of every choice of multiple-choice item `it` (index `item` for messages;
+ * rules in eval_task.c) with ctx's model: scores[it->n_choices], in nats. The context is
+ * decoded once; each choice rolls the cache back to the context tokens it shares
+ * (edgellm_ctx_truncate) and decodes only the rest, which gives the same scores, bit for
+ * bit, as evaluating context + choice from an empty cache. ctx is reset first and left
+ * holding the last choice. *logits / *logits_cap: a scratch buffer reused across calls
+ * (start with NULL / 0; free with edgellm_free). Statuses: EDGELLM_ERR_MISUSE (a choice
+ * adds no token, or nothing precedes it), EDGELLM_ERR_CTX_FULL (context + choice exceed
+ * n_ctx), EDGELLM_ERR_NOMEM, those of edgellm_tokenize / edgellm_decode. */
+edgellm_status edgellm_eval_choice_scores(edgellm_ctx *ctx, const edgellm_eval_item *it, int item, float **logits,
+                                          size_t *logits_cap, double *scores, edgellm_error *err);
 
 /* ------------------------------------------------------- reference records ---- */
 

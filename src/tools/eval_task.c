@@ -12,6 +12,13 @@
  *   decode: whole[0 .. p-1) without logits, whole[p-1 .. len-1) with logits
  *           -> rows [len - p][n_vocab], row i predicts whole[p + i]
  *   acc: argmax score == label; acc_norm: argmax score / bytes(choice) == label.
+ * The choices of an item share the context, so it is decoded once: whole[0 .. p-1) equals
+ * ctx[0 .. p-1), and the cache keeps the context positions the previous choice left
+ * (edgellm_ctx_truncate rolls it back to them); a choice decodes only the context tokens
+ * not yet cached (all of them for the first choice) and then its own rows. A position's
+ * result does not depend on how tokens are split over decode calls (llama.c), so the
+ * scores equal decoding each choice from an empty cache bit for bit
+ * (tests/test_eval_task_cache.c); an item of 4 choices decodes its context once, not 4 times.
  *   A choice needs at least one token of context before it (BOS, or the context's own
  *   tokens when the vocab has no BOS).
  *
@@ -82,10 +89,11 @@ static edgellm_status check_item(const edgellm_eval_item *it, int i, edgellm_err
     return EDGELLM_OK;
 }
 
-/* Log-likelihood of choice c of a multiple-choice item. */
+/* Log-likelihood of one choice: whole = tokens of context + choice; the cache holds
+ * *cached leading context tokens (positions 0 .. *cached-1) and maybe later rows. */
 static edgellm_status score_choice(edgellm_ctx *ctx, const edgellm_tokenizer *tok, const int32_t *ctx_ids, int n_ctx_ids,
-                                   const char *context, const char *choice, int item, float **logits, size_t *logits_cap,
-                                   double *score, edgellm_error *err)
+                                   const char *context, const char *choice, int item, int *cached, float **logits,
+                                   size_t *logits_cap, double *score, edgellm_error *err)
 {
     size_t lc = strlen(context), lh = strlen(choice);
     char *joined = edgellm_malloc(lc + lh + 1);
@@ -121,9 +129,14 @@ static edgellm_status score_choice(edgellm_ctx *ctx, const edgellm_tokenizer *to
         if (!(*logits = edgellm_malloc(need * sizeof **logits))) { *logits_cap = 0; rc = edgellm_fail_nomem(err, "eval task"); goto done; }
         *logits_cap = need;
     }
-    edgellm_ctx_reset(ctx);
-    if (p > 1 && (rc = edgellm_decode(ctx, whole, p - 1, NULL, err)) != EDGELLM_OK) goto done;
+    /* the cache: context positions 0 .. keep-1 reused, keep .. p-2 decoded now, then the rows */
+    const int keep = EDGELLM_MIN(*cached, p - 1);
+    if ((rc = edgellm_ctx_truncate(ctx, keep, err)) != EDGELLM_OK) goto done;
+    *cached = keep;
+    if (keep < p - 1 && (rc = edgellm_decode(ctx, whole + keep, p - 1 - keep, NULL, err)) != EDGELLM_OK) goto done;
+    *cached = p - 1;
     if ((rc = edgellm_decode(ctx, whole + p - 1, n_rows, *logits, err)) != EDGELLM_OK) goto done;   /* [n_rows][n_vocab] */
+    *cached = p;   /* position p-1 holds whole[p-1] == ctx_ids[p-1] */
     double s = 0.0;
     for (int i = 0; i < n_rows; i++) {
         const float *row = *logits + (size_t)i * (size_t)n_vocab;
@@ -132,6 +145,21 @@ static edgellm_status score_choice(edgellm_ctx *ctx, const edgellm_tokenizer *to
     *score = s;
 done:
     edgellm_free(whole);
+    return rc;
+}
+
+edgellm_status edgellm_eval_choice_scores(edgellm_ctx *ctx, const edgellm_eval_item *it, int item, float **logits,
+                                          size_t *logits_cap, double *scores, edgellm_error *err)
+{
+    const edgellm_tokenizer *tok = edgellm_model_tokenizer(edgellm_ctx_model(ctx));
+    int32_t *ctx_ids = NULL;
+    int n_ctx_ids = 0, cached = 0;
+    edgellm_ctx_reset(ctx);
+    edgellm_status rc = tokenize_alloc(tok, it->context, &ctx_ids, &n_ctx_ids, err);
+    for (int c = 0; c < it->n_choices && rc == EDGELLM_OK; c++)
+        rc = score_choice(ctx, tok, ctx_ids, n_ctx_ids, it->context, it->choices[c], item, &cached, logits, logits_cap,
+                          &scores[c], err);
+    edgellm_free(ctx_ids);
     return rc;
 }
 
@@ -183,7 +211,6 @@ static edgellm_status run_items(const edgellm_model *m, const edgellm_eval_item 
     cp.n_threads = p->n_threads;
     edgellm_status rc = edgellm_ctx_new(m, &cp, &ctx, err);
     if (rc != EDGELLM_OK) return rc;
-    const edgellm_tokenizer *tok = edgellm_model_tokenizer(m);
     float *logits = NULL;
     size_t logits_cap = 0;
     double *scores = NULL;
@@ -197,8 +224,6 @@ static edgellm_status run_items(const edgellm_model *m, const edgellm_eval_item 
     for (int i = 0; i < n_items; i++) {
         const edgellm_eval_item *it = &items[i];
         if (it->choices) {
-            int32_t *ctx_ids = NULL;
-            int n_ctx_ids = 0;
             if (it->n_choices > scores_cap) {
                 edgellm_free(scores);
                 scores_cap = it->n_choices;
@@ -207,12 +232,7 @@ static edgellm_status run_items(const edgellm_model *m, const edgellm_eval_item 
                     goto done;
                 }
             }
-            if ((rc = tokenize_alloc(tok, it->context, &ctx_ids, &n_ctx_ids, err)) != EDGELLM_OK) goto done;
-            for (int c = 0; c < it->n_choices && rc == EDGELLM_OK; c++)
-                rc = score_choice(ctx, tok, ctx_ids, n_ctx_ids, it->context, it->choices[c], i, &logits, &logits_cap,
-                                  &scores[c], err);
-            edgellm_free(ctx_ids);
-            if (rc != EDGELLM_OK) goto done;
+            if ((rc = edgellm_eval_choice_scores(ctx, it, i, &logits, &logits_cap, scores, err)) != EDGELLM_OK) goto done;
             int best = 0, best_norm = 0;
             double bn = scores[0] / (double)strlen(it->choices[0]);
             for (int c = 1; c < it->n_choices; c++) {

@@ -1,0 +1,238 @@
+/* test_cli.c — command-line behaviour a new user meets first, across commands, and the
+ * helpers the commands share (cli/main.c): each test runs the built `edgellm` binary.
+ *
+ *   - run --no-bos with an empty prompt still starts from BOS, and says so on stderr;
+ *   - info takes its file as -m/--model too, with the same output as positionally;
+ *   - an output path naming an input file is a bad command line (exit 2, file named) for
+ *     quantize and convert alike;
+ *   - bench checks every -m file before printing anything to stdout;
+ *   - eval sweep --no-bench prints "-" in the tok/s column and null in the results file;
+ *   - the shared progress bar (under a pseudo-terminal, when `script` is installed) and
+ *     JSON string escaping (a report naming a file with '"' and '\' in its name).
+ * Expected outputs are written here from the behaviour each command documents in its --help.
+ */
+#include "test_util.h"
+#include "common/common.h"
+
+#define STORIES "models/stories260K/stories260K.gguf"
+#define STORIES_BIN "models/stories260K/stories260K.bin"
+#define STORIES_TOK "models/stories260K/tok512.bin"
+#define VAL_TEXT "models/text/tinystories_val_head.txt"
+
+static const char *tmp_path(const char *name)
+{
+    static char slots[32][512];
+    static int used;
+    char *p = slots[used++ & 31];
+    snprintf(p, 512, "%s/%s", test_tmpdir(), name);
+    return p;
+}
+
+/* Run `edgellm ARGS`: stdout into out[out_size], stderr into err[err_size]; the exit status. */
+static int run_cli(const char *args, char *out, size_t out_size, char *err, size_t err_size)
+{
+    static int n;
+    char so[600], cmd[8192];
+    snprintf(so, sizeof so, "%s/stdout.%d", test_tmpdir(), n++);
+    snprintf(cmd, sizeof cmd, "{ %s %s >%s; }", EDGELLM_CLI, args, so);
+    int rc = run_capture(cmd, err, err_size);
+    size_t sz = 0;
+    char *s = read_file(so, &sz);
+    if (out && out_size) snprintf(out, out_size, "%s", s ? s : "");
+    free(s);
+    return rc;
+}
+
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+/* Copy a fixture into the temp dir (commands that must refuse to write get a copy). */
+static const char *copy_fixture(const char *src, const char *name)
+{
+    size_t n = 0;
+    void *data = read_file(src, &n);
+    const char *dst = tmp_path(name);
+    CHECK(data && write_file(dst, data, n) == 0);
+    free(data);
+    return dst;
+}
+
+static void test_cli_run_no_bos_empty_prompt_notes_bos(void)
+{
+    NEED_SHARED(model, STORIES);
+    char args[1024], out[8192], err[8192], out2[8192];
+    snprintf(args, sizeof args, "run -m %s --no-bos -n 8 --temp 0", model);
+    CHECK_EQ(run_cli(args, out, sizeof out, err, sizeof err), 0);
+    CHECK(strstr(err, "edgellm run: note: the prompt is empty, so generation starts from BOS despite --no-bos\n"));
+    /* the same text as without --no-bos: BOS is still what it starts from */
+    snprintf(args, sizeof args, "run -m %s -n 8 --temp 0", model);
+    CHECK_EQ(run_cli(args, out2, sizeof out2, err, sizeof err), 0);
+    CHECK(!strcmp(out, out2) && out[0]);
+    CHECK(!strstr(err, "note:"));   /* BOS was asked for: nothing to say */
+    snprintf(args, sizeof args, "run -m %s --no-bos -p 'Once upon' -n 4 --temp 0", model);
+    CHECK_EQ(run_cli(args, out, sizeof out, err, sizeof err), 0);
+    CHECK(!strstr(err, "note:"));   /* a prompt to start from: --no-bos holds */
+}
+
+static void test_cli_info_takes_model_flag(void)
+{
+    NEED_SHARED(model, STORIES);
+    static char pos[65536], flag[65536];
+    char args[1024], err[4096];
+    snprintf(args, sizeof args, "info %s", model);
+    CHECK_EQ(run_cli(args, pos, sizeof pos, err, sizeof err), 0);
+    snprintf(args, sizeof args, "info -m %s", model);
+    CHECK_EQ(run_cli(args, flag, sizeof flag, err, sizeof err), 0);
+    CHECK(pos[0] && !strcmp(pos, flag));
+    snprintf(args, sizeof args, "info --check --model %s", model);
+    CHECK_EQ(run_cli(args, flag, sizeof flag, err, sizeof err), 0);
+    CHECK(!strncmp(pos, flag, strlen(pos)) && strstr(flag, "\ncheck: "));
+    /* still one file, and -m needs its value */
+    snprintf(args, sizeof args, "info -m %s %s", model, model);
+    CHECK_EQ(run_cli(args, NULL, 0, err, sizeof err), 2);
+    CHECK(strstr(err, "one file at a time"));
+    CHECK_EQ(run_cli("info -m", NULL, 0, err, sizeof err), 2);
+    CHECK(strstr(err, "edgellm info: -m needs a value\n"));
+    CHECK_EQ(run_cli("info -m /nonexistent/m.gguf", NULL, 0, err, sizeof err), 1);
+    CHECK(strstr(err, "edgellm info: /nonexistent/m.gguf: "));
+    CHECK_EQ(run_cli("info --help", pos, sizeof pos, err, sizeof err), 0);
+    CHECK(strstr(pos, "-m, --model FILE"));
+}
+
+/* quantize and convert: -o naming an input is a bad command line (2), the file is named,
+ * and the input is untouched. */
+static void test_cli_output_is_input_exit_2(void)
+{
+    NEED_SHARED(gguf, STORIES);
+    NEED_SHARED(bin, STORIES_BIN);
+    NEED_SHARED(tok, STORIES_TOK);
+    const char *g = copy_fixture(gguf, "in.gguf"), *b = copy_fixture(bin, "in.bin"), *t = copy_fixture(tok, "tok.bin");
+    size_t g_size = 0, b_size = 0, t_size = 0;
+    free(read_file(g, &g_size));
+    free(read_file(b, &b_size));
+    free(read_file(t, &t_size));
+    char args[4][2048], out[1024], err[4096];
+    const char *dir = test_tmpdir(), *base = strrchr(dir, '/') + 1;
+    const char *names[4] = {"in.gguf", "in.bin", "tok.bin", "in.gguf"};
+    snprintf(args[0], sizeof args[0], "quantize %s %s --type q8_0", g, g);
+    snprintf(args[1], sizeof args[1], "convert --llama2c %s --tokenizer %s -o %s", b, t, b);
+    snprintf(args[2], sizeof args[2], "convert --llama2c %s --tokenizer %s -o %s", b, t, t);
+    snprintf(args[3], sizeof args[3], "quantize %s %s/../%s/in.gguf --type q8_0", g, dir, base);   /* another spelling */
+    for (int i = 0; i < 4; i++) {
+        int f0 = test_failures;
+        CHECK_EQ(run_cli(args[i], out, sizeof out, err, sizeof err), 2);
+        CHECK(strstr(err, names[i]) && strstr(err, "output is the input"));
+        CHECK(strstr(err, "see 'edgellm"));
+        CHECK_EQ(count_lines(err), 2);
+        if (test_failures != f0) fprintf(stderr, "   case %d: %s\n   -> %s", i, args[i], err);
+    }
+    size_t n = 0;
+    free(read_file(g, &n));
+    CHECK_EQ(n, g_size);
+    free(read_file(b, &n));
+    CHECK_EQ(n, b_size);
+    free(read_file(t, &n));
+    CHECK_EQ(n, t_size);
+}
+
+static void test_cli_bench_checks_models_before_printing(void)
+{
+    NEED_SHARED(model, STORIES);
+    char args[1024], out[4096], err[4096];
+    CHECK_EQ(run_cli("bench -m /nonexistent/missing.gguf", out, sizeof out, err, sizeof err), 1);
+    CHECK(out[0] == 0);   /* no table header */
+    CHECK(!strcmp(err, "edgellm bench: /nonexistent/missing.gguf: No such file or directory\n"));
+    /* a good model first, the missing one second: still nothing measured or printed */
+    snprintf(args, sizeof args, "bench -m %s -m /nonexistent/missing.gguf -o csv", model);
+    double t0 = edgellm_time_ms();
+    CHECK_EQ(run_cli(args, out, sizeof out, err, sizeof err), 1);
+    CHECK(edgellm_time_ms() - t0 < 5000);
+    CHECK(out[0] == 0);
+    CHECK(strstr(err, "/nonexistent/missing.gguf") && count_lines(err) == 1);
+    /* not a GGUF file */
+    const char *junk = tmp_path("junk.gguf");
+    write_file(junk, "not a gguf file, just text..........", 36);
+    snprintf(args, sizeof args, "bench -m %s -o json", junk);
+    CHECK_EQ(run_cli(args, out, sizeof out, err, sizeof err), 1);
+    CHECK(out[0] == 0 && strstr(err, "junk.gguf"));
+}
+
+static void test_cli_sweep_no_bench_prints_dash(void)
+{
+    NEED_SHARED(model, STORIES);
+    NEED_SHARED(text, VAL_TEXT);
+    static char out[16384];
+    char args[2048], err[8192];
+    const char *res = tmp_path("sweep.eval.json");
+    snprintf(args, sizeof args, "eval sweep -m %s -f %s -c 64 --chunks 2 --types q8_0 --no-bench -o %s --tmp %s", model,
+             text, res, test_tmpdir());
+    int rc = run_cli(args, out, sizeof out, err, sizeof err);
+    if (rc == 2 && strstr(err, "cannot write JSON")) {   /* a build without cJSON */
+        strcat(args, " --no-results");
+        rc = run_cli(args, out, sizeof out, err, sizeof err);
+        res = NULL;
+    }
+    CHECK_EQ(rc, 0);
+    CHECK(strstr(out, "tok/s: not measured (--no-bench)"));
+    const char *rows[2] = {"F32 (ref)", "Q8_0"};
+    for (int i = 0; i < 2; i++) {
+        const char *r = strstr(out, rows[i]);
+        const char *eol = r ? strchr(r, '\n') : NULL;
+        CHECK(r && eol);
+        if (!r || !eol) continue;
+        char line[512];
+        snprintf(line, sizeof line, "%.*s", (int)(eol - r), r);
+        /* the column before "used": right-aligned "-" (was "0") */
+        CHECK(strstr(line, "         -  ") != NULL);
+        CHECK(strstr(line, "         0  ") == NULL);
+    }
+    if (res) {
+        char *json = read_file(res, NULL);
+        CHECK(json && strstr(json, "\"tok_per_s\":\tnull") && !strstr(json, "\"tok_per_s\":\t0"));
+        free(json);
+    }
+}
+
+/* cli_draw_bar under a pseudo-terminal (quantize and synth install it only on a tty), and
+ * cli_json_str on a file name holding '"' and '\'. */
+static void test_cli_progress_bar_and_json_strings(void)
+{
+    NEED_SHARED(model, STORIES);
+    char args[4096], out[4096], err[16384];
+    /* JSON: the report names the output; its name has a quote and a backslash */
+    const char *odd = tmp_path("q\"x\\y.gguf"), *rep = tmp_path("rep.json");
+    snprintf(args, sizeof args, "quantize %s '%s' --type q8_0 --report %s", model, odd, rep);
+    CHECK_EQ(run_cli(args, out, sizeof out, err, sizeof err), 0);
+    char *json = read_file(rep, NULL);
+    CHECK(json && strstr(json, "q\\\"x\\\\y.gguf\""));
+    free(json);
+    if (run_capture("command -v script >/dev/null", NULL, 0) != 0) {
+        fprintf(stderr, "   SKIP (part): no 'script' to give the CLI a terminal\n");
+        return;
+    }
+    const char *o2 = tmp_path("bar.gguf"), *tty = tmp_path("tty.txt");
+    snprintf(args, sizeof args, "script -qec '%s quantize %s %s --type q4_0 -t 1' %s >/dev/null", EDGELLM_CLI, model,
+             o2, tty);
+    CHECK_EQ(run_capture(args, NULL, 0), 0);
+    char *t = read_file(tty, NULL);
+    /* "\r[" 30 cells "] NNN% what": starts empty, reaches 100 %, then the line is erased */
+    CHECK(t && strstr(t, "\r[                              ]   0% "));
+    CHECK(t && strstr(t, "\r[##############################] 100% "));
+    CHECK(t && strstr(t, "\r                                                                        \r"));
+    free(t);
+}
+
+int main(void)
+{
+    RUN(test_cli_run_no_bos_empty_prompt_notes_bos);
+    RUN(test_cli_info_takes_model_flag);
+    RUN(test_cli_output_is_input_exit_2);
+    RUN(test_cli_bench_checks_models_before_printing);
+    RUN(test_cli_sweep_no_bench_prints_dash);
+    RUN(test_cli_progress_bar_and_json_strings);
+    return test_summary();
+}
