@@ -3,11 +3,13 @@
 #
 # Synthesises random-weight models of two real shapes (edgellm synth), measures them with
 # `edgellm bench` (decode tg tok/s, peak RSS) and asks `edgellm plan` about the same files on
-# a device file that describes this machine with the same bandwidth figure bench uses (one
-# measurement, so plan and bench are not compared across two noisy bandwidth runs). Passes
-# when decode tok/s agree within ±25 % and peak RSS within ±15 % (issue 4's criteria).
+# this machine as `edgellm plan --device host` measures it, written to a device file so that
+# bench's roofline uses the same bandwidth figure (plan and bench are not compared across two
+# noisy bandwidth runs). Passes when decode tok/s agree within ±25 % and peak RSS within
+# ±15 % (issue 4's criteria).
 #
 # usage: bench/calibrate-plan.sh [BUILD_DIR] [THREADS]      (needs python3 for the JSON)
+# CALIBRATE_MODELS="shape:type ..." replaces the two default models (e.g. tinyllama-1.1b:q4_0).
 # Files go to ${TMPDIR:-/tmp}/edgellm-calibrate (about 0.4 GB), kept for reruns.
 set -e
 cd "$(dirname "$0")/.."
@@ -17,19 +19,30 @@ D=${TMPDIR:-/tmp}/edgellm-calibrate
 mkdir -p "$D"
 [ -x "$B" ] || { echo "calibrate-plan: $B not built (cmake -B build && cmake --build build)"; exit 1; }
 
-BW=$("$B" bench --bandwidth -t "$T" 2>&1 | sed -n 's/.*bandwidth: \([0-9.]*\) GB\/s best.*/\1/p')
-[ -n "$BW" ] || { echo "calibrate-plan: could not measure bandwidth"; exit 1; }
-cat > "$D/host.json" <<EOF
-{"devices": [{"name": "calib-host", "description": "this machine, bandwidth from edgellm bench",
-  "ram_gib": $(awk '/MemTotal/ {printf "%.2f", $2/1048576}' /proc/meminfo),
-  "usable_gib": $(awk '/MemAvailable/ {printf "%.2f", $2/1048576}' /proc/meminfo),
-  "bandwidth_gbps": $BW, "bandwidth_measured": true, "big_cores": $T, "little_cores": 0,
-  "source": "edgellm bench --bandwidth -t $T"}]}
-EOF
-echo "bandwidth (edgellm bench --bandwidth -t $T, best): $BW GB/s"
+# This machine as `edgellm plan --device host` measures it (bandwidth with all cores, GFLOP/s
+# per core from a matrix product); with THREADS below the core count, the same device cut
+# to THREADS cores and the bandwidth THREADS threads read (edgellm bench --bandwidth -t).
+"$B" plan --device host --json > "$D/host-plan.json" 2>/dev/null ||
+    { echo "calibrate-plan: edgellm plan --device host failed"; exit 1; }
+BWT=$("$B" bench --bandwidth -t "$T" 2>&1 | sed -n 's/.*bandwidth: \([0-9.]*\) GB\/s best.*/\1/p')
+[ -n "$BWT" ] || { echo "calibrate-plan: could not measure bandwidth"; exit 1; }
+python3 - "$D/host-plan.json" "$T" "$BWT" > "$D/host.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))["device"]
+t, bw = int(sys.argv[2]), float(sys.argv[3])
+if t < d["big_cores"]:
+    d["big_cores"], d["bandwidth_gbps"] = t, bw
+print(json.dumps({"devices": [{"name": "calib-host", "description": d["description"],
+    "ram_gib": d["ram_bytes"] / 2**30, "usable_gib": d["usable_bytes"] / 2**30,
+    "bandwidth_gbps": d["bandwidth_gbps"], "bandwidth_measured": True, "big_cores": d["big_cores"],
+    "little_cores": 0, "gflops_per_big_core": d["gflops_per_big_core"],
+    "gflops_per_little_core": d["gflops_per_little_core"], "source": "edgellm plan --device host"}]}))
+PY
+BW=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['devices'][0]['bandwidth_gbps'])" "$D/host.json")
+echo "host: $(python3 -c "import json,sys; d=json.load(open(sys.argv[1]))['devices'][0]; print('%d cores used, %.1f GB/s, %.0f GFLOP/s per core' % (d['big_cores'], d['bandwidth_gbps'], d['gflops_per_big_core']))" "$D/host.json")"
 printf '%-24s %10s %10s %7s %12s %12s %7s\n' model "tg bench" "tg plan" "ratio" "RSS bench" "RSS plan" ratio
 fail=0
-for spec in smollm2-135m:q8_0 smollm2-360m:q4_0; do
+for spec in ${CALIBRATE_MODELS:-smollm2-135m:q8_0 smollm2-360m:q4_0}; do
     shape=${spec%%:*}; type=${spec#*:}
     f="$D/$shape-$type.gguf"
     [ -f "$f" ] || "$B" synth --shape "$shape" --type "$type" -o "$f" >/dev/null 2>&1

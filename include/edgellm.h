@@ -331,7 +331,7 @@ typedef struct {
     int      extra_norms;     /* extra [n_embd] norm vectors per layer (Gemma-2: 2)      */
     uint64_t n_params;        /* parameters in all tensors (embedding included)          */
     int      from_file;       /* 1: read from a GGUF file                                */
-    char     file_label[16];  /* the file's precision ("Q4_K_M", "F32"...)               */
+    char     file_label[24];  /* the file's precision ("Q4_K_M", "F32"...)               */
     uint64_t file_weight_bytes; /* sum of the file's tensor sizes                        */
     uint64_t file_bytes;      /* size of the whole file                                  */
 } edgellm_plan_model;

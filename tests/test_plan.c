@@ -323,14 +323,23 @@ static void test_plan_decode_and_prefill_speed_hand_computed(void)
     memset(&d, 0, sizeof d);
     d.bw_gbps = 10.0; d.bw_measured = 1; d.n_big_cores = 2; d.gflops_big = 5.0;
     CHECK_NEAR(edgellm_plan_efficiency(&d), EDGELLM_PLAN_EFF_MEASURED, 1e-12);
-    /* memory-bound: 85e6 bytes + KV (2 x 2 x 100 x 32 x 2 = 25600 B) at 8.5 GB/s */
+    /* weight rows per token: 2 layers x (q 64 + k, v 2 x 32 + o 64 + gate, up 2 x 128 + down 64)
+     * + output 100 = 1124 */
+    CHECK_NEAR(edgellm_plan_rows_per_token(&m), 1124, 0);
+    /* memory-bound: 85e6 bytes + KV (2 x 2 x 100 x 32 x 2 = 25600 B) at 8.5 GB/s, plus 1124
+     * rows of per-row work over 2 cores, plus 2 layers of thread hand-offs */
     double kv = 2.0 * 2 * 100 * 32 * 2;
-    double t = (85e6 + kv) / 8.5e9 + 2 * EDGELLM_PLAN_LAYER_OVERHEAD_S;
+    double t = (85e6 + kv) / 8.5e9 + 1124 * EDGELLM_PLAN_ROW_OVERHEAD_S / 2 + 2 * EDGELLM_PLAN_SYNC_OVERHEAD_S;
     CHECK_NEAR(edgellm_plan_decode_steps_per_s(&m, &d, 85000000, 1000, 100, EDGELLM_TYPE_F16, 1, 0.85), 1.0 / t, 1e-6 / t);
     /* compute-bound: 1e9 matmul weights -> 2e9 + 4 x 2 x 4 x 16 x 100 FLOPs at 10 GFLOP/s */
     double flops = 2e9 + 4.0 * 2 * 4 * 16 * 100;
-    t = flops / 10e9 + 2 * EDGELLM_PLAN_LAYER_OVERHEAD_S;
+    t = flops / 10e9;
     CHECK_NEAR(edgellm_plan_decode_steps_per_s(&m, &d, 1000, 1000000000ull, 100, EDGELLM_TYPE_F16, 1, 0.85), 1.0 / t, 1e-9);
+    /* one core: the per-row work is not shared, no hand-offs */
+    d.n_big_cores = 1;
+    t = (85e6 + kv) / 8.5e9 + 1124 * EDGELLM_PLAN_ROW_OVERHEAD_S;
+    CHECK_NEAR(edgellm_plan_decode_steps_per_s(&m, &d, 85000000, 1000, 100, EDGELLM_TYPE_F16, 1, 0.85), 1.0 / t, 1e-6 / t);
+    d.n_big_cores = 2;
     /* prefill of 64 tokens: compute 64 x (2e6 + 4 x 2 x 4 x 16 x 32) at 10 GFLOP/s vs one pass of
      * 8.5e6 bytes at 8.5 GB/s (1 ms); compute wins */
     double pf = 64 * (2e6 + 4.0 * 2 * 4 * 16 * 32) / 10e9;
@@ -374,8 +383,11 @@ static void test_plan_llama2_7b_on_pi5(void)
                                  : w->total_bytes <= r->device.usable_bytes ? EDGELLM_PLAN_TIGHT : EDGELLM_PLAN_NO_FIT;
         CHECK_EQ(w->verdict, v);
     }
-    /* decode: (read bytes + KV) / (11.6 GB/s x 0.85) + 32 x 20 us; Pi 5 bound <= 3 tok/s (anchors §7) */
-    double t = (double)q4->read_bytes_per_token / (11.6e9 * 0.85) + 32 * EDGELLM_PLAN_LAYER_OVERHEAD_S;
+    /* decode: (read bytes + KV) / (11.6 GB/s x efficiency) + 32 x (4096 + 2 x 4096 + 4096 +
+     * 2 x 11008 + 4096) + 32000 = 1391872 rows over 4 cores + 32 hand-offs; Pi 5 bound <= 3
+     * tok/s (anchors §7) */
+    double t = (double)q4->read_bytes_per_token / (11.6e9 * EDGELLM_PLAN_EFF_MEASURED) +
+               1391872 * EDGELLM_PLAN_ROW_OVERHEAD_S / 4 + 32 * EDGELLM_PLAN_SYNC_OVERHEAD_S;
     CHECK_NEAR(q4->decode_tps, 1.0 / t, 1e-9);
     CHECK(q4->decode_tps < 3.0);
     /* the offline pick is the best-quality row that fits: Q5_K_M here (Q6_K is tight) */

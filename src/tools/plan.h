@@ -12,23 +12,35 @@
 
 /* ---- assumptions (each one is a calibration hook; see plan.c's opening comment) ---- */
 
-/* Fraction of the device's bandwidth figure that decode reaches.
- * Measured streaming-read figure: llama.cpp decode reaches 84-91 % of the Pi 5's measured
- * 4-thread read bandwidth (ggml-org/llama.cpp#26484); issue 3 targets >= 85 %.
- * Theoretical peak figure: 60 % (Pi 5), ~68 % (i9-13900K DDR5-6400), ~78 % (Apple M1),
- * 57-74 % (OnePlus 12, ExecuTorch) — anchors.md §4.3; we take 0.65. */
-#define EDGELLM_PLAN_EFF_MEASURED 0.85
+/* Decode time per token (plan_math.c, edgellm_plan_decode_steps_per_s) =
+ *     weights and KV read / (bandwidth x efficiency)          streaming
+ *   + weight rows x EDGELLM_PLAN_ROW_OVERHEAD_S / cores          per-row work of the kernels
+ *   + n_layer x EDGELLM_PLAN_SYNC_OVERHEAD_S (when threaded)     hand-offs between kernels
+ * and never faster than the compute over the big cores.
+ * Calibrated with bench/calibrate-plan.sh and `edgellm bench` (README "Planning"): a
+ * least-squares fit over tg32 of synthetic smollm2-135m Q8_0, smollm2-360m Q4_0 and
+ * tinyllama-1.1b Q4_0 at 1 and 2 threads on the 2-core Zen 5 dev machine (each run against
+ * the bandwidth measured just before with the same thread count) gave efficiency 0.98,
+ * 24 ns per weight row per token on one core and 10 us per layer with 2 threads; the worst
+ * of the six predictions was 14 % off. The per-row and per-layer costs are CPU time: on
+ * cores slower than that Zen 5 they are larger (not calibrated elsewhere).
+ * For a catalogue device quoted at theoretical peak bandwidth: llama.cpp decode reaches
+ * 60 % (Pi 5), ~68 % (i9-13900K DDR5-6400), ~78 % (Apple M1), 57-74 % (OnePlus 12,
+ * ExecuTorch) of the peak figure — anchors.md §4.3; we take 0.65. */
+#define EDGELLM_PLAN_EFF_MEASURED 0.98
 #define EDGELLM_PLAN_EFF_PEAK     0.65
+#define EDGELLM_PLAN_ROW_OVERHEAD_S 24e-9
+#define EDGELLM_PLAN_SYNC_OVERHEAD_S 10e-6
 /* Prompt tokens processed per forward pass (llama-bench default -ub 512, anchors §1.5). */
 #define EDGELLM_PLAN_UBATCH 512
-/* Fixed runtime memory: executable, libc, thread stacks, allocator slack (estimate; to be
- * calibrated against `edgellm bench` peak RSS). */
-#define EDGELLM_PLAN_OVERHEAD_FIXED ((uint64_t)24 << 20)
+/* Fixed runtime memory: executable, libc, thread stacks, allocator slack. Peak RSS from
+ * `edgellm bench` minus weights, KV cache, scratch and tokenizer tables was 3-5 MiB for the
+ * calibration models above; 6 MiB keeps a little slack. */
+#define EDGELLM_PLAN_OVERHEAD_FIXED ((uint64_t)6 << 20)
 /* Tokenizer tables per vocabulary entry: string (~8 B), score, type, length, hash index. */
 #define EDGELLM_PLAN_OVERHEAD_PER_TOKEN 40u
-/* Fixed cost per layer per forward pass: thread hand-offs and barriers around ~8 kernels
- * (estimate: a few microseconds each). Dominates only for tiny models; calibrate with
- * `edgellm bench` on a small synthetic model. */
+/* Fixed cost per layer per prefill pass (ubatch): thread hand-offs and barriers around
+ * ~8 kernels. */
 #define EDGELLM_PLAN_LAYER_OVERHEAD_S 20e-6
 /* Largest batch the offline recommendation suggests (the guide's 4-8, §4.4 and §6.2). */
 #define EDGELLM_PLAN_MAX_BATCH 8
@@ -117,9 +129,14 @@ uint64_t edgellm_plan_overhead_bytes(const edgellm_plan_model *m);
 /* FLOPs of one token at position `pos`: 2 per matmul weight + 4 * n_layer * n_head *
  * head_dim * pos for QK^T and AV. */
 double edgellm_plan_flops_per_token(const edgellm_plan_model *m, uint64_t matmul_params, double pos);
-/* Decode steps per second of `batch` sequences at context position n_ctx: the slower of
- * memory (read_bytes + batch * KV / (bw * eff)) and compute (big cores only: little
- * cores slow decode down, anchors.md §6 item 4). */
+/* Weight rows multiplied per decoded token: q, k, v, o, gate, up, down of every layer and
+ * the output matrix (n_vocab rows). */
+double edgellm_plan_rows_per_token(const edgellm_plan_model *m);
+/* Decode steps per second of `batch` sequences at context position n_ctx (see the
+ * calibration comment above): streaming (read_bytes + batch * KV) / (bw * eff), plus
+ * batch x rows x EDGELLM_PLAN_ROW_OVERHEAD_S over the cores, plus n_layer x
+ * EDGELLM_PLAN_SYNC_OVERHEAD_S when more than one core works; never faster than the
+ * compute over the big cores (little cores slow decode down, anchors.md §6 item 4). */
 double edgellm_plan_decode_steps_per_s(const edgellm_plan_model *m, const edgellm_plan_device *d,
                                        uint64_t read_bytes, uint64_t matmul_params, int n_ctx, int kv_type,
                                        int batch, double efficiency);
@@ -149,6 +166,11 @@ extern const char *const edgellm_plan_default_types[];
 extern const int         edgellm_plan_default_n_types;
 
 /* ---- membw.c ---- */
+/* Sustained Q4_0 matrix-product GFLOP/s of one core with this build's kernels (prefill
+ * shape: 64 tokens, weights in L2), best of repetitions within max_ms (<= 0: 200 ms).
+ * 0 when memory cannot be had. compute_bench.c. */
+double edgellm_plan_measure_gflops(int max_ms);
+
 /* Buffer size edgellm_membw_measure picks when buffer_bytes is 0. */
 size_t edgellm_membw_auto_bytes(void);
 

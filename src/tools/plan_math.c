@@ -317,14 +317,24 @@ static double compute_gflops(const edgellm_plan_device *d)
     return g > 0 ? g : 1.0;
 }
 
+double edgellm_plan_rows_per_token(const edgellm_plan_model *m)
+{
+    double q = (double)m->n_head * m->head_dim, kv = (double)m->n_head_kv * m->head_dim;
+    return (double)m->n_layer * (q + 2 * kv + m->n_embd + 2.0 * m->n_ff + m->n_embd) + m->n_vocab;
+}
+
 double edgellm_plan_decode_steps_per_s(const edgellm_plan_model *m, const edgellm_plan_device *d, uint64_t read_bytes,
                                        uint64_t matmul_params, int n_ctx, int kv_type, int batch, double efficiency)
 {
     double kv = (double)edgellm_plan_kv_bytes(m->n_layer, n_ctx, m->n_head_kv, m->head_dim, kv_type);
     double bw = d->bw_gbps * 1e9 * (efficiency > 0 ? efficiency : 1.0);
+    int cores = d->n_big_cores > 0 ? d->n_big_cores : d->n_little_cores;
+    if (cores < 1) cores = 1;
     double t_mem = ((double)read_bytes + batch * kv) / (bw > 0 ? bw : 1.0);
+    t_mem += batch * edgellm_plan_rows_per_token(m) * EDGELLM_PLAN_ROW_OVERHEAD_S / cores;
+    if (cores > 1) t_mem += m->n_layer * EDGELLM_PLAN_SYNC_OVERHEAD_S;
     double t_cmp = batch * edgellm_plan_flops_per_token(m, matmul_params, n_ctx) / (compute_gflops(d) * 1e9);
-    double t = (t_mem > t_cmp ? t_mem : t_cmp) + m->n_layer * EDGELLM_PLAN_LAYER_OVERHEAD_S;
+    double t = t_mem > t_cmp ? t_mem : t_cmp;
     return t > 0 ? 1.0 / t : 0.0;
 }
 

@@ -398,20 +398,24 @@ edgellm_status edgellm_plan_host_device(int bench_ms, edgellm_plan_device *out, 
     snprintf(out->description, sizeof out->description, "this machine: %.60s, %d cores", cpu, n_phys);
     snprintf(out->source, sizeof out->source,
              "measured: /proc/meminfo (MemAvailable = usable); read bandwidth best of %d runs, %d threads, %zu MiB "
-             "buffer; GFLOP/s per core assumed",
+             "buffer; GFLOP/s per core from a Q4_0 matrix product",
              br.n_runs, br.n_threads, br.buffer_bytes >> 20);
     out->ram_bytes = total;
     out->usable_bytes = avail ? avail : total / 2;
     out->bw_gbps = br.best_gbps;
     out->bw_measured = 1;
-    /* assumed sustained GFLOP/s per core (plan_catalog.c): AVX2-class x86 30, A76-class 25 */
+    /* GFLOP/s per core: measured with edgellm's own kernels (compute_bench.c); when that
+     * fails, the catalogue's assumption for the ISA (AVX2-class x86 30, A76-class 25) */
+    out->gflops_big = edgellm_plan_measure_gflops(bench_ms > 0 ? bench_ms / 5 : 200);
+    if (!(out->gflops_big > 0)) {
 #if defined(__x86_64__) || defined(_M_X64)
-    out->gflops_big = 30.0;
+        out->gflops_big = 30.0;
 #elif defined(__aarch64__)
-    out->gflops_big = 25.0;
+        out->gflops_big = 25.0;
 #else
-    out->gflops_big = 10.0;
+        out->gflops_big = 10.0;
 #endif
+    }
     out->gflops_little = out->gflops_big / 4;
     out->has_npu = 0;
     return EDGELLM_OK;
