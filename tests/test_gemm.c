@@ -3,10 +3,12 @@
  *
  *  - bit-identical to a scalar model of their arithmetic (gemm.h, kernel files): exact
  *    integer block sums, per lane fma(float(isum), d_w·d_x, acc) in block order with the
- *    lane of block b = perm(b mod 16), then the fixed 16-lane tree (K-quants and the
- *    AArch64 dotprod kernels: their vec_dot, whose arithmetic they promise). The model is
- *    computed here from the converted activations, independently of n, of the row tile
- *    and of the thread;
+ *    lane of block b = perm(b mod 16), then the fixed 16-lane tree; for Q4_K / Q6_K
+ *    (k_avx512.h) the exact per-lane super-block sums, fma by d·d_x (and fnmadd of the
+ *    mins by dmin·d_x), the same tree; and equal to their vec_dot, whose arithmetic they
+ *    promise (the AArch64 dotprod kernels: their vec_dot only). The model is computed
+ *    here from the converted activations, independently of n, of the row tile and of the
+ *    thread;
  *  - a batch of n tokens equals n single-token calls bit for bit (prefill == decode), for
  *    1, 2, 3 and 7 threads, and edgellm_matmul_batch equals separate calls;
  *  - within tolerance of the traits' reference dot (double sums):
@@ -15,8 +17,10 @@
  *  - shapes that reach every tail: rows not a multiple of the 16-row tiles or the 4-row
  *    prefill tiles, tokens not a multiple of the 3-token tiles, 8-token groups or 64-token
  *    chunks, rows whose last 16-block group is partial, rows longer than one packed chunk;
- *    weights from the reference quantizer, raw random blocks (Q8_0 codes -128 included) and
- *    zero blocks; activations random, zero and large.
+ *    weights from the reference quantizer, raw random blocks (Q8_0 codes -128 included),
+ *    zero blocks and extreme blocks (every code and sub-block scale at its maximum, Q6_K
+ *    scales -128, half scales +-65504); activations random, zero, large and constant
+ *    (all codes -128).
  * The exact-model checks run at each level with tile kernels (AVX-512 VNNI: 16 lanes, AVX2:
  * 8 lanes); a level the CPU lacks is skipped with a message. */
 #include "test_util.h"
@@ -25,6 +29,7 @@
 #include "kernels/dispatch.h"
 #include "kernels/matmul.h"
 #include "tensor/blocks.h"
+#include "tensor/quant.h"
 #include "tensor/types.h"
 
 static uint64_t rng = 0x0DDB1A5E5BAD5EEDull;
@@ -84,6 +89,59 @@ static float model_q8_0_acts(int type, const uint8_t *w, const edgellm_block_q8_
     return lanes == 16 ? tree16(acc) : tree8(acc);
 }
 
+/* Model of k_avx512.h for Q4_K: lane l of chunk c (64 codes, elements 64c..64c+63) sums
+ * elements 64c + 4l .. 64c + 4l + 3 times the scale of their sub-block; mins in 8 lanes. */
+static float model_q4_K(const uint8_t *w, const edgellm_block_q8_K *x, int64_t cols)
+{
+    float acc[16] = {0}, accm[8] = {0}, v[16];
+    for (int64_t i = 0; i < cols / 256; i++) {
+        const edgellm_block_q4_K *b = (const edgellm_block_q4_K *)w + i;
+        uint8_t sc[8], m[8];
+        for (int j = 0; j < 8; j++) edgellm_k_scale_min(j, b->scales, &sc[j], &m[j]);
+        int32_t S[16] = {0};
+        for (int c = 0; c < 4; c++)
+            for (int p = 0; p < 64; p++) {
+                const int code = p < 32 ? b->qs[32 * c + p] & 15 : b->qs[32 * c + p - 32] >> 4;
+                S[p / 4] += sc[2 * c + p / 32] * code * x[i].qs[64 * c + p];
+            }
+        const float dd = edgellm_f16_to_f32(b->d) * x[i].d, dm = edgellm_f16_to_f32(b->dmin) * x[i].d;
+        for (int l = 0; l < 16; l++) acc[l] = fmaf((float)S[l], dd, acc[l]);
+        for (int j = 0; j < 8; j++) {
+            const int32_t M = m[j] * (x[i].bsums[2 * j] + x[i].bsums[2 * j + 1]);
+            accm[j] = fmaf(-(float)M, dm, accm[j]);
+        }
+    }
+    for (int l = 0; l < 16; l++) v[l] = acc[l] + (l < 8 ? accm[l] : 0.0f);
+    return tree16(v);
+}
+
+/* Model of k_avx512.h for Q6_K: codes u = q + 32 (layout in blocks.h); lane l of vector
+ * q (elements 64q..64q+63) sums elements 64q + 4l .. +3 times their sub-block's scale;
+ * lanes 0-7 also take -32·(sc_2l·bsums_2l + sc_2l+1·bsums_2l+1). */
+static float model_q6_K(const uint8_t *w, const edgellm_block_q8_K *x, int64_t cols)
+{
+    float acc[16] = {0};
+    for (int64_t i = 0; i < cols / 256; i++) {
+        const edgellm_block_q6_K *b = (const edgellm_block_q6_K *)w + i;
+        int u[256];
+        for (int h = 0; h < 2; h++)
+            for (int l = 0; l < 32; l++) {
+                const uint8_t lo = b->ql[64 * h + l], hi = b->ql[64 * h + 32 + l], qh = b->qh[32 * h + l];
+                u[128 * h + l] = (lo & 15) | (qh & 3) << 4;
+                u[128 * h + l + 32] = (hi & 15) | (qh >> 2 & 3) << 4;
+                u[128 * h + l + 64] = (lo >> 4) | (qh >> 4 & 3) << 4;
+                u[128 * h + l + 96] = (hi >> 4) | (qh >> 6 & 3) << 4;
+            }
+        int32_t S[16] = {0};
+        for (int e = 0; e < 256; e++) S[(e % 64) / 4] += b->scales[e / 16] * u[e] * x[i].qs[e];
+        for (int l = 0; l < 8; l++)
+            S[l] += -32 * b->scales[2 * l] * x[i].bsums[2 * l] + -32 * b->scales[2 * l + 1] * x[i].bsums[2 * l + 1];
+        const float dd = edgellm_f16_to_f32(b->d) * x[i].d;
+        for (int l = 0; l < 16; l++) acc[l] = fmaf((float)S[l], dd, acc[l]);
+    }
+    return tree16(acc);
+}
+
 /* Lanes of the tile kernels at the active level; 0 when it has none. */
 static int tile_lanes(void)
 {
@@ -92,21 +150,22 @@ static int tile_lanes(void)
 }
 
 /* Model of the tile kernel for `type` at the active level; false when none is modelled.
- * The K-quant kernels (gemm_k_avx512.c) promise the arithmetic of their vec_dot: the model
- * is that vec_dot. */
-static bool model(int type, const uint8_t *w, const void *xq, int64_t cols, float *out)
+ * The K-quant kernels (gemm_k_avx512.c) also promise the arithmetic of their vec_dot:
+ * *alt is that vec_dot (else *alt = *out). */
+static bool model(int type, const uint8_t *w, const void *xq, int64_t cols, float *out, float *alt)
 {
     const int lanes = tile_lanes();
     if (lanes && (type == EDGELLM_TYPE_Q4_0 || type == EDGELLM_TYPE_Q8_0)) {
-        *out = model_q8_0_acts(type, w, xq, cols, lanes);
+        *out = *alt = model_q8_0_acts(type, w, xq, cols, lanes);
         return true;
     }
     if (lanes == 16 && (type == EDGELLM_TYPE_Q4_K || type == EDGELLM_TYPE_Q6_K)) {
-        *out = edgellm_kernels_vec_dot(type)(cols, w, xq);
+        *out = type == EDGELLM_TYPE_Q4_K ? model_q4_K(w, xq, cols) : model_q6_K(w, xq, cols);
+        *alt = edgellm_kernels_vec_dot(type)(cols, w, xq);
         return true;
     }
     if (!strcmp(edgellm_kernels_name(), "dotprod") && (type == EDGELLM_TYPE_Q4_0 || type == EDGELLM_TYPE_Q8_0)) {
-        *out = edgellm_kernels_vec_dot(type)(cols, w, xq);   /* gemm_q_dotprod.c: the vec_dot's steps */
+        *out = *alt = edgellm_kernels_vec_dot(type)(cols, w, xq);   /* gemm_q_dotprod.c: the vec_dot's steps */
         return true;
     }
     return false;
@@ -133,7 +192,9 @@ static uint16_t rand_half(void)
 }
 
 /* Row r of a weight matrix: mode 0 reference quantizer, 1 raw random blocks (finite
- * random half scales), 2 zeros. */
+ * random half scales), 2 zeros, 3 extreme: every byte 0xFF but the half scales (codes
+ * and K-quant sub-block scales and mins at their maximum; Q6_K scales -128), half scales
+ * +-65504. */
 static void make_row(int type, uint8_t *row, int64_t cols, int mode, float *tmp)
 {
     const edgellm_type_traits *t = edgellm_type_get_traits(type);
@@ -147,11 +208,12 @@ static void make_row(int type, uint8_t *row, int64_t cols, int mode, float *tmp)
         t->from_float_ref(tmp, row, cols);
         return;
     }
-    for (size_t i = 0; i < rb; i++) row[i] = (uint8_t)rnd();
+    for (size_t i = 0; i < rb; i++) row[i] = mode == 3 ? 0xff : (uint8_t)rnd();
     const int64_t nb = cols / t->blck_size;
     for (int64_t b = 0; b < nb; b++) {                 /* finite scales */
         uint8_t *blk = row + (size_t)b * t->type_size;
-        const uint16_t h = rand_half(), h2 = rand_half();
+        const uint16_t h = mode == 3 ? (b & 1 ? 0xfbff : 0x7bff) : rand_half(), h2 = mode == 3 ? 0x7bff : rand_half();
+        if (mode == 3 && type == EDGELLM_TYPE_Q6_K) memset(blk + 192, 0x80, 16);   /* scales -128 */
         if (type == EDGELLM_TYPE_Q6_K) memcpy(blk + 208, &h, 2);          /* ql qh scales d */
         else memcpy(blk, &h, 2);
         if (type == EDGELLM_TYPE_Q4_K) memcpy(blk + 2, &h2, 2);           /* d dmin ...     */
@@ -166,14 +228,15 @@ static void gemm_case(int type, int64_t rows, int64_t cols, int64_t n)
     const size_t rb = edgellm_type_row_size(type, cols);
     uint8_t *wd = malloc(rb * (size_t)rows);
     float *tmp = malloc(sizeof(float) * (size_t)cols);
-    for (int64_t r = 0; r < rows; r++) make_row(type, wd + (size_t)r * rb, cols, r % 11 == 10 ? 2 : (int)(r % 2), tmp);
+    for (int64_t r = 0; r < rows; r++)
+        make_row(type, wd + (size_t)r * rb, cols, r % 11 == 10 ? 2 : r % 13 == 12 ? 3 : (int)(r % 2), tmp);
     edgellm_tensor W = {wd, type, cols, rows, rb};
     CHECK(edgellm_matmul_supported(&W));
 
     float *x = malloc(sizeof(float) * (size_t)(n * cols));
     for (int64_t tkn = 0; tkn < n; tkn++)
         for (int64_t i = 0; i < cols; i++)
-            x[tkn * cols + i] = tkn % 5 == 4 ? 0.0f : frand() * (tkn % 3 == 2 ? 300.0f : 1.0f);
+            x[tkn * cols + i] = tkn % 5 == 4 ? 0.0f : tkn % 7 == 6 ? 2.5f : frand() * (tkn % 3 == 2 ? 300.0f : 1.0f);
     const size_t ss = edgellm_matmul_scratch_size(&W, n);
     void *scratch = malloc(ss + 64);
     float *y = malloc(sizeof(float) * (size_t)(n * rows)), *y1 = malloc(sizeof(float) * (size_t)(n * rows));
@@ -211,11 +274,12 @@ static void gemm_case(int type, int64_t rows, int64_t cols, int64_t n)
         for (int64_t r = 0; r < rows; r++) {
             const uint8_t *wr = wd + (size_t)r * rb;
             const float got = y[tkn * rows + r];
-            float want;
-            if (exact && model(type, wr, xq, cols, &want) && memcmp(&want, &got, sizeof got)) {
+            float want, want2;
+            if (exact && model(type, wr, xq, cols, &want, &want2) &&
+                (memcmp(&want, &got, sizeof got) || memcmp(&want2, &got, sizeof got))) {
                 if (bad_model++ < 3)
-                    fprintf(stderr, "   %s %lldx%lld n=%lld: y[%lld][%lld] = %.9g, model %.9g\n", t->name, (long long)rows,
-                            (long long)cols, (long long)n, (long long)tkn, (long long)r, got, want);
+                    fprintf(stderr, "   %s %lldx%lld n=%lld: y[%lld][%lld] = %.9g, model %.9g, vec_dot %.9g\n", t->name,
+                            (long long)rows, (long long)cols, (long long)n, (long long)tkn, (long long)r, got, want, want2);
             }
             t->to_float(wr, wf, cols);
             memcpy(w0, wr, rb);

@@ -4,7 +4,7 @@
  *  - dot products, per variant the CPU runs (others are skipped with a message), on
  *    1..33 blocks (odd counts and every loop tail), weights from the reference quantizer
  *    and raw random blocks, and edge blocks: all-zero codes, all-ones (max-magnitude)
- *    codes, activations all +127 / all -128 / alternating, tiny (subnormal half) and huge
+ *    codes, codes and sub-block scales/mins all at their extremes, activations all +127 / all -128 / alternating, tiny (subnormal half) and huge
  *    (65504) scales, rows at odd addresses.
  *    Tolerance: |fast - ref| <= (2·nb + 8)·2^-23·mag + nb·2^-120, with
  *    mag = Σ_i (|w_i| + |w0_i|)·|x_i|: w = the dequantized weights, w0 = the same blocks
@@ -168,8 +168,10 @@ static void scale_offsets(int type, int *d_off, int *m_off)
 
 /* Weight rows. mode 0: reference quantizer of random floats; 1: random bytes with sane
  * half scales; 2: codes all zero; 3: codes all 0xFF; 4: random codes, tiny scales
- * (half 0x0001); 5: random codes, huge scales (65504). Float types: mode picks the
- * magnitude of random values. */
+ * (half 0x0001); 5: random codes, huge scales (65504); 6: every byte but the half scales
+ * 0xFF (K-quants: codes and 6-bit sub-block scales and mins at their maximum; Q6_K:
+ * codes 63 with int8 scales -128). Float types: mode picks the magnitude of random
+ * values. */
 static void make_weights(int type, int64_t n, uint8_t *w, int mode)
 {
     const edgellm_type_traits *t = edgellm_type_get_traits(type);
@@ -198,6 +200,8 @@ static void make_weights(int type, int64_t n, uint8_t *w, int mode)
         for (size_t i = 0; i < t->type_size; i++) blk[i] = (uint8_t)rnd();
         if (mode == 2) memset(blk + off, 0, len);
         if (mode == 3) memset(blk + off, 0xff, len);
+        if (mode == 6) memset(blk, 0xff, t->type_size);
+        if (mode == 6 && type == EDGELLM_TYPE_Q6_K) memset(blk + 192, 0x80, 16);   /* scales -128 */
         uint16_t d = edgellm_f32_to_f16(0.01f + 0.02f * (frand() + 1)), m = edgellm_f32_to_f16(0.05f * frand());
         if (mode == 4) d = m = 0x0001;
         if (mode == 5) { d = 0x7bff; m = 0xfbff; }
@@ -327,7 +331,7 @@ static void test_simd_dots_match_ref(void)
         double worst = 0;
         for (size_t a = 0; a < sizeof nbs / sizeof nbs[0]; a++) {
             const int64_t nb = t->blck_size == 256 || t->blck_size > 32 ? (nbs[a] > 9 ? nbs[a] / 3 : nbs[a]) : nbs[a];
-            for (int wm = 0; wm <= 5; wm++)
+            for (int wm = 0; wm <= 6; wm++)
                 for (int xm = 0; xm <= 6; xm++) {
                     if (t->vec_dot_type == EDGELLM_TYPE_F32 && xm >= 1 && xm <= 4) continue;
                     bad += dot_case(v, nb, wm, xm, (int)(a & 1), &worst);

@@ -15,6 +15,22 @@
 /* IEEE half -> float, exact (F16C). */
 static inline float x86_h2f(uint16_t h) { return _cvtsh_ss(h); }
 
+/* The 8 6-bit scales and 8 6-bit mins of a Q4_K / Q5_K block (12 packed bytes, layout:
+ * edgellm_k_scale_min in src/tensor/quant_k.c) as 8 bytes each, byte j of *sc = sc_j, of
+ * *m = m_j, with 32-bit integer operations only (no round trip through memory). */
+static inline void x86_q4_K_scales(const uint8_t q[12], uint64_t *sc, uint64_t *m)
+{
+    uint32_t a, b, c;
+    memcpy(&a, q, 4);
+    memcpy(&b, q + 4, 4);
+    memcpy(&c, q + 8, 4);
+    const uint32_t sc_lo = a & 0x3f3f3f3fu, m_lo = b & 0x3f3f3f3fu;
+    const uint32_t sc_hi = (c & 0x0f0f0f0fu) | ((a >> 6) & 0x03030303u) << 4;
+    const uint32_t m_hi = ((c >> 4) & 0x0f0f0f0fu) | ((b >> 6) & 0x03030303u) << 4;
+    *sc = (uint64_t)sc_hi << 32 | sc_lo;
+    *m = (uint64_t)m_hi << 32 | m_lo;
+}
+
 /* Sum of 8 floats in a fixed tree: (lo128 + hi128), then pairs, then the last two. */
 static inline float x86_hsum8(__m256 v)
 {

@@ -4,7 +4,9 @@
  * layouts in blocks.h: 8 sub-blocks of 32, 6-bit scale sc_j and min m_j, halves d, dmin.
  *
  * Per super-block (256 elements), all integer sums exact in int32:
- *   S = Σ_j sc_j · Σ_{e in j} q_e·x_e      (maddubs: q <= 31, x int8; then madd by sc_j)
+ *   S = Σ_j sc_j · Σ_{e in j} q_e·x_e      (maddubs: q <= 31, x int8; then madd by sc_j,
+ *                                           the 16 words of sc_j from one VPSHUFB of the
+ *                                           scale bytes, unpacked by x86_q4_K_scales)
  *   M = Σ_j m_j · (bsums[2j] + bsums[2j+1]) (Q8_K's 16-element sums, madd)
  *   acc += (d·d_x)·S - (dmin·d_x)·M          (8 float lanes, FMA)
  * The ref adds the same terms in double. Tolerance: |fast - ref| <= (nb + 4)·2^-22·
@@ -15,29 +17,20 @@
 #include "avx2_util.h"
 #include "../../tensor/blocks.h"
 
-/* The 8 scales and 8 mins as int16 vectors: sc as [sc_j x16 lanes chosen per chunk by the
- * caller], mins duplicated pairwise [m0 m0 m1 m1 ... m7 m7] to meet the 16 bsums. */
-static inline void k_scales(const uint8_t *q, uint8_t sc[8], __m256i *mins16)
-{
-    uint8_t m[8];
-    for (int j = 0; j < 4; j++) {
-        sc[j] = q[j] & 63;
-        m[j] = q[j + 4] & 63;
-    }
-    for (int j = 4; j < 8; j++) {
-        sc[j] = (uint8_t)((q[j + 4] & 15) | (q[j - 4] >> 6) << 4);
-        m[j] = (uint8_t)((q[j + 4] >> 4) | (q[j] >> 6) << 4);
-    }
-    const __m128i m8 = _mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)m));
-    *mins16 = _mm256_set_m128i(_mm_unpackhi_epi16(m8, m8), _mm_unpacklo_epi16(m8, m8));
-}
+/* VPSHUFB controls on a register holding the 8 scale bytes in each 64-bit lane: word
+ * vector of sub-block j = 16 × sc_j (control bytes j, 0x80); then the min bytes doubled
+ * into words [m0 m0 m1 m1 m2 m2 m3 m3 | m4 m4 m5 m5 m6 m6 m7 m7] to meet the 16 bsums. */
+static inline __m256i k_ctl(int j) { return _mm256_set1_epi16((short)(0x8000 | j)); }
 
 static inline __m256 k45_block(const uint8_t *scales, const uint8_t *qs, const uint8_t *qh, uint16_t dh,
                                uint16_t dminh, const edgellm_block_q8_K *b, __m256 acc)
 {
-    uint8_t sc[8];
-    __m256i mins16;
-    k_scales(scales, sc, &mins16);
+    uint64_t scv, mv;
+    x86_q4_K_scales(scales, &scv, &mv);
+    const __m256i bsc = _mm256_set1_epi64x((long long)scv);
+    const __m256i mctl = _mm256_set_epi64x((long long)0x8007800780068006ULL, (long long)0x8005800580048004ULL,
+                                           (long long)0x8003800380028002ULL, (long long)0x8001800180008000ULL);
+    const __m256i mins16 = _mm256_shuffle_epi8(_mm256_set1_epi64x((long long)mv), mctl);
     const __m256i m4 = _mm256_set1_epi8(15), one = _mm256_set1_epi8(1);
     const __m256i hb = qh ? _mm256_loadu_si256((const __m256i *)qh) : _mm256_setzero_si256();
     __m256i sumi = _mm256_setzero_si256();
@@ -50,8 +43,8 @@ static inline __m256 k45_block(const uint8_t *scales, const uint8_t *qs, const u
         }
         const __m256i y0 = _mm256_loadu_si256((const __m256i *)(b->qs + 64 * c));
         const __m256i y1 = _mm256_loadu_si256((const __m256i *)(b->qs + 64 * c + 32));
-        const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, y0), _mm256_set1_epi16(sc[2 * c]));
-        const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y1), _mm256_set1_epi16(sc[2 * c + 1]));
+        const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, y0), _mm256_shuffle_epi8(bsc, k_ctl(2 * c)));
+        const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y1), _mm256_shuffle_epi8(bsc, k_ctl(2 * c + 1)));
         sumi = _mm256_add_epi32(sumi, _mm256_add_epi32(p0, p1));
     }
     const __m256i summ = _mm256_madd_epi16(mins16, _mm256_loadu_si256((const __m256i *)b->bsums));

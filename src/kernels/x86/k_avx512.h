@@ -1,0 +1,180 @@
+/*
+ * k_avx512.h — the arithmetic of Q4_K and Q6_K weights · Q8_K activations with AVX-512
+ * BW/VL + VNNI, for one weight row × a tile of C activation rows. Shared by the vec_dot
+ * kernels (dot_k_avx512.c: C = 1) and the tile kernels (gemm_k_avx512.c: C = 1 for decode,
+ * 4 for prefill), so every (row, token) takes the same steps whatever the tile: prefill
+ * and decode are bit-identical. Include only from *_avx512.c files. Layouts:
+ * src/tensor/blocks.h; reference: src/tensor/quant_k.c.
+ *
+ * Per super-block (256 elements) and (row, token), exact in int32:
+ *
+ *   Q4_K  scales sc_j and mins m_j (6 bits) unpacked once per block by x86_q4_K_scales
+ *         (avx2_util.h) into two u64 of 8 bytes. For chunk c = 0..3 (elements 64c..64c+63,
+ *         sub-blocks 2c and 2c+1): the 32 code bytes are broadcast to both 256-bit halves,
+ *         the upper half shifted right by 4 (VPSRLVW), & 15: 64 codes in element order;
+ *             S = VPDPWSSD(S, VPMADDUBSW(codes, x[64c..]), sc words)
+ *         (pairs <= 2·15·128 = 3840; the scale words come from one VPSHUFB of the
+ *         broadcast scale bytes: words 0-15 sc_2c, 16-31 sc_2c+1). Mins through Q8_K's
+ *         bsums: M = VPMADDWD([m0 m0 m1 m1 .. m7 m7], bsums) (8 lanes, lane j = m_j·Σ of
+ *         sub-block j). Then, d and dmin converted together and times d_x:
+ *             acc  = fma(float(S), d·d_x, acc)            (16 lanes)
+ *             accm = fnmadd(float(M), dmin·d_x, accm)      (8 lanes)
+ *         y = x86_hsum16(acc + [accm | 0]).
+ *   Q6_K  the 64 bytes of ql of half h hold codes 128h..128h+63 in their low nibbles and
+ *         128h+64..128h+127 in their high nibbles; the 32 bytes of qh (broadcast to both
+ *         halves) hold the 2 high bits of element 128h + 32k + l in bits 2k..2k+1 of byte
+ *         l. Each 64-code vector u (0..63) = nibbles | ((qh & mask) shifted per 256-bit
+ *         half by VPSLLVW/VPSRLVW to bits 4-5), merged by one VPTERNLOGD; then
+ *             S = VPDPWSSD(S, VPMADDUBSW(u, x[64q..]), sc words)   q = 0..3
+ *         (pairs <= 2·63·128 = 16128; words 8k..8k+7 of vector q = sc_4q+k, by VPERMW),
+ *         and the offset of the codes (w = u - 32) through bsums:
+ *             S = VPDPWSSD(S, -32·sc (16 words), bsums)
+ *             acc = fma(float(S), d·d_x, acc)               (16 lanes)
+ *         y = x86_hsum16(acc).
+ * |S| < 2^31 in both: Q4_K |S| <= 256·63·15·128 < 2^25, Q6_K <= 256·128·63·128 < 2^29.
+ * Tolerance against the ref (double sums), as the AVX2 twins: |fast - ref| <= (nb + 4)·
+ * 2^-22·Σ(|w·x| + |offset/min terms|) (tests/test_kernels_simd.c, tests/test_gemm.c).
+ *
+ * Measured on the 2-core Zen 5 dev machine, one thread, rows of 2048 resident in L1/L2
+ * (compute only), GB/s of weights, previous kernels (VPMADDUBSW + VPMADDWD by VPERMW'd
+ * scales per 64 codes, scalar scale unpacking; Q6_K through VPMULLD) -> these: decode
+ * tile Q4_K 28.5 -> 39, Q6_K 37 -> 52; 4-token prefill tile (weights × tokens) Q4_K
+ * 49 -> 58, Q6_K 70 -> 85. Decode streams the weights from DRAM, where this is worth
+ * less: Q4_K rows at ~82 -> ~87 % of a plain read of the same bytes (tinyllama shape).
+ */
+#ifndef EDGELLM_K_AVX512_H
+#define EDGELLM_K_AVX512_H
+
+#include "avx512_util.h"
+#include "../../tensor/blocks.h"
+
+#define X86_K_MAX_C 4            /* tokens per tile, at most */
+/* Loops over tokens and chunks are unrolled so that the tile lives in registers. */
+#define X86_UNROLL _Pragma("GCC unroll 8")
+
+/* VPSHUFB controls of Q4_K, one word 0x8000 | j per output word (byte j of the 64-bit
+ * lane into the low byte, zero into the high byte): chunk c takes scale byte 2c into
+ * words 0-15 and 2c+1 into words 16-31; row 4 (256 bits) doubles the min bytes into
+ * words [m0 m0 m1 m1 m2 m2 m3 m3 | m4 m4 m5 m5 m6 m6 m7 m7]. */
+static const uint16_t x86_q4_K_ctl[5][32] __attribute__((aligned(64))) = {
+#define X86_W16(a) 0x8000 | (a), 0x8000 | (a), 0x8000 | (a), 0x8000 | (a), 0x8000 | (a), 0x8000 | (a), \
+                   0x8000 | (a), 0x8000 | (a), 0x8000 | (a), 0x8000 | (a), 0x8000 | (a), 0x8000 | (a), \
+                   0x8000 | (a), 0x8000 | (a), 0x8000 | (a), 0x8000 | (a)
+    {X86_W16(0), X86_W16(1)}, {X86_W16(2), X86_W16(3)}, {X86_W16(4), X86_W16(5)}, {X86_W16(6), X86_W16(7)},
+#undef X86_W16
+    {0x8000, 0x8000, 0x8001, 0x8001, 0x8002, 0x8002, 0x8003, 0x8003,
+     0x8004, 0x8004, 0x8005, 0x8005, 0x8006, 0x8006, 0x8007, 0x8007},
+};
+
+/* VPERMW indices of Q6_K: words 8k..8k+7 of code vector q take scale 4q + k. */
+static const uint16_t x86_q6_K_sidx[4][32] __attribute__((aligned(64))) = {
+#define X86_I8(a) (a), (a), (a), (a), (a), (a), (a), (a)
+    {X86_I8(0), X86_I8(1), X86_I8(2), X86_I8(3)},     {X86_I8(4), X86_I8(5), X86_I8(6), X86_I8(7)},
+    {X86_I8(8), X86_I8(9), X86_I8(10), X86_I8(11)},   {X86_I8(12), X86_I8(13), X86_I8(14), X86_I8(15)},
+#undef X86_I8
+};
+
+/* v[t] = the 16 lanes whose x86_hsum16 is dot(row w, activations x[t]), over nb Q4_K
+ * super-blocks, t < C. */
+static inline __attribute__((always_inline)) void x86_q4_K_tile(const edgellm_block_q4_K *w,
+                                                                const edgellm_block_q8_K *const *x, int64_t nb,
+                                                                const int C, __m512 *v)
+{
+    const __m512i m4 = _mm512_set1_epi8(15);
+    const __m512i sh4 = x86_join(_mm256_setzero_si256(), _mm256_set1_epi16(4));
+    __m512 acc[X86_K_MAX_C];
+    __m256 accm[X86_K_MAX_C];
+    X86_UNROLL
+    for (int t = 0; t < C; t++) {
+        acc[t] = _mm512_setzero_ps();
+        accm[t] = _mm256_setzero_ps();
+    }
+    for (int64_t i = 0; i < nb; i++) {
+        uint64_t sc, mn;
+        x86_q4_K_scales(w[i].scales, &sc, &mn);
+        const __m512i bsc = _mm512_set1_epi64((long long)sc);
+        const __m256i mins = _mm256_shuffle_epi8(_mm256_set1_epi64x((long long)mn),
+                                                 _mm256_load_si256((const __m256i *)x86_q4_K_ctl[4]));
+        __m512i S[X86_K_MAX_C];
+        X86_UNROLL
+        for (int t = 0; t < C; t++) S[t] = _mm512_setzero_si512();
+        X86_UNROLL
+        for (int c = 0; c < 4; c++) {
+            const __m512i q = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(w[i].qs + 32 * c)));
+            const __m512i u = _mm512_and_si512(_mm512_srlv_epi16(q, sh4), m4);
+            const __m512i s = _mm512_shuffle_epi8(bsc, _mm512_load_si512((const void *)x86_q4_K_ctl[c]));
+            X86_UNROLL
+            for (int t = 0; t < C; t++) {
+                const __m512i y = _mm512_loadu_si512((const void *)(x[t][i].qs + 64 * c));
+                S[t] = _mm512_dpwssd_epi32(S[t], _mm512_maddubs_epi16(u, y), s);
+            }
+        }
+        uint32_t dd;
+        memcpy(&dd, &w[i].d, 4);                                         /* d, dmin */
+        const __m128 f = _mm_cvtph_ps(_mm_cvtsi32_si128((int)dd));
+        X86_UNROLL
+        for (int t = 0; t < C; t++) {
+            const __m128 fx = _mm_mul_ps(f, _mm_set1_ps(x[t][i].d));        /* d·d_x, dmin·d_x */
+            const __m256i M = _mm256_madd_epi16(mins, _mm256_loadu_si256((const __m256i *)x[t][i].bsums));
+            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(S[t]), _mm512_broadcastss_ps(fx), acc[t]);
+            accm[t] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(M), _mm256_broadcastss_ps(_mm_movehdup_ps(fx)), accm[t]);
+        }
+    }
+    X86_UNROLL
+    for (int t = 0; t < C; t++) v[t] = _mm512_add_ps(acc[t], _mm512_zextps256_ps512(accm[t]));
+}
+
+/* v[t] = the 16 lanes whose x86_hsum16 is dot(row w, activations x[t]), over nb Q6_K
+ * super-blocks, t < C. */
+static inline __attribute__((always_inline)) void x86_q6_K_tile(const edgellm_block_q6_K *w,
+                                                                const edgellm_block_q8_K *const *x, int64_t nb,
+                                                                const int C, __m512 *v)
+{
+    const __m512i m4 = _mm512_set1_epi8(15);
+    /* per 256-bit half: which 2 bits of qh, and the word shift that moves them to bits 4-5 */
+    const __m512i mlo = x86_join(_mm256_set1_epi8(0x03), _mm256_set1_epi8(0x0c));
+    const __m512i mhi = x86_join(_mm256_set1_epi8(0x30), _mm256_set1_epi8((char)0xc0));
+    const __m512i shl = x86_join(_mm256_set1_epi16(4), _mm256_set1_epi16(2));
+    const __m512i shr = x86_join(_mm256_set1_epi16(0), _mm256_set1_epi16(2));
+    __m512 acc[X86_K_MAX_C];
+    X86_UNROLL
+    for (int t = 0; t < C; t++) acc[t] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < nb; i++) {
+        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)w[i].scales));
+        const __m512i sz = _mm512_castsi256_si512(sc16);
+        __m512i S[X86_K_MAX_C];
+        X86_UNROLL
+        for (int t = 0; t < C; t++) S[t] = _mm512_setzero_si512();
+        X86_UNROLL
+        for (int h = 0; h < 2; h++) {
+            const __m512i l = _mm512_loadu_si512((const void *)(w[i].ql + 64 * h));
+            const __m512i q = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(w[i].qh + 32 * h)));
+            /* (A & C) | B with A = nibbles, B = high bits at 4-5, C = 0x0f: imm 0xEC */
+            const __m512i ulo = _mm512_ternarylogic_epi32(l, _mm512_sllv_epi16(_mm512_and_si512(q, mlo), shl), m4, 0xEC);
+            const __m512i uhi = _mm512_ternarylogic_epi32(_mm512_srli_epi16(l, 4),
+                                                          _mm512_srlv_epi16(_mm512_and_si512(q, mhi), shr), m4, 0xEC);
+            const __m512i slo = _mm512_permutexvar_epi16(_mm512_load_si512((const void *)x86_q6_K_sidx[2 * h]), sz);
+            const __m512i shi = _mm512_permutexvar_epi16(_mm512_load_si512((const void *)x86_q6_K_sidx[2 * h + 1]), sz);
+            X86_UNROLL
+            for (int t = 0; t < C; t++) {
+                const __m512i ylo = _mm512_loadu_si512((const void *)(x[t][i].qs + 128 * h));
+                const __m512i yhi = _mm512_loadu_si512((const void *)(x[t][i].qs + 128 * h + 64));
+                S[t] = _mm512_dpwssd_epi32(S[t], _mm512_maddubs_epi16(ulo, ylo), slo);
+                S[t] = _mm512_dpwssd_epi32(S[t], _mm512_maddubs_epi16(uhi, yhi), shi);
+            }
+        }
+        /* -32·sc in words 0-15, zeros above: the offset meets bsums in lanes 0-7 only */
+        const __m512i off = _mm512_zextsi256_si512(_mm256_mullo_epi16(sc16, _mm256_set1_epi16(-32)));
+        const float dw = x86_h2f(w[i].d);
+        X86_UNROLL
+        for (int t = 0; t < C; t++) {
+            const __m512i bs = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)x[t][i].bsums));
+            S[t] = _mm512_dpwssd_epi32(S[t], off, bs);
+            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(S[t]), _mm512_set1_ps(dw * x[t][i].d), acc[t]);
+        }
+    }
+    X86_UNROLL
+    for (int t = 0; t < C; t++) v[t] = acc[t];
+}
+
+#endif
