@@ -11,6 +11,7 @@
 #include "format/gguf.h"
 #include "model/model.h"
 #include "tools/bench.h"
+#include "tools/plan.h"
 #include <ctype.h>
 
 static char *tmp_path(const char *name)
@@ -443,6 +444,24 @@ static void test_bench_bandwidth_cli(void)
     CHECK(gbps > 0.1 && gbps < 10000);
 }
 
+/* The paired read of bench: a plain read of a given buffer. Bad arguments give 0; a real
+ * buffer a positive rate whose checksum is consumed (values are not checked: speed). */
+static void test_membw_read_of_a_buffer(void)
+{
+    size_t n = (size_t)8 << 20;
+    uint8_t *buf = malloc(n + 3);
+    CHECK(buf != NULL);
+    if (!buf) return;
+    memset(buf, 1, n + 3);
+    CHECK(edgellm_membw_read_gbps(buf, n, 1, 2) > 0);
+    CHECK(edgellm_membw_read_gbps(buf + 3, n, 2, 1) > 0);   /* unaligned start */
+    CHECK_EQ(edgellm_membw_read_gbps(NULL, n, 1, 1), 0);
+    CHECK_EQ(edgellm_membw_read_gbps(buf, n, 0, 1), 0);
+    CHECK_EQ(edgellm_membw_read_gbps(buf, n, 1, 0), 0);
+    CHECK_EQ(edgellm_membw_read_gbps(buf, 16, 4, 1), 0);     /* less than a slice per thread */
+    free(buf);
+}
+
 int main(void)
 {
     RUN(test_builtin_shapes_match_published_sizes);
@@ -453,5 +472,6 @@ int main(void)
     RUN(test_bench_library);
     RUN(test_bench_cli_json_and_md);
     RUN(test_bench_bandwidth_cli);
+    RUN(test_membw_read_of_a_buffer);
     return test_summary();
 }

@@ -27,17 +27,23 @@
  *                   ÷ (wall time × threads): on a shared machine, how much of the asked-for
  *                   cores other processes took — speeds measured with a high value
  *                   understate the code;
- *   roofline_frac   tg tok/s × bytes read per token ÷ the read bandwidth measured with the
- *                   test's own thread count (bw_gbps of the result), where bytes
- *                   per token = every weight tensor once, except the token-embedding table,
+ *   roofline_frac   tg tok/s × bytes read per token ÷ read bandwidth, where bytes per
+ *                   token = every weight tensor once, except the token-embedding table,
  *                   which contributes one row (a lookup) unless it is also the output head,
  *                   + the KV cache rows attended at the test's mean depth ((N+1)/2 for tgN).
- *                   Bandwidth: edgellm_membw_measure (membw.c) with that many threads,
- *                   over a buffer at least as large as the bytes a token reads. One
- *                   thread cannot drive what all cores can (on the dev machine ~31 vs
- *                   ~55 GB/s), so 1-thread decode is held to what 1 thread can read;
- *   roofline_frac_all  the same against the all-physical-cores bandwidth (the machine's
- *                   figure, the one `plan` uses).
+ *                   Bandwidth, unless given (--bw-gbps): before each tg repetition, a
+ *                   plain read (membw.c's kernel, best of 2 passes) of the model's own
+ *                   tensor data by the test's thread count — the bytes decode reads, in
+ *                   the same memory state a few ms earlier — and the roofline is the
+ *                   median of the per-repetition ratios (bw_gbps: the median read). On
+ *                   the shared dev VM the read bandwidth moved between ~36 and ~80 GB/s
+ *                   (2 threads) within minutes, so a separate measurement made a poor
+ *                   yardstick. One thread cannot drive what all cores can (~31 vs ~55
+ *                   GB/s there), so 1-thread decode is held to what 1 thread reads;
+ *   roofline_frac_all  tg tok/s × bytes per token ÷ the all-physical-cores bandwidth of
+ *                   edgellm_membw_measure over a buffer at least as large as the bytes a
+ *                   token reads, measured after the tests (the machine's figure, the one
+ *                   `plan` uses).
  *                   Decode cannot beat 1.0 (anchors.md §4.1: tok/s <= bandwidth / bytes).
  */
 #include "bench.h"
@@ -47,6 +53,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -212,12 +219,46 @@ static void fill_tokens(int32_t *ids, int n, int n_vocab, uint32_t salt)
 
 /* ---------------------------------------------------------------- tests ---- */
 
+/* Up to two byte ranges of the mapping that decode streams (see edgellm_bench). */
+typedef struct {
+    const void *data[2];
+    size_t bytes[2];
+} weight_ranges;
+
+/* Plain-read bandwidth of the ranges with n_threads threads, GB/s (0 when unknown). */
+static double read_ranges_gbps(const weight_ranges *w, int n_threads)
+{
+    double bytes = 0, seconds = 0;
+    for (int k = 0; k < 2; k++) {
+        if (!w->data[k] || w->bytes[k] < ((size_t)1 << 20)) continue;   /* skip slivers */
+        double g = edgellm_membw_read_gbps(w->data[k], w->bytes[k], n_threads, 2);
+        if (!(g > 0)) return 0;
+        bytes += (double)w->bytes[k];
+        seconds += (double)w->bytes[k] / (g * 1e9);
+    }
+    return seconds > 0 ? bytes / seconds / 1e9 : 0;
+}
+
 typedef struct {
     edgellm_ctx *c;
     const int32_t *pp_tok, *tg_tok;
     const edgellm_bench_params *p;
     edgellm_error *err;
+    const weight_ranges *weights;   /* for the paired bandwidth read                       */
+    uint64_t tg_bytes;          /* bytes a tg token reads (roofline)                        */
 } runner;
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
 
 /* One pp run: ns of the prompt pass, and of prompt + first decode in *ttft_ns. */
 static edgellm_status run_pp(runner *r, double *ns, double *ttft_ns)
@@ -251,8 +292,14 @@ static edgellm_status run_test(runner *r, bool is_pp, int n_threads, edgellm_ben
     const int n = is_pp ? p->n_prompt : p->n_gen;
     double *ns = edgellm_calloc((size_t)p->n_reps, sizeof *ns), *ts = edgellm_calloc((size_t)p->n_reps, sizeof *ts);
     double *ttft = edgellm_calloc((size_t)p->n_reps, sizeof *ttft), dummy;
+    double *gb = edgellm_calloc((size_t)p->n_reps, sizeof *gb), *frac = edgellm_calloc((size_t)p->n_reps, sizeof *frac);
+    /* tg, bandwidth not given: before every repetition, a plain read of the model's own
+     * tensor data with the same threads (bytes the token reads, in the same memory state,
+     * a few ms earlier); the roofline is the median of the per-repetition ratios, which a
+     * machine whose bandwidth drifts (shared hosts, thermal limits) does not skew */
+    const bool paired = !is_pp && !(p->bw_gbps > 0) && r->weights && r->tg_bytes > 0;
     edgellm_status rc = EDGELLM_OK;
-    if (!ns || !ts || !ttft) { rc = edgellm_fail_nomem(r->err, "bench"); goto done; }
+    if (!ns || !ts || !ttft || !gb || !frac) { rc = edgellm_fail_nomem(r->err, "bench"); goto done; }
     memset(res, 0, sizeof *res);
     snprintf(res->test, sizeof res->test, "%s%d", is_pp ? "pp" : "tg", n);
     res->n_prompt = is_pp ? n : 0;
@@ -262,11 +309,17 @@ static edgellm_status run_test(runner *r, bool is_pp, int n_threads, edgellm_ben
     if (p->warmup) rc = is_pp ? run_pp(r, &dummy, NULL) : run_tg(r, 1, &dummy);
     const double cpu0 = cpu_seconds(), wait0 = runqueue_seconds(), wall0 = edgellm_time_ms();
     for (int i = 0; rc == EDGELLM_OK && i < p->n_reps; i++) {
+        if (paired) gb[i] = read_ranges_gbps(r->weights, n_threads);
         rc = is_pp ? run_pp(r, &ns[i], &ttft[i]) : run_tg(r, n, &ns[i]);
         ts[i] = ns[i] > 0 ? (double)n * 1e9 / ns[i] : 0;
+        frac[i] = gb[i] > 0 ? ts[i] * (double)r->tg_bytes / (gb[i] * 1e9) : 0;
     }
     if (rc != EDGELLM_OK) goto done;
-    const double wall_s = (edgellm_time_ms() - wall0) * 1e-3;
+    if (paired && gb[0] > 0) {
+        res->bw_gbps = median(gb, p->n_reps);
+        res->roofline_frac = median(frac, p->n_reps);
+    }
+    const double wall_s = (edgellm_time_ms() - wall0) * 1e-3;   /* reads included: same threads */
     res->cpu_frac = wall_s > 0 ? (cpu_seconds() - cpu0) / (wall_s * n_threads) : 0;
     const double wait1 = runqueue_seconds();
     res->wait_frac = wall_s > 0 && wait0 >= 0 && wait1 >= 0 ? (wait1 - wait0) / (wall_s * n_threads) : -1;
@@ -282,6 +335,8 @@ done:
     edgellm_free(ns);
     edgellm_free(ts);
     edgellm_free(ttft);
+    edgellm_free(gb);
+    edgellm_free(frac);
     return rc;
 }
 
@@ -377,6 +432,25 @@ edgellm_status edgellm_bench(const char *path, const edgellm_bench_params *pp, e
     }
     r->load_warm_ms = warm / WARM_LOADS;
     describe(m, r);
+    /* what the paired bandwidth read streams: the tensor data section of the mapping, in
+     * two ranges around the token-embedding table when a separate output matrix exists
+     * (decode then reads one row of it; reading it all would also inflate the peak RSS) */
+    weight_ranges wr = {0};
+    if (edgellm_gguf_n_tensors(m->gguf) > 0) {
+        const edgellm_gguf_tensor *t0 = edgellm_gguf_tensor_at(m->gguf, 0);
+        const uint8_t *base = (const uint8_t *)t0->data - t0->offset;
+        size_t size = (size_t)(edgellm_gguf_file_size(m->gguf) - edgellm_gguf_data_offset(m->gguf));
+        const edgellm_gguf_tensor *emb = edgellm_gguf_find_tensor(m->gguf, "token_embd.weight");
+        if (emb && edgellm_gguf_find_tensor(m->gguf, "output.weight")) {
+            wr.data[0] = base;
+            wr.bytes[0] = (size_t)emb->offset;
+            wr.data[1] = (const uint8_t *)emb->data + emb->size_bytes;
+            wr.bytes[1] = size - (size_t)(emb->offset + emb->size_bytes);
+        } else {
+            wr.data[0] = base;
+            wr.bytes[0] = size;
+        }
+    }
 
     const int n_vocab = m->hp.n_vocab;
     pp_tok = edgellm_malloc((size_t)EDGELLM_MAX(p.n_prompt, 1) * sizeof *pp_tok);
@@ -392,7 +466,8 @@ edgellm_status edgellm_bench(const char *path, const edgellm_bench_params *pp, e
         cp.n_ctx = p.n_prompt + EDGELLM_MAX(p.n_gen, 1) + 1;
         cp.n_threads = p.threads[ti];
         if ((rc = edgellm_ctx_new(m, &cp, &c, err)) != EDGELLM_OK) break;
-        runner run = {c, pp_tok, tg_tok, &p, err};
+        runner run = {c, pp_tok, tg_tok, &p, err, &wr,
+                      r->weight_bytes_per_token + edgellm_bench_kv_bytes_per_token(m, (p.n_gen + 1) / 2)};
         for (int k = 0; k < 2 && rc == EDGELLM_OK; k++) {
             bool is_pp = k == 0;
             if ((is_pp ? p.n_prompt : p.n_gen) == 0) continue;
@@ -428,7 +503,7 @@ edgellm_status edgellm_bench(const char *path, const edgellm_bench_params *pp, e
         r->bw_measured = 1;
         for (int i = 0; i < r->n_results; i++) {
             edgellm_bench_result *res = &r->results[i];
-            if (res->n_gen == 0) continue;
+            if (res->n_gen == 0 || res->bw_gbps > 0) continue;   /* paired with the test */
             res->bw_gbps = res->n_threads == all ? r->bw_gbps : 0;
             for (int j = 0; j < i && !(res->bw_gbps > 0); j++)
                 if (r->results[j].n_gen > 0 && r->results[j].n_threads == res->n_threads) res->bw_gbps = r->results[j].bw_gbps;
@@ -440,7 +515,8 @@ edgellm_status edgellm_bench(const char *path, const edgellm_bench_params *pp, e
         edgellm_bench_result *res = &r->results[i];
         if (res->n_gen == 0 || !(r->bw_gbps > 0)) continue;
         if (!(res->bw_gbps > 0)) res->bw_gbps = r->bw_gbps;   /* given: one figure for all */
-        res->roofline_frac = res->avg_ts * (double)res->bytes_per_token / (res->bw_gbps * 1e9);
+        if (!(res->roofline_frac > 0))
+            res->roofline_frac = res->avg_ts * (double)res->bytes_per_token / (res->bw_gbps * 1e9);
         res->roofline_frac_all = res->avg_ts * (double)res->bytes_per_token / (r->bw_gbps * 1e9);
     }
     if (p.progress && p.progress(p.progress_user, 1.0, "done"))

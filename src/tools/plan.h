@@ -171,6 +171,11 @@ extern const int         edgellm_plan_default_n_types;
  * 0 when memory cannot be had. compute_bench.c. */
 double edgellm_plan_measure_gflops(int max_ms);
 
+/* Read bandwidth of one existing buffer (e.g. a model's mapped tensor data), GB/s: the
+ * best of `passes` passes in which n_threads threads each sum their slice once (the
+ * edgellm_membw_measure kernel). 0 on bad arguments or when a thread cannot start. */
+double edgellm_membw_read_gbps(const void *data, size_t bytes, int n_threads, int passes);
+
 /* Buffer size edgellm_membw_measure picks when buffer_bytes is 0. */
 size_t edgellm_membw_auto_bytes(void);
 
