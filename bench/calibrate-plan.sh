@@ -24,7 +24,7 @@ mkdir -p "$D"
 # to THREADS cores and the bandwidth THREADS threads read (edgellm bench --bandwidth -t).
 "$B" plan --device host --json > "$D/host-plan.json" 2>/dev/null ||
     { echo "calibrate-plan: edgellm plan --device host failed"; exit 1; }
-BWT=$("$B" bench --bandwidth -t "$T" 2>&1 | sed -n 's/.*bandwidth: \([0-9.]*\) GB\/s best.*/\1/p')
+BWT=$("$B" bench --bandwidth -t "$T" 2>&1 | sed -n 's/.*GB\/s best, \([0-9.]*\) GB\/s median.*/\1/p')
 [ -n "$BWT" ] || { echo "calibrate-plan: could not measure bandwidth"; exit 1; }
 python3 - "$D/host-plan.json" "$T" "$BWT" > "$D/host.json" <<'PY'
 import json, sys

@@ -192,8 +192,9 @@ static int measure_bandwidth(const int *threads, int n, int print, double *gbps)
         edgellm_error err = {0};
         if (edgellm_membw_measure(&p, &r, &err) != EDGELLM_OK) { cli_print_error("bench", &err); return 1; }
         if (print)
-            printf("memory read bandwidth: %.2f GB/s best, %.2f GB/s mean (%d thread%s, %d runs, %.0f MiB buffer)\n",
-                   r.best_gbps, r.mean_gbps, r.n_threads, r.n_threads == 1 ? "" : "s", r.n_runs,
+            printf("memory read bandwidth: %.2f GB/s best, %.2f GB/s median, %.2f GB/s mean (%d thread%s, %d runs, "
+                   "%.0f MiB buffer)\n",
+                   r.best_gbps, r.median_gbps, r.mean_gbps, r.n_threads, r.n_threads == 1 ? "" : "s", r.n_runs,
                    (double)r.buffer_bytes / 1048576.0);
         if (r.best_gbps > *gbps) *gbps = r.best_gbps;
     }

@@ -490,6 +490,8 @@ typedef struct {
 typedef struct {
     double   best_gbps;       /* best run, GB/s (1e9 bytes/s)                            */
     double   mean_gbps;
+    double   median_gbps;     /* sustained: what `plan --device host` uses (on a shared
+                                 host the best run catches bursts of an idle neighbour)  */
     int      n_runs;
     int      n_threads;
     size_t   buffer_bytes;

@@ -648,6 +648,7 @@ static void test_plan_membw_and_host(void)
             br.mean_gbps, br.n_runs, br.elapsed_ms);
     CHECK(br.n_runs >= 3 && br.n_threads == 1 && br.buffer_bytes <= 32 * MIB);
     CHECK(br.best_gbps > 0.1 && br.best_gbps < 10000 && br.mean_gbps <= br.best_gbps * 1.0000001);
+    CHECK(br.median_gbps > 0 && br.median_gbps <= br.best_gbps * 1.0000001);
     bp.n_threads = -1;
     CHECK_EQ(edgellm_membw_measure(&bp, &br, NULL), EDGELLM_ERR_MISUSE);
 

@@ -21,6 +21,7 @@
  */
 #include "../common/common.h"
 #include <pthread.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -150,6 +151,16 @@ edgellm_status edgellm_membw_measure(const edgellm_membw_params *params, edgellm
     double t_start = edgellm_time_ms();
     edgellm_membw_vec *buf = edgellm_malloc(bytes);
     if (!buf) return edgellm_fail_nomem(err, "membw: read buffer");
+#ifdef MADV_HUGEPAGE
+    /* Transparent huge pages where the kernel offers them on request: one fault per 2 MiB
+     * instead of per 4 KiB, so the fill below covers the whole buffer even where first
+     * touches are slow (a 2-vCPU VM filled 168 of 512 MiB in 0.5 s without). A hint only. */
+    {
+        uintptr_t a = ((uintptr_t)buf + ((uintptr_t)2 << 20) - 1) & ~(((uintptr_t)2 << 20) - 1);
+        uintptr_t e = ((uintptr_t)buf + bytes) & ~(((uintptr_t)2 << 20) - 1);
+        if (e > a) (void)madvise((void *)a, (size_t)(e - a), MADV_HUGEPAGE);
+    }
+#endif
     /* Fault the pages in before timing, 8 MiB at a time. Where first touches are slow (some
      * VMs back guest memory lazily: ~10 us per page) stop at half the budget and measure over
      * what was touched — but never less than MEMBW_MIN_FILL: a smaller buffer partly sits in
@@ -169,7 +180,7 @@ edgellm_status edgellm_membw_measure(const edgellm_membw_params *params, edgellm
     size_t per = (n_vec / (size_t)n_threads) & ~(size_t)7;
     uint64_t read_bytes = (uint64_t)per * (uint64_t)n_threads * sizeof *buf;
     uint64_t sink = 0;
-    double best_ms = 0, sum_gbps = 0;
+    double best_ms = 0, sum_gbps = 0, run_gbps[MEMBW_MAX_RUNS];
     int runs = 0;
     edgellm_status rc = EDGELLM_OK;
     /* what is left of the budget after the fill, but at least 30 % of it for runs */
@@ -180,7 +191,8 @@ edgellm_status edgellm_membw_measure(const edgellm_membw_params *params, edgellm
         if (ms < 0) { rc = edgellm_fail(err, EDGELLM_ERR_IO, "membw: could not start %d threads", n_threads); break; }
         if (ms <= 0) ms = 1e-3;
         if (runs == 0 || ms < best_ms) best_ms = ms;
-        sum_gbps += (double)read_bytes / (ms * 1e-3) / 1e9;
+        run_gbps[runs] = (double)read_bytes / (ms * 1e-3) / 1e9;
+        sum_gbps += run_gbps[runs];
         runs++;
         double spent = edgellm_time_ms() - t_runs;
         if (runs >= 3 && spent + ms > run_budget) break;
@@ -189,6 +201,13 @@ edgellm_status edgellm_membw_measure(const edgellm_membw_params *params, edgellm
     if (rc != EDGELLM_OK) return rc;
     out->best_gbps = (double)read_bytes / (best_ms * 1e-3) / 1e9;
     out->mean_gbps = sum_gbps / runs;
+    for (int i = 1; i < runs; i++)   /* insertion sort: at most MEMBW_MAX_RUNS values */
+        for (int j = i; j > 0 && run_gbps[j - 1] > run_gbps[j]; j--) {
+            double t = run_gbps[j];
+            run_gbps[j] = run_gbps[j - 1];
+            run_gbps[j - 1] = t;
+        }
+    out->median_gbps = runs % 2 ? run_gbps[runs / 2] : 0.5 * (run_gbps[runs / 2 - 1] + run_gbps[runs / 2]);
     out->n_runs = runs;
     out->n_threads = n_threads;
     out->buffer_bytes = bytes;

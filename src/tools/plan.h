@@ -17,20 +17,20 @@
  *   + weight rows x EDGELLM_PLAN_ROW_OVERHEAD_S / cores          per-row work of the kernels
  *   + n_layer x EDGELLM_PLAN_SYNC_OVERHEAD_S (when threaded)     hand-offs between kernels
  * and never faster than the compute over the big cores.
- * Calibrated with bench/calibrate-plan.sh and `edgellm bench` (README "Planning"): a
- * least-squares fit over tg32 of synthetic smollm2-135m Q8_0, smollm2-360m Q4_0 and
- * tinyllama-1.1b Q4_0 at 1 and 2 threads on the 2-core Zen 5 dev machine (each run against
- * the bandwidth measured just before with the same thread count) gave efficiency 0.98,
- * 24 ns per weight row per token on one core and 10 us per layer with 2 threads; the worst
- * of the six predictions was 14 % off. The per-row and per-layer costs are CPU time: on
+ * Calibrated with `edgellm bench` (bench/calibrate-plan.sh checks it): a least-squares fit
+ * over tg32 of synthetic smollm2-135m Q8_0, smollm2-360m Q4_0, tinyllama-1.1b Q4_0 and Q8_0
+ * at 1 and 2 threads on the 2-core Zen 5 dev VM, each against a plain read of the same
+ * weights by the same threads just before (bench's paired roofline), gave efficiency 0.99,
+ * 18 ns per weight row per token on one core and 22 us per layer with 2 threads; the worst
+ * of the eight predictions was 12 % off. The per-row and per-layer costs are CPU time: on
  * cores slower than that Zen 5 they are larger (not calibrated elsewhere).
  * For a catalogue device quoted at theoretical peak bandwidth: llama.cpp decode reaches
  * 60 % (Pi 5), ~68 % (i9-13900K DDR5-6400), ~78 % (Apple M1), 57-74 % (OnePlus 12,
  * ExecuTorch) of the peak figure — anchors.md §4.3; we take 0.65. */
-#define EDGELLM_PLAN_EFF_MEASURED 0.98
+#define EDGELLM_PLAN_EFF_MEASURED 0.99
 #define EDGELLM_PLAN_EFF_PEAK     0.65
-#define EDGELLM_PLAN_ROW_OVERHEAD_S 24e-9
-#define EDGELLM_PLAN_SYNC_OVERHEAD_S 10e-6
+#define EDGELLM_PLAN_ROW_OVERHEAD_S 18e-9
+#define EDGELLM_PLAN_SYNC_OVERHEAD_S 22e-6
 /* Prompt tokens processed per forward pass (llama-bench default -ub 512, anchors §1.5). */
 #define EDGELLM_PLAN_UBATCH 512
 /* Fixed runtime memory: executable, libc, thread stacks, allocator slack. Peak RSS from

@@ -397,12 +397,12 @@ edgellm_status edgellm_plan_host_device(int bench_ms, edgellm_plan_device *out, 
     snprintf(out->name, sizeof out->name, "host");
     snprintf(out->description, sizeof out->description, "this machine: %.60s, %d cores", cpu, n_phys);
     snprintf(out->source, sizeof out->source,
-             "measured: /proc/meminfo (MemAvailable = usable); read bandwidth best of %d runs, %d threads, %zu MiB "
+             "measured: /proc/meminfo (MemAvailable = usable); read bandwidth median of %d runs, %d threads, %zu MiB "
              "buffer; GFLOP/s per core from a Q4_0 matrix product",
              br.n_runs, br.n_threads, br.buffer_bytes >> 20);
     out->ram_bytes = total;
     out->usable_bytes = avail ? avail : total / 2;
-    out->bw_gbps = br.best_gbps;
+    out->bw_gbps = br.median_gbps;   /* sustained, not the best burst (see edgellm_membw_result) */
     out->bw_measured = 1;
     /* GFLOP/s per core: measured with edgellm's own kernels (compute_bench.c); when that
      * fails, the catalogue's assumption for the ISA (AVX2-class x86 30, A76-class 25) */
