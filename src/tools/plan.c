@@ -21,11 +21,10 @@
  *    when the file is already quantized, candidates with more bits per weight are marked
  *    needs_original and never recommended: they need the original weights.
  *
- * Calibration hook: every speed is multiplied by params.calibration (1.0) and the roofline
- * uses EDGELLM_PLAN_EFF_MEASURED / _PEAK (plan.h). When `edgellm bench` exists, run it and
- * `edgellm plan --device host --model FILE --ctx N` on the same synthetic models (two
- * sizes), and set these constants (and EDGELLM_PLAN_OVERHEAD_FIXED against peak RSS) so
- * that decode agrees within 25 % and memory within 15 %; record the numbers in the README.
+ * Calibration: every speed is multiplied by params.calibration (1.0); the decode model and
+ * its constants (EDGELLM_PLAN_EFF_*, _ROW_OVERHEAD_S, _SYNC_OVERHEAD_S, _OVERHEAD_FIXED in
+ * plan.h) were fitted to `edgellm bench` on synthetic models of four sizes and are checked
+ * by bench/calibrate-plan.sh (numbers in the README, "Planning").
  */
 #include "plan.h"
 #include <math.h>
