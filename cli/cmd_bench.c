@@ -26,6 +26,7 @@ static void usage(FILE *f)
             "  -t, --threads LIST    thread counts, comma-separated (default: physical cores)\n"
             "  -r, --repetitions N   runs per test (default 5), reported as mean ± stddev\n"
             "  -o, --output FMT      md (default), csv or json\n"
+            "  --kv-type f32|f16     KV cache element type (default f32)\n"
             "  --bandwidth           measure memory-read bandwidth (alone: print it and exit)\n"
             "  --bw-gbps X           use X GB/s for the roofline instead of measuring\n"
             "  --no-warmup           skip the warm-up run\n"
@@ -157,11 +158,12 @@ static void print_json(const char *path, const char *cpu, const char *when, cons
         printf(",\n    \"model_size\": %llu,\n    \"model_n_params\": %llu,\n    \"cpu_info\": ",
                (unsigned long long)r->model_size, (unsigned long long)r->model_n_params);
         cli_json_str(stdout, cpu);
-        printf(",\n    \"backends\": \"CPU\",\n    \"type_k\": \"f32\",\n    \"type_v\": \"f32\",\n    \"use_mmap\": true,"
+        const char *kv = r->kv_type == EDGELLM_TYPE_F16 ? "f16" : "f32";
+        printf(",\n    \"backends\": \"CPU\",\n    \"type_k\": \"%s\",\n    \"type_v\": \"%s\",\n    \"use_mmap\": true,"
                "\n    \"n_threads\": %d,\n    \"n_prompt\": %d,\n    \"n_gen\": %d,\n    \"n_depth\": 0,\n"
                "    \"test\": \"%s\",\n    \"test_time\": \"%s\",\n    \"avg_ns\": %.0f,\n    \"stddev_ns\": %.0f,\n"
                "    \"avg_ts\": %.6f,\n    \"stddev_ts\": %.6f,\n    \"samples_ts\": [",
-               x->n_threads, x->n_prompt, x->n_gen, x->test, when, x->avg_ns, x->stddev_ns, x->avg_ts, x->stddev_ts);
+               kv, kv, x->n_threads, x->n_prompt, x->n_gen, x->test, when, x->avg_ns, x->stddev_ns, x->avg_ts, x->stddev_ts);
         for (int k = 0; k < x->n_reps && k < 32; k++) printf("%s%.6f", k ? ", " : "", x->samples_ts[k]);
         double t = ttft_for(r, x->n_threads);
         printf("],\n    \"load_ms\": %.3f,\n    \"load_warm_ms\": %.3f,\n    \"load_cold\": %s,\n    \"ttft_ms\": ",
@@ -218,7 +220,7 @@ int cmd_bench(int argc, char **argv)
         const int takes = !strcmp(a, "-m") || !strcmp(a, "--model") || !strcmp(a, "-p") || !strcmp(a, "--n-prompt") ||
                           !strcmp(a, "-n") || !strcmp(a, "--n-gen") || !strcmp(a, "-t") || !strcmp(a, "--threads") ||
                           !strcmp(a, "-r") || !strcmp(a, "--repetitions") || !strcmp(a, "-o") ||
-                          !strcmp(a, "--output") || !strcmp(a, "--bw-gbps");
+                          !strcmp(a, "--output") || !strcmp(a, "--bw-gbps") || !strcmp(a, "--kv-type");
         if (!takes) { fprintf(stderr, "edgellm bench: unknown option '%s'\n", a); return cli_see_help("bench"); }
         if (!val) { fprintf(stderr, "edgellm bench: %s needs a value\n", a); return cli_see_help("bench"); }
         i++;
@@ -236,6 +238,8 @@ int cmd_bench(int argc, char **argv)
         } else if (!strcmp(a, "-r") || !strcmp(a, "--repetitions")) {
             if (cli_parse_int("bench", a, val, 1, 1000, &v)) return 2;
             p.n_reps = (int)v;
+        } else if (!strcmp(a, "--kv-type")) {
+            if (cli_parse_kv_type("bench", a, val, &p.kv_type)) return cli_see_help("bench");
         } else if (!strcmp(a, "--bw-gbps")) {
             if (cli_parse_float("bench", a, val, &p.bw_gbps)) return 2;
             if (!(p.bw_gbps > 0)) { fprintf(stderr, "edgellm bench: --bw-gbps must be > 0\n"); return 2; }

@@ -34,6 +34,7 @@ static void usage(FILE *f)
             "  --seed S                RNG seed, a non-negative integer (default: from the clock, printed)\n"
             "  -c, --ctx-size N        KV cache positions (default: the model's, at most 4096)\n"
             "  -t, --threads N         compute threads (default: physical cores)\n"
+            "  --kv-type f32|f16       KV cache element type (default f32; f16 halves the cache)\n"
             "  --no-bos                do not prepend BOS to the prompt (an empty prompt still\n"
             "                          starts from BOS: there is nothing else to start from)\n");
 }
@@ -171,12 +172,14 @@ int cmd_run(int argc, char **argv)
             if (!(bad = cli_parse_int("run", a, val, 1, 1 << 24, &v))) cp.n_ctx = (int)v;
         } else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) {
             if (!(bad = cli_parse_int("run", a, val, 1, 1024, &v))) { mp.n_threads = (int)v; cp.n_threads = (int)v; }
+        } else if (!strcmp(a, "--kv-type")) {
+            bad = cli_parse_kv_type("run", a, val, &cp.kv_type);
         } else known = false;
 
         if (!known) {
             static const char *const flags[] = {"-m", "--model", "-p", "--prompt", "-f", "--file", "-n", "--n-predict",
                                                 "--temp", "--top-k", "--top-p", "--min-p", "--repeat-penalty",
-                                                "--repeat-last-n", "--seed", "-c", "--ctx-size", "-t", "--threads"};
+                                                "--repeat-last-n", "--seed", "-c", "--ctx-size", "-t", "--threads", "--kv-type"};
             bool is_flag = false;
             for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++) is_flag |= !strcmp(a, flags[k]);
             if (is_flag) fprintf(stderr, "edgellm run: %s needs a value\n", a);

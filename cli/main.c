@@ -91,6 +91,17 @@ int cli_parse_float(const char *cmd, const char *flag, const char *s, double *ou
     return 0;
 }
 
+int cli_parse_kv_type(const char *cmd, const char *flag, const char *s, int *out)
+{
+    if (s && !strcmp(s, "f32")) *out = EDGELLM_TYPE_F32;
+    else if (s && !strcmp(s, "f16")) *out = EDGELLM_TYPE_F16;
+    else {
+        fprintf(stderr, "edgellm %s: %s expects f32 or f16, got '%s'\n", cmd, flag, s ? s : "(nothing)");
+        return 2;
+    }
+    return 0;
+}
+
 int cli_draw_bar(void *user, double f, const char *what)
 {
     cli_bar *b = user;

@@ -195,6 +195,11 @@ typedef struct edgellm_ctx edgellm_ctx;
 typedef struct {
     int n_ctx;       /* KV cache positions; <= 0: the model's context_length, capped at 4096 */
     int n_threads;   /* <= 0: the model params' value                                       */
+    int kv_type;     /* element type of the K and V cache rows: EDGELLM_TYPE_F32 (default, 4
+                        bytes per element) or EDGELLM_TYPE_F16 (2 bytes: half the cache; keys
+                        and values rounded to IEEE half when written, attention reads them
+                        back exactly). edgellm_ctx_new returns EDGELLM_ERR_UNSUPPORTED for
+                        another known type, EDGELLM_ERR_MISUSE for an unknown id           */
 } edgellm_ctx_params;
 
 EDGELLM_API edgellm_ctx_params edgellm_ctx_default_params(void);
@@ -671,6 +676,8 @@ typedef struct {
     int    bw_ms;              /* time budget of that measurement (default 1000)           */
     edgellm_progress_fn progress;   /* may be NULL: called before each test                */
     void  *progress_user;
+    int    kv_type;            /* KV cache type of the contexts (edgellm_ctx_params.kv_type):
+                                  EDGELLM_TYPE_F32 (default) or EDGELLM_TYPE_F16           */
 } edgellm_bench_params;
 
 typedef struct {
@@ -713,6 +720,7 @@ typedef struct {
                                   0: given, used for every thread count                   */
     int      n_results;
     edgellm_bench_result results[2 * EDGELLM_BENCH_MAX_THREADS_LIST];
+    int      kv_type;          /* KV cache type the tests ran with (the params' kv_type)   */
 } edgellm_bench_report;
 
 EDGELLM_API edgellm_bench_params edgellm_bench_default_params(void);

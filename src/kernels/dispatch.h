@@ -35,7 +35,7 @@ edgellm_to_float_fn edgellm_kernels_to_float(int type);
  * present, converter to the activation type present (unless it is F32), and to_float
  * present (embedding rows). Row lengths must also be whole blocks of the activation type:
  * check edgellm_type_row_size(vec_dot_type, ne0) != 0 per tensor. Attention uses
- * edgellm_kernels_vec_dot(EDGELLM_TYPE_F32) for q·k. */
+ * edgellm_kernels_vec_dot(EDGELLM_TYPE_F32 or _F16, the KV cache type) for q·k. */
 bool edgellm_kernels_can_matmul(int type);
 
 /* Force the reference kernels (true) or go back to the default choice (false). Not

@@ -7,10 +7,12 @@
  *    arXiv:2104.09864). GGUF stores llama Q/K so that pairs are adjacent; qwen2 (like
  *    GPT-NeoX) pairs dimension i with i + rope_dim/2.
  *  - SwiGLU: silu(gate) * up (Shazeer 2020, arXiv:2002.05202).
- *  - Attention: softmax(q·k / sqrt(head_dim)) v with the max subtracted before exp.
+ *  - Attention: softmax(q·k / sqrt(head_dim)) v with the max subtracted before exp; over a
+ *    float or an IEEE-half cache (halves widened exactly before use).
  * Sums whose error grows with n (norm, softmax denominator) accumulate in double.
  */
 #include "ops.h"
+#include "dot_float.h"
 #include <math.h>
 
 void edgellm_rmsnorm(float *out, const float *x, const float *w, int64_t n, float eps)
@@ -94,6 +96,20 @@ void edgellm_attend(float *out, const float *q, const float *k, const float *v, 
         float p = scores[j];
         for (int d = 0; d < head_dim; d++) out[d] += p * vj[d];
     }
+}
+
+void edgellm_axpy_f16(float *y, float a, const uint16_t *x, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) y[i] += a * edgellm_f16_to_f32_inline(x[i]);
+}
+
+void edgellm_attend_f16(float *out, const float *q, const uint16_t *k, const uint16_t *v, int64_t stride,
+                        int head_dim, int64_t n_pos, float scale, float *scores, edgellm_vec_dot_fn dot)
+{
+    for (int64_t j = 0; j < n_pos; j++) scores[j] = dot(head_dim, k + j * stride, q) * scale;
+    edgellm_softmax(scores, n_pos);
+    for (int d = 0; d < head_dim; d++) out[d] = 0;
+    for (int64_t j = 0; j < n_pos; j++) edgellm_axpy_f16(out, scores[j], v + j * stride, head_dim);   /* [head_dim] */
 }
 
 bool edgellm_all_finite(const float *x, int64_t n)

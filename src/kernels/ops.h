@@ -45,6 +45,20 @@ void edgellm_rope_neox(float *x, int n_heads, int head_dim, int rope_dim, const 
 void edgellm_attend(float *out, const float *q, const float *k, const float *v, int64_t stride, int head_dim,
                     int64_t n_pos, float scale, float *scores, edgellm_vec_dot_fn dot);
 
+/* edgellm_attend over a cache stored as IEEE half (EDGELLM_TYPE_F16): k_j = k + j*stride and
+ * v_j = v + j*stride are half[head_dim] (stride in elements). The scores are
+ * dot(head_dim, k_j, q) * scale with dot = edgellm_kernels_vec_dot(EDGELLM_TYPE_F16) (F16 row
+ * · F32 activations); the values are accumulated by edgellm_axpy_f16 in order j = 0, 1, ...
+ * Each half is converted exactly, so the result equals edgellm_attend on the rows widened
+ * to float, up to the dot kernel's own rounding. */
+void edgellm_attend_f16(float *out, const float *q, const uint16_t *k, const uint16_t *v, int64_t stride,
+                        int head_dim, int64_t n_pos, float scale, float *scores, edgellm_vec_dot_fn dot);
+
+/* y[n] += a * x[n] with x IEEE half, element by element: y[i] = y[i] + (a * (float)x[i]),
+ * a product and a sum each rounded to float (the same operations as the F32 loop of
+ * edgellm_attend). */
+void edgellm_axpy_f16(float *y, float a, const uint16_t *x, int64_t n);
+
 /* True when every x[i] is finite. */
 bool edgellm_all_finite(const float *x, int64_t n);
 

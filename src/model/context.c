@@ -4,7 +4,7 @@
  * for the forward pass (llama.c) and checks the logits.
  *
  * Memory of a context (floats unless noted):
- *   KV cache      2 × n_layer × n_ctx × kv_dim
+ *   KV cache      2 × n_layer × n_ctx × kv_dim elements of kv_type (4 bytes F32, 2 bytes F16)
  *   activations   n_batch × (4·n_embd + 2·kv_dim + 2·n_ff + rope_dim)
  *   scores        n_threads × n_ctx
  *   logits        n_vocab
@@ -21,7 +21,7 @@
 
 edgellm_ctx_params edgellm_ctx_default_params(void)
 {
-    edgellm_ctx_params p = {.n_ctx = 0, .n_threads = 0};
+    edgellm_ctx_params p = {.n_ctx = 0, .n_threads = 0, .kv_type = EDGELLM_TYPE_F32};
     return p;
 }
 
@@ -59,6 +59,11 @@ edgellm_status edgellm_ctx_new(const edgellm_model *m, const edgellm_ctx_params 
     if (n_threads > EDGELLM_MAX_THREADS)
         return edgellm_fail(err, EDGELLM_ERR_MISUSE, "%s: n_threads %d exceeds %d", m->path, n_threads,
                             EDGELLM_MAX_THREADS);
+    if (!edgellm_type_get_traits(p.kv_type))
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "%s: kv_type %d is not a tensor type", m->path, p.kv_type);
+    if (p.kv_type != EDGELLM_TYPE_F32 && p.kv_type != EDGELLM_TYPE_F16)
+        return edgellm_fail(err, EDGELLM_ERR_UNSUPPORTED, "%s: KV cache type %s is not supported (f32 or f16)",
+                            m->path, edgellm_type_name(p.kv_type));
 
     edgellm_status rc = EDGELLM_OK;
     edgellm_ctx *c = edgellm_calloc(1, sizeof *c);
@@ -69,7 +74,7 @@ edgellm_status edgellm_ctx_new(const edgellm_model *m, const edgellm_ctx_params 
     c->n_batch = EDGELLM_MIN(MAX_N_BATCH, n_ctx);
     size_t B = (size_t)c->n_batch;
     if ((rc = edgellm_threadpool_new(n_threads, &c->pool, err))) goto done;
-    if ((rc = edgellm_kv_cache_init(&c->kv, hp->n_layer, n_ctx, hp->kv_dim, err))) {
+    if ((rc = edgellm_kv_cache_init(&c->kv, hp->n_layer, n_ctx, hp->kv_dim, p.kv_type, err))) {
         /* name the model in the message */
         edgellm_error e2 = err ? *err : (edgellm_error){0};
         rc = edgellm_fail(err, rc, "%s: %s", m->path, e2.msg);

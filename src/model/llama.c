@@ -32,7 +32,7 @@ typedef struct {
     int n;                       /* tokens in the chunk           */
     int pos0;                    /* position of the first token   */
     float scale;                 /* 1/sqrt(head_dim)              */
-    edgellm_vec_dot_fn dot;      /* F32 dot for q·k               */
+    edgellm_vec_dot_fn dot;      /* dot of a cache row (kv.type) with q, for q·k */
 } attention_job;
 
 /* Work items are (token, query head) pairs, split evenly over the threads; each thread
@@ -44,15 +44,21 @@ static void attention_task(void *arg, int ith, int nth)
     const edgellm_hparams *hp = &c->model->hp;
     int group = hp->n_head / hp->n_head_kv;
     float *scores = c->scores + (size_t)ith * (size_t)c->n_ctx;             /* [n_ctx] */
-    const float *k0 = edgellm_kv_k_row(&c->kv, j->il, 0);                   /* [n_ctx][kv_dim] */
-    const float *v0 = edgellm_kv_v_row(&c->kv, j->il, 0);                   /* [n_ctx][kv_dim] */
+    const void *k0 = edgellm_kv_k_row(&c->kv, j->il, 0);                    /* [n_ctx][kv_dim] */
+    const void *v0 = edgellm_kv_v_row(&c->kv, j->il, 0);                    /* [n_ctx][kv_dim] */
+    bool f16 = c->kv.type == EDGELLM_TYPE_F16;
     int64_t i0, i1;
     edgellm_split_range((int64_t)j->n * hp->n_head, ith, nth, &i0, &i1);
     for (int64_t i = i0; i < i1; i++) {
         int t = (int)(i / hp->n_head), h = (int)(i % hp->n_head), kvh = h / group;
-        size_t qo = (size_t)t * hp->n_embd + (size_t)h * hp->head_dim;
-        edgellm_attend(c->att + qo, c->q + qo, k0 + (size_t)kvh * hp->head_dim, v0 + (size_t)kvh * hp->head_dim,
-                       hp->kv_dim, hp->head_dim, (int64_t)j->pos0 + t + 1, j->scale, scores, j->dot);
+        size_t qo = (size_t)t * hp->n_embd + (size_t)h * hp->head_dim, ko = (size_t)kvh * hp->head_dim;
+        int64_t n_pos = (int64_t)j->pos0 + t + 1;
+        if (f16)
+            edgellm_attend_f16(c->att + qo, c->q + qo, (const uint16_t *)k0 + ko, (const uint16_t *)v0 + ko,
+                               hp->kv_dim, hp->head_dim, n_pos, j->scale, scores, j->dot);
+        else
+            edgellm_attend(c->att + qo, c->q + qo, (const float *)k0 + ko, (const float *)v0 + ko, hp->kv_dim,
+                           hp->head_dim, n_pos, j->scale, scores, j->dot);
     }
 }
 
@@ -88,14 +94,11 @@ static void attention_block(edgellm_ctx *c, const edgellm_layer *L, int il, int 
         }
     rope_rows(c, c->q, n, hp->n_head, E);
     rope_rows(c, c->k, n, hp->n_head_kv, KV);
-    for (int t = 0; t < n; t++) {
-        memcpy(edgellm_kv_k_row(&c->kv, il, pos0 + t), c->k + t * KV, (size_t)KV * sizeof(float));
-        memcpy(edgellm_kv_v_row(&c->kv, il, pos0 + t), c->v + t * KV, (size_t)KV * sizeof(float));
-    }
+    for (int t = 0; t < n; t++) edgellm_kv_cache_store(&c->kv, il, pos0 + t, c->k + t * KV, c->v + t * KV);
     attention_job job = {
         .c = c, .il = il, .n = n, .pos0 = pos0,
         .scale = (float)(1.0 / sqrt((double)hp->head_dim)),
-        .dot = edgellm_kernels_vec_dot(EDGELLM_TYPE_F32),
+        .dot = edgellm_kernels_vec_dot(c->kv.type),   /* F32 or F16 row · F32 q */
     };
     /* Tiny attention (short context, small heads) is not worth waking the workers. */
     double macs = 2.0 * n * hp->n_head * ((double)pos0 + n) * hp->head_dim;

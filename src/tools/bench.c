@@ -80,10 +80,11 @@ uint64_t edgellm_bench_weight_bytes_per_token(const edgellm_model *m)
     return sum;
 }
 
-uint64_t edgellm_bench_kv_bytes_per_token(const edgellm_model *m, int n_attended)
+uint64_t edgellm_bench_kv_bytes_per_token(const edgellm_model *m, int n_attended, int kv_type)
 {
     if (!m || n_attended <= 0) return 0;
-    return 2ull * (uint64_t)m->hp.n_layer * (uint64_t)n_attended * (uint64_t)m->hp.kv_dim * sizeof(float);
+    uint64_t elt = kv_type == EDGELLM_TYPE_F16 ? 2 : sizeof(float);
+    return 2ull * (uint64_t)m->hp.n_layer * (uint64_t)n_attended * (uint64_t)m->hp.kv_dim * elt;
 }
 
 void edgellm_bench_ftype_label(const edgellm_model *m, char *buf, size_t size)
@@ -395,6 +396,7 @@ edgellm_status edgellm_bench(const char *path, const edgellm_bench_params *pp, e
     if (!path || !r) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "bench: NULL path or report");
     edgellm_bench_params p = pp ? *pp : edgellm_bench_default_params();
     memset(r, 0, sizeof *r);
+    r->kv_type = p.kv_type;
     if (p.n_prompt < 0 || p.n_gen < 0 || (p.n_prompt == 0 && p.n_gen == 0) || p.n_reps < 1 || p.n_reps > 1000 ||
         p.n_threads_list < 0 || p.n_threads_list > EDGELLM_BENCH_MAX_THREADS_LIST || p.n_prompt > (1 << 20) ||
         p.n_gen > (1 << 20))
@@ -465,9 +467,10 @@ edgellm_status edgellm_bench(const char *path, const edgellm_bench_params *pp, e
         edgellm_ctx_params cp = edgellm_ctx_default_params();
         cp.n_ctx = p.n_prompt + EDGELLM_MAX(p.n_gen, 1) + 1;
         cp.n_threads = p.threads[ti];
+        cp.kv_type = p.kv_type;
         if ((rc = edgellm_ctx_new(m, &cp, &c, err)) != EDGELLM_OK) break;
         runner run = {c, pp_tok, tg_tok, &p, err, &wr,
-                      r->weight_bytes_per_token + edgellm_bench_kv_bytes_per_token(m, (p.n_gen + 1) / 2)};
+                      r->weight_bytes_per_token + edgellm_bench_kv_bytes_per_token(m, (p.n_gen + 1) / 2, p.kv_type)};
         for (int k = 0; k < 2 && rc == EDGELLM_OK; k++) {
             bool is_pp = k == 0;
             if ((is_pp ? p.n_prompt : p.n_gen) == 0) continue;
@@ -483,7 +486,7 @@ edgellm_status edgellm_bench(const char *path, const edgellm_bench_params *pp, e
             edgellm_bench_result *res = &r->results[r->n_results];
             if ((rc = run_test(&run, is_pp, p.threads[ti], res)) != EDGELLM_OK) break;
             if (!is_pp) res->bytes_per_token = r->weight_bytes_per_token +
-                                               edgellm_bench_kv_bytes_per_token(m, (p.n_gen + 1) / 2);
+                                               edgellm_bench_kv_bytes_per_token(m, (p.n_gen + 1) / 2, p.kv_type);
             r->n_results++;
             done_tests++;
         }

@@ -13,8 +13,8 @@
 uint64_t edgellm_bench_weight_bytes_per_token(const edgellm_model *m);
 
 /* KV-cache bytes one decode step reads at depth `n_attended` positions (K and V rows of
- * every layer; edgellm's cache is float32). */
-uint64_t edgellm_bench_kv_bytes_per_token(const edgellm_model *m, int n_attended);
+ * every layer) from a cache of kv_type (EDGELLM_TYPE_F32: 4 bytes an element, F16: 2). */
+uint64_t edgellm_bench_kv_bytes_per_token(const edgellm_model *m, int n_attended, int kv_type);
 
 /* llama.cpp-style label of the model's precision: from general.file_type (anchors.md
  * §1.1 enum), else edgellm.quant.scheme, else the type of the most bytes of matrices. */

@@ -1,0 +1,315 @@
+/* test_kv_f16.c — the F16 KV cache option (edgellm_ctx_params.kv_type = EDGELLM_TYPE_F16).
+ *
+ * Kernel: edgellm_attend_f16 against a float64 reference over the same half rows widened
+ * exactly (odd head_dims reach every loop tail); tolerance 1e-5 relative to the output scale
+ * (float rounding of a head_dim dot and an n_pos-term weighted sum).
+ * Model (../shared fixtures): F16-cache logits stay within 0.02 · s of the F32-cache logits
+ * (s = std dev of the F32 logits; rounding keys/values to 11 significant bits perturbs the
+ * scores by ~2^-11 relative) and within 0.02 · s of the float64 reference logits; greedy
+ * decoding of stories260K over 64 tokens picks the same tokens with either cache; with F16,
+ * prefill equals token-by-token decode and 1 thread equals 2 threads bit for bit (the same
+ * arithmetic per row as with F32); the cache takes half the bytes; other kv_type values are
+ * refused (UNSUPPORTED for a known type, MISUSE for an unknown id); the CLI refuses
+ * --kv-type values other than f32/f16 with exit 2. */
+#include "test_util.h"
+#include "kernels/dispatch.h"
+#include "kernels/ops.h"
+#include "model/model.h"
+#include "tools/bench.h"
+
+#define REF "data/reference/"
+#define STORIES "models/stories260K/stories260K.gguf"
+
+static int read_tokens(const char *path, int32_t *out, int max)
+{
+    char *s = read_file(path, NULL);
+    if (!s) return 0;
+    int n = 0;
+    char *p = s, *end;
+    for (long v; n < max && (v = strtol(p, &end, 10), end != p); p = end) out[n++] = (int32_t)v;
+    free(s);
+    return n;
+}
+
+static double stddev(const float *x, size_t n)
+{
+    double m = 0, v = 0;
+    for (size_t i = 0; i < n; i++) m += x[i];
+    m /= (double)n;
+    for (size_t i = 0; i < n; i++) v += (x[i] - m) * (x[i] - m);
+    return sqrt(v / (double)n);
+}
+
+static double max_abs_diff(const float *a, const float *b, size_t n)
+{
+    double d = 0;
+    for (size_t i = 0; i < n; i++) d = fmax(d, fabs((double)a[i] - b[i]));
+    return d;
+}
+
+static edgellm_model *load(const char *path)
+{
+    edgellm_model *m = NULL;
+    edgellm_error err = {0};
+    edgellm_model_params mp = edgellm_model_default_params();
+    if (edgellm_model_load(path, &mp, &m, &err) != EDGELLM_OK) fprintf(stderr, "   load: %s\n", err.msg);
+    return m;
+}
+
+/* logits [n][n_vocab] with a cache of kv_type: one prefill, n single-token decodes, or
+ * chunks of `chunk` tokens (chunk = 0: one prefill). */
+static float *run_logits(const edgellm_model *m, const int32_t *tok, int n, int n_threads, int kv_type, int chunk)
+{
+    edgellm_ctx_params cp = edgellm_ctx_default_params();
+    cp.n_threads = n_threads;
+    cp.kv_type = kv_type;
+    edgellm_ctx *c = NULL;
+    edgellm_error err = {0};
+    if (edgellm_ctx_new(m, &cp, &c, &err) != EDGELLM_OK) { fprintf(stderr, "   %s\n", err.msg); return NULL; }
+    int V = m->hp.n_vocab;
+    float *out = malloc((size_t)n * V * sizeof(float));
+    edgellm_status rc = EDGELLM_OK;
+    int step = chunk > 0 ? chunk : n;
+    for (int i = 0; i < n && rc == EDGELLM_OK; i += step) {
+        int k = EDGELLM_MIN(step, n - i);
+        rc = edgellm_decode(c, tok + i, k, out + (size_t)i * V, &err);
+    }
+    if (rc != EDGELLM_OK) { fprintf(stderr, "   decode: %s\n", err.msg); free(out); out = NULL; }
+    edgellm_ctx_free(c);
+    return out;
+}
+
+/* ---- kernel ---- */
+
+static void test_attend_f16_kernel(void)
+{
+    enum { NPOS = 37, MAXHD = 129, STRIDE = 2 * MAXHD + 5 };
+    static const int hds[] = {1, 3, 7, 8, 33, 64, 129};
+    static uint16_t k[NPOS * STRIDE], v[NPOS * STRIDE];
+    float q[MAXHD], out[MAXHD], scores[NPOS];
+    uint32_t s = 12345;
+    for (int i = 0; i < NPOS * STRIDE; i++) {
+        s = s * 1664525u + 1013904223u;
+        k[i] = edgellm_f32_to_f16(((float)(s >> 8) / 16777216.0f - 0.5f) * 4.0f);
+        s = s * 1664525u + 1013904223u;
+        v[i] = edgellm_f32_to_f16(((float)(s >> 8) / 16777216.0f - 0.5f) * 4.0f);
+    }
+    for (size_t h = 0; h < sizeof hds / sizeof hds[0]; h++) {
+        int hd = hds[h];
+        for (int i = 0; i < hd; i++) { s = s * 1664525u + 1013904223u; q[i] = (float)(s >> 8) / 16777216.0f - 0.5f; }
+        for (int np = 1; np <= NPOS; np += 12) {
+            float scale = 1.0f / sqrtf((float)hd);
+            edgellm_attend_f16(out, q, k + 3, v + 3, STRIDE, hd, np, scale, scores, edgellm_kernels_vec_dot(EDGELLM_TYPE_F16));
+            /* float64 reference over the exactly widened halves */
+            double sc[NPOS], mx = -1e300, sum = 0, err = 0, mag = 0;
+            for (int j = 0; j < np; j++) {
+                double d = 0;
+                for (int i = 0; i < hd; i++) d += (double)q[i] * edgellm_f16_to_f32(k[3 + j * STRIDE + i]);
+                sc[j] = d * scale;
+                mx = fmax(mx, sc[j]);
+            }
+            for (int j = 0; j < np; j++) sum += (sc[j] = exp(sc[j] - mx));
+            for (int i = 0; i < hd; i++) {
+                double o = 0;
+                for (int j = 0; j < np; j++) o += sc[j] / sum * edgellm_f16_to_f32(v[3 + j * STRIDE + i]);
+                err = fmax(err, fabs(o - out[i]));
+                mag = fmax(mag, fabs(o));
+            }
+            if (err > 1e-5 * fmax(mag, 1.0)) fprintf(stderr, "   head_dim %d n_pos %d: err %.3g\n", hd, np, err);
+            CHECK(err <= 1e-5 * fmax(mag, 1.0));
+        }
+    }
+    /* axpy: exact element-wise y + a*x in float */
+    float y[33], y2[33];
+    for (int i = 0; i < 33; i++) y[i] = y2[i] = (float)i * 0.25f - 3.0f;
+    edgellm_axpy_f16(y, 0.3f, v, 33);
+    int same = 1;
+    for (int i = 0; i < 33; i++) {
+        float e = y2[i] + 0.3f * edgellm_f16_to_f32(v[i]);
+        same &= memcmp(&e, &y[i], 4) == 0;
+    }
+    CHECK(same);
+}
+
+/* ---- model ---- */
+
+static void close_case(const char *model_rel, const char *exact_rel, const char *tok_rel)
+{
+    NEED_SHARED(mpath, model_rel);
+    NEED_SHARED(epath, exact_rel);
+    NEED_SHARED(tpath, tok_rel);
+    int32_t tok[512];
+    int n = read_tokens(tpath, tok, 512);
+    CHECK(n > 0);
+    edgellm_model *m = load(mpath);
+    CHECK(m != NULL);
+    if (!m || n <= 0) { edgellm_model_free(m); return; }
+    size_t V = (size_t)m->hp.n_vocab, total = (size_t)n * V, esize = 0;
+    float *exact = read_file(epath, &esize);
+    float *a = run_logits(m, tok, n, 2, EDGELLM_TYPE_F32, 0);
+    float *b = run_logits(m, tok, n, 2, EDGELLM_TYPE_F16, 0);
+    CHECK(a && b && exact && esize == total * 4);
+    if (a && b && exact && esize == total * 4) {
+        double s = stddev(a, total), d = max_abs_diff(a, b, total), de = max_abs_diff(exact, b, total);
+        fprintf(stderr, "   %s (%d tokens): max|f16kv - f32kv| = %.3g = %.4f s; max|f16kv - exact| = %.4f s\n",
+                model_rel, n, d, d / s, de / stddev(exact, total));
+        CHECK(d <= 0.02 * s);
+        CHECK(de <= 0.02 * stddev(exact, total));
+        CHECK(d > 0);   /* the F16 path really ran: rounding the cache changes something */
+    }
+    free(a);
+    free(b);
+    free(exact);
+    edgellm_model_free(m);
+}
+
+static void test_f16_close_to_f32(void)
+{
+    close_case(STORIES, REF "stories260K.exact.f32", REF "stories260K.tokens.txt");
+    close_case(REF "llama-gqa-f32.gguf", REF "llama-gqa-f32.exact.f32", REF "tokens.txt");      /* GQA */
+    close_case(REF "qwen2-bias-f32.gguf", REF "qwen2-bias-f32.exact.f32", REF "tokens.txt");    /* NeoX */
+}
+
+static void greedy(const edgellm_model *m, int kv_type, int n, int32_t *out)
+{
+    edgellm_ctx_params cp = edgellm_ctx_default_params();
+    cp.n_threads = 1;
+    cp.kv_type = kv_type;
+    edgellm_ctx *c = NULL;
+    edgellm_error err = {0};
+    CHECK_EQ(edgellm_ctx_new(m, &cp, &c, &err), EDGELLM_OK);
+    if (!c) return;
+    int32_t t = 1;   /* BOS of the llama2.c vocabulary */
+    for (int i = 0; i < n; i++) {
+        if (edgellm_decode(c, &t, 1, NULL, &err) != EDGELLM_OK) { CHECK(0); break; }
+        const float *l = edgellm_ctx_logits(c);
+        int best = 0;
+        for (int v = 1; v < m->hp.n_vocab; v++) best = l[v] > l[best] ? v : best;
+        out[i] = t = best;
+    }
+    edgellm_ctx_free(c);
+}
+
+static void test_f16_greedy_same_tokens(void)
+{
+    NEED_SHARED(mpath, STORIES);
+    edgellm_model *m = load(mpath);
+    CHECK(m != NULL);
+    if (!m) return;
+    int32_t a[64] = {0}, b[64] = {0};
+    greedy(m, EDGELLM_TYPE_F32, 64, a);
+    greedy(m, EDGELLM_TYPE_F16, 64, b);
+    int first = -1;
+    for (int i = 0; i < 64 && first < 0; i++) if (a[i] != b[i]) first = i;
+    if (first >= 0) fprintf(stderr, "   greedy tokens differ from step %d\n", first);
+    CHECK(first < 0);
+    edgellm_model_free(m);
+}
+
+static void test_f16_prefill_decode_threads_bitexact(void)
+{
+    NEED_SHARED(mpath, REF "llama-gqa-f32.gguf");
+    NEED_SHARED(tpath, REF "tokens.txt");
+    int32_t tok[512];
+    int n = read_tokens(tpath, tok, 512);
+    edgellm_model *m = load(mpath);
+    CHECK(m != NULL && n > 1);
+    if (!m || n <= 1) { edgellm_model_free(m); return; }
+    size_t bytes = (size_t)n * m->hp.n_vocab * sizeof(float);
+    float *pre1 = run_logits(m, tok, n, 1, EDGELLM_TYPE_F16, 0);
+    float *pre2 = run_logits(m, tok, n, 2, EDGELLM_TYPE_F16, 0);
+    float *dec1 = run_logits(m, tok, n, 1, EDGELLM_TYPE_F16, 1);
+    float *dec2 = run_logits(m, tok, n, 2, EDGELLM_TYPE_F16, 1);
+    float *chk = run_logits(m, tok, n, 2, EDGELLM_TYPE_F16, 5);
+    CHECK(pre1 && pre2 && dec1 && dec2 && chk);
+    if (pre1 && pre2 && dec1 && dec2 && chk) {
+        CHECK(memcmp(pre1, dec1, bytes) == 0);   /* prefill == decode   */
+        CHECK(memcmp(pre1, pre2, bytes) == 0);   /* 1 thread == 2       */
+        CHECK(memcmp(dec1, dec2, bytes) == 0);
+        CHECK(memcmp(pre1, chk, bytes) == 0);    /* chunks of 5         */
+    }
+    free(pre1); free(pre2); free(dec1); free(dec2); free(chk);
+    edgellm_model_free(m);
+}
+
+static void test_kv_bytes_halved(void)
+{
+    NEED_SHARED(mpath, STORIES);
+    edgellm_model *m = load(mpath);
+    CHECK(m != NULL);
+    if (!m) return;
+    edgellm_ctx_params cp = edgellm_ctx_default_params();
+    CHECK_EQ(cp.kv_type, EDGELLM_TYPE_F32);
+    cp.n_ctx = 100;
+    edgellm_ctx *c32 = NULL, *c16 = NULL;
+    edgellm_error err = {0};
+    CHECK_EQ(edgellm_ctx_new(m, &cp, &c32, &err), EDGELLM_OK);
+    cp.kv_type = EDGELLM_TYPE_F16;
+    CHECK_EQ(edgellm_ctx_new(m, &cp, &c16, &err), EDGELLM_OK);
+    if (c32 && c16) {
+        size_t want32 = 2ull * m->hp.n_layer * 100 * m->hp.kv_dim * 4;
+        CHECK_EQ(c32->kv.size_bytes, want32);
+        CHECK_EQ(c16->kv.size_bytes, want32 / 2);
+        CHECK_EQ(c16->kv.type, EDGELLM_TYPE_F16);
+    }
+    CHECK_EQ(edgellm_bench_kv_bytes_per_token(m, 10, EDGELLM_TYPE_F32),
+             2 * edgellm_bench_kv_bytes_per_token(m, 10, EDGELLM_TYPE_F16));
+    CHECK_EQ(edgellm_bench_kv_bytes_per_token(m, 10, EDGELLM_TYPE_F16), 2ull * m->hp.n_layer * 10 * m->hp.kv_dim * 2);
+    edgellm_ctx_free(c32);
+    edgellm_ctx_free(c16);
+    edgellm_model_free(m);
+}
+
+static void test_bad_kv_type_refused(void)
+{
+    NEED_SHARED(mpath, STORIES);
+    edgellm_model *m = load(mpath);
+    CHECK(m != NULL);
+    if (!m) return;
+    static const struct { int type; edgellm_status want; } cases[] = {
+        {EDGELLM_TYPE_Q8_0, EDGELLM_ERR_UNSUPPORTED}, {EDGELLM_TYPE_BF16, EDGELLM_ERR_UNSUPPORTED},
+        {EDGELLM_TYPE_Q4_K, EDGELLM_ERR_UNSUPPORTED}, {-1, EDGELLM_ERR_MISUSE}, {999, EDGELLM_ERR_MISUSE},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        edgellm_ctx_params cp = edgellm_ctx_default_params();
+        cp.kv_type = cases[i].type;
+        edgellm_ctx *c = (edgellm_ctx *)&cp;   /* must be reset to NULL */
+        edgellm_error err = {0};
+        CHECK_EQ(edgellm_ctx_new(m, &cp, &c, &err), cases[i].want);
+        CHECK(c == NULL);
+        CHECK(strstr(err.msg, mpath) != NULL);
+    }
+    edgellm_model_free(m);
+}
+
+static void test_cli_kv_type(void)
+{
+    NEED_SHARED(mpath, STORIES);
+    char cmd[4096], out[4096];
+    snprintf(cmd, sizeof cmd, "%s run -m %s -n 8 --temp 0 --kv-type q8_0", EDGELLM_CLI, mpath);
+    CHECK_EQ(run_capture(cmd, out, sizeof out), 2);
+    CHECK(strstr(out, "f32 or f16") != NULL);
+    snprintf(cmd, sizeof cmd, "%s bench -m %s --kv-type F16", EDGELLM_CLI, mpath);
+    CHECK_EQ(run_capture(cmd, out, sizeof out), 2);
+    /* same text with either cache (greedy agrees, test above) */
+    char a[4096], b[4096];
+    snprintf(cmd, sizeof cmd, "{ %s run -m %s -p 'Once upon a time' -n 24 --temp 0 --kv-type f32 2>/dev/null; }",
+             EDGELLM_CLI, mpath);
+    CHECK_EQ(run_capture(cmd, a, sizeof a), 0);
+    snprintf(cmd, sizeof cmd, "{ %s run -m %s -p 'Once upon a time' -n 24 --temp 0 --kv-type f16 2>/dev/null; }",
+             EDGELLM_CLI, mpath);
+    CHECK_EQ(run_capture(cmd, b, sizeof b), 0);
+    CHECK(strlen(a) > 20 && strcmp(a, b) == 0);
+}
+
+int main(void)
+{
+    RUN(test_attend_f16_kernel);
+    RUN(test_f16_close_to_f32);
+    RUN(test_f16_greedy_same_tokens);
+    RUN(test_f16_prefill_decode_threads_bitexact);
+    RUN(test_kv_bytes_halved);
+    RUN(test_bad_kv_type_refused);
+    RUN(test_cli_kv_type);
+    return test_summary();
+}
