@@ -177,7 +177,7 @@ static void print_report(FILE *f, const edgellm_plan_report *r)
             "\nnotes: other = activations, scores, logits and runtime; top-1 agreement is in --json; decode is at n_ctx %d\n"
             "       (context full: faster before);"
             " prefill = 512-token prompt; speeds assume %.2f of the bandwidth figure and %.0f GFLOP/s per big core\n"
-            "       (calibration x%.2f, not yet checked against edgellm bench); '(file)' = exact bytes of the file,\n"
+            "       (x%.2f; decode model fitted to edgellm bench, README \"Planning\"); '(file)' = exact bytes of the file,\n"
             "       other rows from per-tensor bits per weight (llama.cpp's Q4_K_M/Q5_K_M mix: Q6_K output, attn_v, ffn_down).\n",
             r->n_ctx, r->efficiency, d->gflops_big, r->calibration);
 }

@@ -171,7 +171,7 @@ int cmd_run(int argc, char **argv)
         } else if (!strcmp(a, "-c") || !strcmp(a, "--ctx-size")) {
             if (!(bad = cli_parse_int("run", a, val, 1, 1 << 24, &v))) cp.n_ctx = (int)v;
         } else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) {
-            if (!(bad = cli_parse_int("run", a, val, 1, 1024, &v))) { mp.n_threads = (int)v; cp.n_threads = (int)v; }
+            if (!(bad = cli_parse_int("run", a, val, 1, 64, &v))) { mp.n_threads = (int)v; cp.n_threads = (int)v; }
         } else if (!strcmp(a, "--kv-type")) {
             bad = cli_parse_kv_type("run", a, val, &cp.kv_type);
         } else known = false;

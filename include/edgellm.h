@@ -594,7 +594,7 @@ typedef struct {
  * table; free it with edgellm_quantize_report_free (also after a failure). Statuses:
  * EDGELLM_ERR_MISUSE (unknown type, bad group, threads outside 0..64, in == out,
  * output_type/embd_type not a computable type), EDGELLM_ERR_IO / EDGELLM_ERR_FORMAT
- * (input unreadable or not GGUF, output unwritable), EDGELLM_ERR_UNSUPPORTED (a tensor
+ * (input unreadable, not GGUF or without tensors, output unwritable), EDGELLM_ERR_UNSUPPORTED (a tensor
  * that must be converted has a type without dequantizer), EDGELLM_ERR_NUMERIC (NaN/inf in
  * a source tensor, named), EDGELLM_ERR_CANCELLED, EDGELLM_ERR_NOMEM. */
 EDGELLM_API edgellm_status edgellm_quantize_file(const char *in_path, const char *out_path,

@@ -226,6 +226,21 @@ static void test_cli_progress_bar_and_json_strings(void)
     free(t);
 }
 
+/* Found by a new-user pass: a vocabulary-only GGUF "quantized" to an empty copy with exit 0,
+ * and run accepted -t 1000 at parse time (then failed at load with exit 1). */
+static void test_cli_quantize_no_tensors_and_run_thread_range(void)
+{
+    NEED_SHARED(vocab, "data/vocab/ggml-vocab-llama-spm.gguf");
+    char args[1024], out[4096], err[4096];
+    const char *dst = tmp_path("vocab-q8.gguf");
+    snprintf(args, sizeof args, "quantize %s %s --type q8_0", vocab, dst);
+    CHECK_EQ(run_cli(args, out, sizeof out, err, sizeof err), 1);
+    CHECK(strstr(err, "has no tensors: nothing to quantize") && strstr(err, vocab));
+    CHECK(access(dst, F_OK) != 0);   /* nothing written */
+    CHECK_EQ(run_cli("run -m /nonexistent/m.gguf -p x -t 1000", out, sizeof out, err, sizeof err), 2);
+    CHECK(strstr(err, "64"));
+}
+
 int main(void)
 {
     RUN(test_cli_run_no_bos_empty_prompt_notes_bos);
@@ -234,5 +249,6 @@ int main(void)
     RUN(test_cli_bench_checks_models_before_printing);
     RUN(test_cli_sweep_no_bench_prints_dash);
     RUN(test_cli_progress_bar_and_json_strings);
+    RUN(test_cli_quantize_no_tensors_and_run_thread_range);
     return test_summary();
 }

@@ -35,7 +35,7 @@ typedef struct {
     edgellm_vec_dot_fn dot;      /* dot of a cache row (kv.type) with q, for q·k */
 } attention_job;
 
-/* Work items are (token, query head) pairs, split evenly over the threads; each thread
+/* Work items are (token, query head) pairs, dealt round-robin over the threads; each thread
  * has its own row of c->scores. */
 static void attention_task(void *arg, int ith, int nth)
 {
@@ -47,9 +47,10 @@ static void attention_task(void *arg, int ith, int nth)
     const void *k0 = edgellm_kv_k_row(&c->kv, j->il, 0);                    /* [n_ctx][kv_dim] */
     const void *v0 = edgellm_kv_v_row(&c->kv, j->il, 0);                    /* [n_ctx][kv_dim] */
     bool f16 = c->kv.type == EDGELLM_TYPE_F16;
-    int64_t i0, i1;
-    edgellm_split_range((int64_t)j->n * hp->n_head, ith, nth, &i0, &i1);
-    for (int64_t i = i0; i < i1; i++) {
+    /* Items dealt round-robin: in a causal prefill token t attends to pos0 + t + 1 positions,
+     * so contiguous ranges would give the last thread ~3x the work of the first; an item's
+     * result does not depend on which thread computes it. */
+    for (int64_t i = ith; i < (int64_t)j->n * hp->n_head; i += nth) {
         int t = (int)(i / hp->n_head), h = (int)(i % hp->n_head), kvh = h / group;
         size_t qo = (size_t)t * hp->n_embd + (size_t)h * hp->head_dim, ko = (size_t)kvh * hp->head_dim;
         int64_t n_pos = (int64_t)j->pos0 + t + 1;

@@ -159,7 +159,7 @@ edgellm_status edgellm_eval_plan_make(const edgellm_tokenizer *tok, const char *
                             1 << 20);
     if (p->stride < 0 || p->stride > p->n_ctx / 2)
         return edgellm_fail(err, EDGELLM_ERR_MISUSE,
-                            "eval: stride %d is outside [0, n_ctx/2 = %d] (0: score the second half of each chunk)",
+                            "eval: stride %d is outside [1, n_ctx/2 = %d] (or leave --stride out: score the second half of each chunk)",
                             p->stride, p->n_ctx / 2);
     if (len > (size_t)INT32_MAX - 16)
         return edgellm_fail(err, EDGELLM_ERR_MISUSE, "%s: %zu bytes is too long a text", name, len);

@@ -320,6 +320,10 @@ edgellm_status edgellm_quantize_file(const char *in_path, const char *out_path, 
 
     if ((rc = edgellm_gguf_open(in_path, &q.g, err)) != EDGELLM_OK) goto done;
     rep->n_tensors = (int)edgellm_gguf_n_tensors(q.g);
+    if (rep->n_tensors == 0) {   /* e.g. a vocabulary-only file: writing a copy would look like success */
+        rc = edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: has no tensors: nothing to quantize", in_path);
+        goto done;
+    }
     rep->tensors = edgellm_calloc(rep->n_tensors ? (size_t)rep->n_tensors : 1, sizeof *rep->tensors);
     q.choice = edgellm_calloc(rep->n_tensors ? (size_t)rep->n_tensors : 1, sizeof *q.choice);
     if (!rep->tensors || !q.choice) { rc = edgellm_fail_nomem(err, in_path); goto done; }
