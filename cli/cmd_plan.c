@@ -438,6 +438,9 @@ int cmd_plan(int argc, char **argv)
         rc = exit_code(st);
         goto out;
     }
+    if (report->model.n_ctx_train > 0 && report->n_ctx > report->model.n_ctx_train)
+        fprintf(stderr, "edgellm plan: note: n_ctx %d is beyond %s's trained context (%d): quality past it is not "
+                "what the model was trained for\n", report->n_ctx, report->model.name, report->model.n_ctx_train);
     if (json) {
         cli_plan_write_json(stdout, report, mx);
     } else {

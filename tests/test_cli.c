@@ -241,6 +241,16 @@ static void test_cli_quantize_no_tensors_and_run_thread_range(void)
     CHECK(strstr(err, "64"));
 }
 
+/* plan warns (stderr, exit 0) when n_ctx is past the model's trained context, not before. */
+static void test_cli_plan_ctx_beyond_trained_notes(void)
+{
+    char out[65536], err[4096];
+    CHECK_EQ(run_cli("plan --model smollm2-135m --device pi5-8gb --ctx 16384", out, sizeof out, err, sizeof err), 0);
+    CHECK(strstr(err, "n_ctx 16384 is beyond smollm2-135m's trained context (8192)"));
+    CHECK_EQ(run_cli("plan --model smollm2-135m --device pi5-8gb --ctx 8192", out, sizeof out, err, sizeof err), 0);
+    CHECK(!strstr(err, "beyond"));
+}
+
 int main(void)
 {
     RUN(test_cli_run_no_bos_empty_prompt_notes_bos);
@@ -250,5 +260,6 @@ int main(void)
     RUN(test_cli_sweep_no_bench_prints_dash);
     RUN(test_cli_progress_bar_and_json_strings);
     RUN(test_cli_quantize_no_tensors_and_run_thread_range);
+    RUN(test_cli_plan_ctx_beyond_trained_notes);
     return test_summary();
 }
