@@ -35,8 +35,30 @@ typedef struct {
     edgellm_vec_dot_fn dot;      /* dot of a cache row (kv.type) with q, for q·k */
 } attention_job;
 
-/* Work items are (token, query head) pairs, dealt round-robin over the threads; each thread
+/* Work items are (token, query head) pairs, split by cost over the threads; each thread
  * has its own row of c->scores. */
+/* Items [*i0, *i1) of thread ith of nth: items are (t, h) in order i = t * n_head + h, item
+ * cost pos0 + t + 1; thread k takes the items whose cumulative cost before them lies in
+ * [k/nth, (k+1)/nth) of the total. Every item goes to exactly one thread. */
+static void attention_items(int n, int n_head, int pos0, int ith, int nth, int64_t *i0, int64_t *i1)
+{
+    double total = (double)n_head * ((double)n * (pos0 + 1) + (double)n * (n - 1) / 2);
+    double lo = total * ith / nth, hi = total * (ith + 1) / nth;
+    int64_t first = -1, last = (int64_t)n * n_head;
+    double before = 0;   /* cost of all items before item i */
+    for (int t = 0; t < n && last == (int64_t)n * n_head; t++) {
+        double c = (double)pos0 + t + 1;
+        for (int h = 0; h < n_head; h++, before += c) {
+            int64_t i = (int64_t)t * n_head + h;
+            if (first < 0 && before >= lo) first = i;
+            if (ith < nth - 1 && before >= hi) { last = i; break; }
+        }
+    }
+    if (first < 0) first = last;
+    *i0 = first;
+    *i1 = EDGELLM_MAX(first, last);
+}
+
 static void attention_task(void *arg, int ith, int nth)
 {
     attention_job *j = arg;
@@ -47,10 +69,13 @@ static void attention_task(void *arg, int ith, int nth)
     const void *k0 = edgellm_kv_k_row(&c->kv, j->il, 0);                    /* [n_ctx][kv_dim] */
     const void *v0 = edgellm_kv_v_row(&c->kv, j->il, 0);                    /* [n_ctx][kv_dim] */
     bool f16 = c->kv.type == EDGELLM_TYPE_F16;
-    /* Items dealt round-robin: in a causal prefill token t attends to pos0 + t + 1 positions,
-     * so contiguous ranges would give the last thread ~3x the work of the first; an item's
-     * result does not depend on which thread computes it. */
-    for (int64_t i = ith; i < (int64_t)j->n * hp->n_head; i += nth) {
+    /* Contiguous items of equal total cost per thread: in a causal prefill token t attends to
+     * pos0 + t + 1 positions, so equal item counts would give the last thread ~3x the work
+     * of the first. Contiguous, so the heads of one KV group mostly stay on one thread (they
+     * read the same K/V rows). An item's result does not depend on the thread. */
+    int64_t i0, i1;
+    attention_items(j->n, hp->n_head, j->pos0, ith, nth, &i0, &i1);
+    for (int64_t i = i0; i < i1; i++) {
         int t = (int)(i / hp->n_head), h = (int)(i % hp->n_head), kvh = h / group;
         size_t qo = (size_t)t * hp->n_embd + (size_t)h * hp->head_dim, ko = (size_t)kvh * hp->head_dim;
         int64_t n_pos = (int64_t)j->pos0 + t + 1;
