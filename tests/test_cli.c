@@ -19,26 +19,15 @@
 #define STORIES_TOK "models/stories260K/tok512.bin"
 #define VAL_TEXT "models/text/tinystories_val_head.txt"
 
-static const char *tmp_path(const char *name)
-{
-    static char slots[32][512];
-    static int used;
-    char *p = slots[used++ & 31];
-    snprintf(p, 512, "%s/%s", test_tmpdir(), name);
-    return p;
-}
+#define tmp_path test_tmp_path
 
 /* Run `edgellm ARGS`: stdout into out[out_size], stderr into err[err_size]; the exit status. */
+/* test_run_cli with stdout copied into out[out_size] (may be NULL). */
 static int run_cli(const char *args, char *out, size_t out_size, char *err, size_t err_size)
 {
-    static int n;
-    char so[600], cmd[8192];
-    snprintf(so, sizeof so, "%s/stdout.%d", test_tmpdir(), n++);
-    snprintf(cmd, sizeof cmd, "{ %s %s >%s; }", EDGELLM_CLI, args, so);
-    int rc = run_capture(cmd, err, err_size);
-    size_t sz = 0;
-    char *s = read_file(so, &sz);
-    if (out && out_size) snprintf(out, out_size, "%s", s ? s : "");
+    char *s = NULL;
+    int rc = test_run_cli(args, out && out_size ? &s : NULL, err, err_size);
+    if (out && out_size) snprintf(out, out_size, "%s", s);
     free(s);
     return rc;
 }

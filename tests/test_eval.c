@@ -25,14 +25,7 @@
 #define STORIES "models/stories260K/stories260K.gguf"
 #define VAL_TEXT "models/text/tinystories_val_head.txt"
 
-static const char *tmp_path(const char *name)
-{
-    static char slots[64][512];
-    static int used;
-    char *p = slots[used++ & 63];
-    snprintf(p, 512, "%s/%s", test_tmpdir(), name);
-    return p;
-}
+#define tmp_path test_tmp_path
 
 static edgellm_model *load(const char *path, int n_threads)
 {

@@ -21,39 +21,12 @@
 
 /* ---- helpers ---- */
 
-static int read_tokens(const char *path, int32_t *out, int max)
-{
-    char *s = read_file(path, NULL);
-    if (!s) return 0;
-    int n = 0;
-    char *p = s, *end;
-    for (long v; n < max && (v = strtol(p, &end, 10), end != p); p = end) out[n++] = (int32_t)v;
-    free(s);
-    return n;
-}
-
 static float *read_f32(const char *path, size_t *count)
 {
     size_t size = 0;
     float *f = read_file(path, &size);   /* fixtures are little-endian; so is every host we test on */
     if (f) *count = size / 4;
     return f;
-}
-
-static double stddev(const float *x, size_t n)
-{
-    double m = 0, v = 0;
-    for (size_t i = 0; i < n; i++) m += x[i];
-    m /= (double)n;
-    for (size_t i = 0; i < n; i++) v += (x[i] - m) * (x[i] - m);
-    return sqrt(v / (double)n);
-}
-
-static double max_abs_diff(const float *a, const float *b, size_t n)
-{
-    double d = 0;
-    for (size_t i = 0; i < n; i++) d = fmax(d, fabs((double)a[i] - b[i]));
-    return d;
 }
 
 /* logits [n][n_vocab] of one prefill (or of n single-token decodes) with n_threads. */

@@ -20,33 +20,6 @@
 #define REF "data/reference/"
 #define STORIES "models/stories260K/stories260K.gguf"
 
-static int read_tokens(const char *path, int32_t *out, int max)
-{
-    char *s = read_file(path, NULL);
-    if (!s) return 0;
-    int n = 0;
-    char *p = s, *end;
-    for (long v; n < max && (v = strtol(p, &end, 10), end != p); p = end) out[n++] = (int32_t)v;
-    free(s);
-    return n;
-}
-
-static double stddev(const float *x, size_t n)
-{
-    double m = 0, v = 0;
-    for (size_t i = 0; i < n; i++) m += x[i];
-    m /= (double)n;
-    for (size_t i = 0; i < n; i++) v += (x[i] - m) * (x[i] - m);
-    return sqrt(v / (double)n);
-}
-
-static double max_abs_diff(const float *a, const float *b, size_t n)
-{
-    double d = 0;
-    for (size_t i = 0; i < n; i++) d = fmax(d, fabs((double)a[i] - b[i]));
-    return d;
-}
-
 static edgellm_model *load(const char *path)
 {
     edgellm_model *m = NULL;

@@ -27,21 +27,8 @@ static const char *tmp_path(const char *name)
     return p;
 }
 
-/* Run the CLI with args; stdout goes to *out_stdout (malloc'ed), stderr to err_buf.
- * Returns the exit status. */
-static int run_cli(const char *args, char **out_stdout, char *err_buf, size_t err_size)
-{
-    static int n;
-    char so[600], cmd[8192];
-    snprintf(so, sizeof so, "%s/stdout.%d", test_tmpdir(), n++);
-    snprintf(cmd, sizeof cmd, "{ %s %s >%s; }", EDGELLM_CLI, args, so);
-    int rc = run_capture(cmd, err_buf, err_size);
-    size_t sz = 0;
-    char *s = read_file(so, &sz);
-    if (out_stdout) *out_stdout = s ? s : calloc(1, 1);
-    else free(s);
-    return rc;
-}
+/* Run the CLI (test_util.h). */
+#define run_cli test_run_cli
 
 /* The reference text without run.c's final newline. */
 static char *expected_prefix(const char *path)

@@ -71,6 +71,37 @@ static __attribute__((unused)) void *read_file(const char *path, size_t *size)
     return buf;
 }
 
+/* Whitespace-separated integers of a text file (the fixtures' token ids) into out[max];
+ * returns how many were read (0 when the file cannot be read). */
+static __attribute__((unused)) int read_tokens(const char *path, int32_t *out, int max)
+{
+    char *s = read_file(path, NULL);
+    if (!s) return 0;
+    int n = 0;
+    char *p = s, *end;
+    for (long v; n < max && (v = strtol(p, &end, 10), end != p); p = end) out[n++] = (int32_t)v;
+    free(s);
+    return n;
+}
+
+/* Population standard deviation of x[n] (the "s" that logit tolerances are scaled by). */
+static __attribute__((unused)) double stddev(const float *x, size_t n)
+{
+    double m = 0, v = 0;
+    for (size_t i = 0; i < n; i++) m += x[i];
+    m /= (double)n;
+    for (size_t i = 0; i < n; i++) v += (x[i] - m) * (x[i] - m);
+    return sqrt(v / (double)n);
+}
+
+/* max_i |a[i] - b[i]|, in double. */
+static __attribute__((unused)) double max_abs_diff(const float *a, const float *b, size_t n)
+{
+    double d = 0;
+    for (size_t i = 0; i < n; i++) d = fmax(d, fabs((double)a[i] - b[i]));
+    return d;
+}
+
 static __attribute__((unused)) int write_file(const char *path, const void *data, size_t size)
 {
     FILE *f = fopen(path, "wb");
@@ -196,6 +227,34 @@ static __attribute__((unused)) bool test_run_isolated(void (*fn)(void *arg, void
         return false;
     }
     return true;
+}
+
+/* Path of `name` in the test's temporary directory, in one of 64 rotating buffers (a path
+ * stays valid for the next 63 calls). */
+static __attribute__((unused)) const char *test_tmp_path(const char *name)
+{
+    static char slots[64][512];
+    static int used;
+    char *p = slots[used++ & 63];
+    snprintf(p, 512, "%s/%s", test_tmpdir(), name);
+    return p;
+}
+
+/* Run the edgellm CLI (EDGELLM_CLI, set by CMake) with args through the shell; stdout goes
+ * to *out_stdout (malloc'ed, "" when there was none; freed here when out_stdout is NULL),
+ * stderr to err_buf. Returns the exit status. */
+static __attribute__((unused)) int test_run_cli(const char *args, char **out_stdout, char *err_buf, size_t err_size)
+{
+    static int n;
+    char so[600], cmd[8192];
+    snprintf(so, sizeof so, "%s/stdout.%d", test_tmpdir(), n++);
+    snprintf(cmd, sizeof cmd, "{ %s %s >%s; }", EDGELLM_CLI, args, so);
+    int rc = run_capture(cmd, err_buf, err_size);
+    size_t sz = 0;
+    char *s = read_file(so, &sz);
+    if (out_stdout) *out_stdout = s ? s : calloc(1, 1);
+    else free(s);
+    return rc;
 }
 
 static __attribute__((unused)) int test_summary(void)

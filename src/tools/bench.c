@@ -485,8 +485,7 @@ edgellm_status edgellm_bench(const char *path, const edgellm_bench_params *pp, e
             }
             edgellm_bench_result *res = &r->results[r->n_results];
             if ((rc = run_test(&run, is_pp, p.threads[ti], res)) != EDGELLM_OK) break;
-            if (!is_pp) res->bytes_per_token = r->weight_bytes_per_token +
-                                               edgellm_bench_kv_bytes_per_token(m, (p.n_gen + 1) / 2, p.kv_type);
+            if (!is_pp) res->bytes_per_token = run.tg_bytes;
             r->n_results++;
             done_tests++;
         }
@@ -499,25 +498,15 @@ edgellm_status edgellm_bench(const char *path, const edgellm_bench_params *pp, e
     /* the roofline: measured after the RSS snapshot (its buffer would inflate the peak) */
     r->bw_gbps = p.bw_gbps;
     if (!(r->bw_gbps > 0)) {
-        /* all physical cores (the machine's figure, as plan uses it), then each other thread
-         * count a tg test ran with: t threads cannot stream faster than t threads read */
-        const int all = edgellm_n_physical_cores();
-        if ((rc = measure_bw(r, all, p.bw_ms, &r->bw_gbps, err)) != EDGELLM_OK) goto done;
+        /* all physical cores: the machine's figure, as plan uses it (each tg test's own
+         * figure was read beside it, run_test) */
+        if ((rc = measure_bw(r, edgellm_n_physical_cores(), p.bw_ms, &r->bw_gbps, err)) != EDGELLM_OK) goto done;
         r->bw_measured = 1;
-        for (int i = 0; i < r->n_results; i++) {
-            edgellm_bench_result *res = &r->results[i];
-            if (res->n_gen == 0 || res->bw_gbps > 0) continue;   /* paired with the test */
-            res->bw_gbps = res->n_threads == all ? r->bw_gbps : 0;
-            for (int j = 0; j < i && !(res->bw_gbps > 0); j++)
-                if (r->results[j].n_gen > 0 && r->results[j].n_threads == res->n_threads) res->bw_gbps = r->results[j].bw_gbps;
-            if (!(res->bw_gbps > 0) && (rc = measure_bw(r, res->n_threads, p.bw_ms, &res->bw_gbps, err)) != EDGELLM_OK)
-                goto done;
-        }
     }
     for (int i = 0; i < r->n_results; i++) {
         edgellm_bench_result *res = &r->results[i];
         if (res->n_gen == 0 || !(r->bw_gbps > 0)) continue;
-        if (!(res->bw_gbps > 0)) res->bw_gbps = r->bw_gbps;   /* given: one figure for all */
+        if (!(res->bw_gbps > 0)) res->bw_gbps = r->bw_gbps;   /* given (or the paired read failed) */
         if (!(res->roofline_frac > 0))
             res->roofline_frac = res->avg_ts * (double)res->bytes_per_token / (res->bw_gbps * 1e9);
         res->roofline_frac_all = res->avg_ts * (double)res->bytes_per_token / (r->bw_gbps * 1e9);
