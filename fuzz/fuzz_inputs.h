@@ -18,6 +18,7 @@
 
 #include <stdint.h>
 #include <string.h>
+#include <strings.h>
 
 typedef struct {
     int            tokenizer_only;   /* byte 0 odd                                         */
@@ -75,12 +76,18 @@ static inline int fuzz_is_output_flag(const char *a)
     return !strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--out") || !strcmp(a, "--report");
 }
 
-/* "--flag=host": the value form that `plan` accepts (its --device=host runs the same 512 MiB
- * bandwidth measurement as "--device host"; found by the CI's fuzz smoke run). */
+/* The device name "host" in any case ("HOST", "Host": plan compares device names without
+ * regard to case), alone or as the value of "--flag=host": each runs the 512 MiB bandwidth
+ * measurement. Both forms were found by the CI's fuzz smoke run. */
+static inline int fuzz_is_host(const char *a)
+{
+    return !strcasecmp(a, "host");
+}
+
 static inline int fuzz_is_host_value(const char *a)
 {
     const char *eq = strrchr(a, '=');
-    return eq && !strcmp(eq + 1, "host");
+    return eq && fuzz_is_host(eq + 1);
 }
 
 /* Build argv (argv[0] = "edgellm", NULL-terminated) in store; returns argc. */
@@ -100,7 +107,7 @@ static inline int fuzz_cli_decode(const uint8_t *data, size_t size, char store[F
         memcpy(store[k], data + pos, keep);
         store[k][keep] = 0;
         if (memchr(store[k], '/', keep) || fuzz_is_output_flag(argv[argc - 1])) strcpy(store[k], FUZZ_NO_PATH);
-        else if (!strcmp(store[k], "host")) strcpy(store[k], "phone-mid");   /* no 1 s bandwidth test */
+        else if (fuzz_is_host(store[k])) strcpy(store[k], "phone-mid");   /* no 1 s bandwidth test */
         else if (fuzz_is_host_value(store[k]))   /* --device=host; "none" where "phone-mid" would not fit */
             strcpy(strrchr(store[k], '=') + 1, keep + 5 <= FUZZ_MAX_ARG_LEN ? "phone-mid" : "none");
         else if (!strcmp(store[k], "--bandwidth")) strcpy(store[k], "--no-bandwidth-test");   /* 512 MiB, 1 s */

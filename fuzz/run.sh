@@ -8,7 +8,10 @@
 #             -merge=1 keeps only inputs that add coverage; only inputs up to 1 KB are
 #             considered, to keep the committed corpora small)
 # Environment: BUILD_DIR (default <repo>/build-fuzz), EDGELLM_SHARED (fixtures, default
-# <repo>/../shared), CC (default clang).
+# <repo>/../shared), CC (default clang), FUZZ_SEED (libFuzzer -seed; unset or 0: a new
+# random seed each run. The CI passes a fixed seed, so that its smoke run replays the same
+# input sequence on every machine and a finding there is one a longer local run with that
+# seed has the chance to find first.)
 #
 # Each run starts from fuzz/corpus/<target> (committed seeds, see fuzz/make_corpus.py)
 # plus what earlier runs in BUILD_DIR found (BUILD_DIR/work/corpus/<target>). A crash,
@@ -65,7 +68,7 @@ for t in "${targets[@]}"; do
     before=$(ls "$art" | wc -l)
     log="$work/$t.log"
     t0=$(date +%s)
-    "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 -print_final_stats=1 \
+    "$bin" -max_total_time="$secs" -seed="${FUZZ_SEED:-0}" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 -print_final_stats=1 \
         -artifact_prefix="$art/" "${extra[@]}" "$corpus" >"$log" 2>&1
     rc=$?
     elapsed=$(( $(date +%s) - t0 ))

@@ -12,7 +12,7 @@
 # One summary line per stage ("stage asan: 14 passed, 0 failed"), then CTest's line.
 # Exit status: 0 when every stage passed (skipped stages do not fail), 1 otherwise.
 # Logs: build-ci-logs/<stage>.log. Time on 2 cores: roughly 20-25 minutes in all.
-# Environment: FUZZ_SECONDS, SKIP_STAGES (e.g. "arm fuzz"), EDGELLM_SHARED_DIR.
+# Environment: FUZZ_SECONDS, FUZZ_SEED (default 1), SKIP_STAGES (e.g. "arm fuzz"), EDGELLM_SHARED_DIR.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
@@ -116,7 +116,8 @@ fi
 if [[ "$skip" == *" fuzz "* ]]; then skipped fuzz "SKIP_STAGES"
 elif ! command -v clang >/dev/null; then skipped fuzz "clang not installed"; failed=1
 else
-    EDGELLM_SHARED="$shared" BUILD_DIR="$root/build-fuzz" fuzz/run.sh "${FUZZ_SECONDS:-60}" >"$logs/fuzz.log" 2>&1
+    # a fixed seed (FUZZ_SEED, default 1): the same input sequence on every machine
+    FUZZ_SEED="${FUZZ_SEED:-1}" EDGELLM_SHARED="$shared" BUILD_DIR="$root/build-fuzz" fuzz/run.sh "${FUZZ_SECONDS:-60}" >"$logs/fuzz.log" 2>&1
     grep -a '^fuzz ' "$logs/fuzz.log" | sed 's/^/  /'
     l=$(grep -aE '^fuzz: [0-9]+ passed, [0-9]+ failed' "$logs/fuzz.log" | tail -1)
     if [ -n "$l" ]; then
