@@ -324,6 +324,10 @@ static void test_q8_0_activation_kernels(void)
             gemm_case(types[ti], shapes[s][0], shapes[s][1], shapes[s][2]);
         gemm_case(types[ti], 3, 32 * 17, 5);             /* one full group + 1 block       */
         gemm_case(types[ti], 20, 32 * 3, 4);             /* only a partial group            */
+        gemm_case(types[ti], 35, 576, 1);                /* n_embd 576 (SmolLM2-135M): 16 + 2 */
+        gemm_case(types[ti], 18, 576, 5);
+        gemm_case(types[ti], 17, 32 * 31, 1);            /* 16 + 15 blocks                  */
+        gemm_case(types[ti], 16, 32 * 15, 3);            /* 15 blocks only                  */
     }
 }
 

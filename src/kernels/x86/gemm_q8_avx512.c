@@ -151,20 +151,85 @@ static inline void pack16_q8_0(const uint8_t *row, int64_t b0, packed_group *pg)
 
 typedef void (*pack16_fn)(const uint8_t *row, int64_t b0, packed_group *pg);
 
-/* Group g of a row of nb blocks of bb bytes; the last one padded with zero blocks (codes
- * then meet zero activations and d_w = 0: those lanes add exactly nothing). */
-static inline __attribute__((always_inline)) void pack_group(const uint8_t *row, int64_t g, int64_t nb, size_t bb,
-                                                             pack16_fn pack16, packed_group *pg)
+/* The last, partial group of a row: blocks [b0, b0 + m), m < 16, read as in pack16 but
+ * with zero vectors for the missing blocks and the d fields by one masked gather (lane p
+ * holds block perm(p) when perm(p) < m, else zero), so nothing past the row is touched.
+ * The lanes equal what pack16 gives for the row padded with zero blocks (codes then meet
+ * zero activations and d_w = 0: those lanes add exactly nothing). The loads instead of
+ * copying the blocks into a zeroed buffer: the copy cost a memcpy and a memset call per
+ * row, and its stores missed store forwarding for the 16-byte loads that followed. */
+static inline __mmask16 tail_mask(int m)
 {
-    if (16 * g + 16 <= nb) {
-        pack16(row, 16 * g, pg);
-        return;
+    __mmask16 k = 0;
+    for (int p = 0; p < 16; p++)
+        if (lane_block[p] < m) k |= (__mmask16)(1u << p);
+    return k;
+}
+
+static inline __m128i load16_or_zero(const uint8_t *base, size_t stride, int i, int m)
+{
+    return i < m ? _mm_loadu_si128((const __m128i *)(base + (size_t)i * stride)) : _mm_setzero_si128();
+}
+
+/* transpose16x4 of the first m blocks, zero for the others */
+static inline void transpose16x4_tail(const uint8_t *base, size_t stride, int m, __m512i u[4])
+{
+    __m512i z[4];
+    for (int j = 0; j < 4; j++) {
+        z[j] = _mm512_castsi128_si512(load16_or_zero(base, stride, 4 * j, m));
+        z[j] = _mm512_inserti32x4(z[j], load16_or_zero(base, stride, 4 * j + 1, m), 1);
+        z[j] = _mm512_inserti32x4(z[j], load16_or_zero(base, stride, 4 * j + 2, m), 2);
+        z[j] = _mm512_inserti32x4(z[j], load16_or_zero(base, stride, 4 * j + 3, m), 3);
     }
-    _Alignas(64) uint8_t tmp[16 * sizeof(edgellm_block_q8_0)];
-    const size_t have = (size_t)(nb - 16 * g) * bb;
-    memcpy(tmp, row + (size_t)(16 * g) * bb, have);
-    memset(tmp + have, 0, 16 * bb - have);
-    pack16(tmp, 0, pg);
+    const __m512i t0 = _mm512_unpacklo_epi32(z[0], z[1]), t1 = _mm512_unpackhi_epi32(z[0], z[1]);
+    const __m512i t2 = _mm512_unpacklo_epi32(z[2], z[3]), t3 = _mm512_unpackhi_epi32(z[2], z[3]);
+    u[0] = _mm512_unpacklo_epi64(t0, t2);
+    u[1] = _mm512_unpackhi_epi64(t0, t2);
+    u[2] = _mm512_unpacklo_epi64(t1, t3);
+    u[3] = _mm512_unpackhi_epi64(t1, t3);
+}
+
+static inline __m512 gather_d_masked(const uint8_t *base, size_t stride, int m)
+{
+    const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), tail_mask(m), stride_idx((int32_t)stride),
+                                                  (const void *)base, 1);
+    return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(v));
+}
+
+typedef void (*packtail_fn)(const uint8_t *row, int64_t b0, int m, packed_group *pg);
+
+static inline void packtail_q4_0(const uint8_t *row, int64_t b0, int m, packed_group *pg)
+{
+    const uint8_t *base = row + (size_t)b0 * sizeof(edgellm_block_q4_0);
+    const __m512i m4 = _mm512_set1_epi8(15);
+    __m512i u[4];
+    transpose16x4_tail(base + 2, sizeof(edgellm_block_q4_0), m, u);
+    for (int k = 0; k < 4; k++) {
+        pg->w[k] = _mm512_and_si512(u[k], m4);
+        pg->w[k + 4] = _mm512_and_si512(_mm512_srli_epi16(u[k], 4), m4);
+    }
+    pg->d = gather_d_masked(base, sizeof(edgellm_block_q4_0), m);
+}
+
+static inline void packtail_q8_0(const uint8_t *row, int64_t b0, int m, packed_group *pg)
+{
+    const uint8_t *base = row + (size_t)b0 * sizeof(edgellm_block_q8_0);
+    const __m512i bias = _mm512_set1_epi8((char)0x80);
+    __m512i u[4];
+    transpose16x4_tail(base + 2, sizeof(edgellm_block_q8_0), m, u);
+    for (int k = 0; k < 4; k++) pg->w[k] = _mm512_xor_si512(u[k], bias);
+    transpose16x4_tail(base + 18, sizeof(edgellm_block_q8_0), m, u);
+    for (int k = 0; k < 4; k++) pg->w[k + 4] = _mm512_xor_si512(u[k], bias);
+    pg->d = gather_d_masked(base, sizeof(edgellm_block_q8_0), m);
+}
+
+/* Group g of a row of nb blocks; the last one padded with zero blocks. */
+static inline __attribute__((always_inline)) void pack_group(const uint8_t *row, int64_t g, int64_t nb,
+                                                             pack16_fn pack16, packtail_fn packtail,
+                                                             packed_group *pg)
+{
+    if (16 * g + 16 <= nb) pack16(row, 16 * g, pg);
+    else packtail(row, 16 * g, (int)(nb - 16 * g), pg);
 }
 
 /* ----------------------------------------------------------------- activations */
@@ -178,7 +243,7 @@ static void prep_q8_0(const void *xq, int64_t t, int64_t cols, uint8_t *xp, int 
     const __m512i one = _mm512_set1_epi8(1);
     for (int64_t g = 0; g < ng; g++) {
         packed_group pg;
-        pack_group(xq, g, nb, sizeof(edgellm_block_q8_0), pack16_q8_0, &pg);
+        pack_group(xq, g, nb, pack16_q8_0, packtail_q8_0, &pg);
         uint8_t *dst = xp + (size_t)(t * ng + g) * XG;
         __m512i sum = _mm512_setzero_si512();
         for (int k = 0; k < 8; k++) {
@@ -235,7 +300,7 @@ static inline __attribute__((always_inline)) void tile(const packed_group *const
         for (int c = 0; c < C; c++) accm[r * TC + c] = acc[r][c];
 }
 
-static inline __attribute__((always_inline)) void gemm_q8(const edgellm_gemm_args *a, size_t bb, pack16_fn pack16)
+static inline __attribute__((always_inline)) void gemm_q8(const edgellm_gemm_args *a, pack16_fn pack16, packtail_fn packtail)
 {
     const int64_t nb = a->cols / EDGELLM_QK8_0, ng = (int64_t)n_groups(a->cols);
     if (a->n == 1) {                                         /* decode: one row at a time */
@@ -248,7 +313,7 @@ static inline __attribute__((always_inline)) void gemm_q8(const edgellm_gemm_arg
                 const uint8_t *row = a->w + (size_t)(r + i) * a->row_bytes;
                 for (int64_t g = 0; g < ng; g++) {
                     packed_group pg;
-                    pack_group(row, g, nb, bb, pack16, &pg);
+                    pack_group(row, g, nb, pack16, packtail, &pg);
                     const uint8_t *x = a->xp + (size_t)g * XG;
                     __m512i s = _mm512_load_si512((const void *)(x + 512));
                     for (int k = 0; k < 8; k++)
@@ -275,7 +340,7 @@ static inline __attribute__((always_inline)) void gemm_q8(const edgellm_gemm_arg
                 const int64_t ngc = MIN(KG, ng - g0);
                 for (int i = 0; i < nr; i++)
                     for (int64_t g = 0; g < ngc; g++)
-                        pack_group(a->w + (size_t)(r + i) * a->row_bytes, g0 + g, nb, bb, pack16, &pw[i][g]);
+                        pack_group(a->w + (size_t)(r + i) * a->row_bytes, g0 + g, nb, pack16, packtail, &pw[i][g]);
                 for (int ti = 0; ti < ntiles; ti++) {
                     const int c0 = ti * TC, nc = MIN(TC, nt - c0);
                     const uint8_t *xt[TC];
@@ -303,11 +368,11 @@ static inline __attribute__((always_inline)) void gemm_q8(const edgellm_gemm_arg
 
 void edgellm_gemm_q4_0_avx512(const edgellm_gemm_args *a)
 {
-    gemm_q8(a, sizeof(edgellm_block_q4_0), pack16_q4_0);
+    gemm_q8(a, pack16_q4_0, packtail_q4_0);
 }
 
 void edgellm_gemm_q8_0_avx512(const edgellm_gemm_args *a)
 {
-    gemm_q8(a, sizeof(edgellm_block_q8_0), pack16_q8_0);
+    gemm_q8(a, pack16_q8_0, packtail_q8_0);
 }
 #endif
