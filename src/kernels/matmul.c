@@ -7,10 +7,14 @@
  *     at the active kernel level (gemm_kernels below) -> the kernel's packed layout
  *     (gemm.h). One token is converted by the calling thread; more tokens are split over
  *     the threads in their own parallel run. Skipped for float weights (x read directly).
- *  2. dot: one parallel run for all the products of the batch. Their rows are cut into
- *     chunks of whole 16-row tiles (CHUNKS_PER_THREAD per thread);
- *     threads take chunks from a shared atomic counter until none is left, so a thread
- *     that the OS preempts holds up at most one chunk. Per chunk:
+ *  2. dot: one parallel run for all the products of the batch. Their rows, as whole
+ *     16-row tiles, form one list (job after job); threads take chunks of it from a shared
+ *     atomic counter until none is left, by guided self-scheduling (Polychronopoulos &
+ *     Kuck 1987): each take is the remaining tiles / (GUIDED_DIV · threads), at least
+ *     MIN_TAKE_TILES. The first takes are long runs of contiguous rows, as the hardware
+ *     prefetchers like; the last are short, so the threads finish together (with equal
+ *     chunks a thread that streamed slower, or was preempted, left the other waiting for up
+ *     to a whole chunk). Per chunk, per job it covers:
  *     - tile kernel (gemm.h): each weight block is read once per 64 tokens; used for 1
  *       token as for many, so decode and prefill are bit-identical;
  *     - vec_dot loop: for each block of up to `tb` tokens, each row r, each token t of the
@@ -30,12 +34,13 @@
  * thread computes an element never changes its value, so this is invisible in results. */
 #define MIN_PARALLEL_MACS (1 << 16)
 #define TILE_ROWS 16               /* rows per tile of every gemm kernel: the chunk unit    */
-/* Chunks per thread in a run. Few, long chunks let each thread stream long runs of
- * contiguous rows, which the hardware prefetchers need: on the 2-core Zen 5 dev machine
- * 2-thread decode of a Q4_0 tinyllama took 11.1 / 11.7 / 12.5 / 13.5 ms per pass of its
- * matrices with 1 / 2 / 8 / 16 chunks per thread (a plain read of the weights: 10.4 ms),
- * and 20 ms with chunks capped at 64 KiB. 2 keeps some balancing for a preempted thread. */
-#define CHUNKS_PER_THREAD 2
+/* Guided self-scheduling: a take is remaining / (GUIDED_DIV · threads) tiles, at least
+ * MIN_TAKE_TILES. Long first chunks matter: on the 2-core Zen 5 dev machine 2-thread decode
+ * of a Q4_0 tinyllama took 11.1 / 11.7 / 12.5 / 13.5 ms per pass of its matrices with 1 / 2
+ * / 8 / 16 equal chunks per thread (a plain read of the weights: 10.4 ms), and 20 ms with
+ * chunks capped at 64 KiB. */
+#define GUIDED_DIV 2
+#define MIN_TAKE_TILES 2
 #define SCRATCH_ALIGN 64
 #define MAX_BATCH 8
 
@@ -122,9 +127,9 @@ typedef struct {
     edgellm_from_float_fn from_float;
     edgellm_vec_dot_fn dot[MAX_BATCH];
     const gemm_kernel *gemm[MAX_BATCH];   /* NULL: vec_dot loop                   */
-    int64_t chunk_tiles;         /* tiles per chunk                               */
-    int64_t first_chunk[MAX_BATCH + 1];   /* job j owns chunks [first[j], first[j+1]) */
-    atomic_int_fast64_t next;    /* next chunk to take                            */
+    int nth;                     /* threads of the run                            */
+    int64_t first_tile[MAX_BATCH + 1];    /* job j owns tiles [first[j], first[j+1])  */
+    atomic_int_fast64_t next;    /* first tile not yet taken                      */
 } matmul_task;
 
 static void convert_rows(matmul_task *m, int64_t t0, int64_t t1)
@@ -173,14 +178,21 @@ static void dot_task(void *arg, int ith, int nth)
     matmul_task *m = arg;
     (void)ith;
     (void)nth;
-    const int64_t total = m->first_chunk[m->k];
+    const int64_t total = m->first_tile[m->k];
+    int64_t t0 = atomic_load_explicit(&m->next, memory_order_relaxed);
     for (;;) {
-        const int64_t c = atomic_fetch_add_explicit(&m->next, 1, memory_order_relaxed);
-        if (c >= total) return;
-        int j = 0;
-        while (c >= m->first_chunk[j + 1]) j++;
-        const int64_t rows = m->jobs[j].W->ne1, r0 = (c - m->first_chunk[j]) * m->chunk_tiles * TILE_ROWS;
-        dot_rows(m, j, r0, EDGELLM_MIN(r0 + m->chunk_tiles * TILE_ROWS, rows));
+        if (t0 >= total) return;
+        const int64_t take = m->nth == 1 ? total : EDGELLM_MAX((total - t0) / (GUIDED_DIV * m->nth), MIN_TAKE_TILES);
+        const int64_t t1 = EDGELLM_MIN(t0 + take, total);
+        if (!atomic_compare_exchange_weak_explicit(&m->next, &t0, t1, memory_order_relaxed, memory_order_relaxed))
+            continue;                                   /* t0 now holds the current value */
+        for (int j = 0; j < m->k; j++) {                /* the jobs that [t0, t1) covers   */
+            const int64_t a = EDGELLM_MAX(t0, m->first_tile[j]), b = EDGELLM_MIN(t1, m->first_tile[j + 1]);
+            if (a >= b) continue;
+            const int64_t rows = m->jobs[j].W->ne1;
+            dot_rows(m, j, (a - m->first_tile[j]) * TILE_ROWS, EDGELLM_MIN((b - m->first_tile[j]) * TILE_ROWS, rows));
+        }
+        t0 = t1 < total ? atomic_load_explicit(&m->next, memory_order_relaxed) : total;
     }
 }
 
@@ -196,7 +208,6 @@ void edgellm_matmul_batch(edgellm_threadpool *pool, const edgellm_matmul_job *jo
     const edgellm_type_traits *t = edgellm_type_get_traits(W0->type);
     matmul_task m = {.jobs = jobs, .k = k, .x = x, .n = n, .cols = W0->ne0};
     double macs = 0;
-    int64_t tiles = 0;
     for (int j = 0; j < k; j++) {
         const edgellm_tensor *W = jobs[j].W;
         const edgellm_type_traits *tj = edgellm_type_get_traits(W->type);
@@ -209,7 +220,6 @@ void edgellm_matmul_batch(edgellm_threadpool *pool, const edgellm_matmul_job *jo
             return;
         }
         macs += (double)W->ne0 * (double)W->ne1 * (double)n;
-        tiles += (W->ne1 + TILE_ROWS - 1) / TILE_ROWS;
     }
     if (macs < MIN_PARALLEL_MACS) pool = NULL;
     const int nth = edgellm_threadpool_n_threads(pool);
@@ -228,12 +238,9 @@ void edgellm_matmul_batch(edgellm_threadpool *pool, const edgellm_matmul_job *jo
         else edgellm_threadpool_run(pool, convert_task, &m);
     }
     m.tb = EDGELLM_MAX((int64_t)(BLOCK_BYTES / (m.xq_row_bytes ? m.xq_row_bytes : 1)), 1);
-    m.chunk_tiles = nth == 1 ? INT64_MAX / (2 * TILE_ROWS) : EDGELLM_MAX(tiles / (nth * CHUNKS_PER_THREAD), 1);
-    m.first_chunk[0] = 0;
-    for (int j = 0; j < k; j++) {
-        const int64_t tj = (jobs[j].W->ne1 + TILE_ROWS - 1) / TILE_ROWS;
-        m.first_chunk[j + 1] = m.first_chunk[j] + (tj + m.chunk_tiles - 1) / m.chunk_tiles;
-    }
+    m.nth = nth;
+    m.first_tile[0] = 0;
+    for (int j = 0; j < k; j++) m.first_tile[j + 1] = m.first_tile[j] + (jobs[j].W->ne1 + TILE_ROWS - 1) / TILE_ROWS;
     atomic_init(&m.next, 0);
     edgellm_threadpool_run(pool, dot_task, &m);
 }
