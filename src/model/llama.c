@@ -140,13 +140,15 @@ typedef struct {
     int n;
 } swiglu_job;
 
-/* Tokens split over the threads (each row's values do not depend on the split). */
+/* The n·n_ff elements (gate and up are contiguous [n][n_ff]) split evenly over the threads,
+ * so that one decoded token is threaded too (an expf per element: ~20 µs per layer of a
+ * tinyllama at n_ff 5632 on one thread). Each element's value does not depend on the split. */
 static void swiglu_task(void *arg, int ith, int nth)
 {
     swiglu_job *j = arg;
-    int64_t t0, t1;
-    edgellm_split_range(j->n, ith, nth, &t0, &t1);
-    for (int64_t t = t0; t < t1; t++) edgellm_swiglu(j->gate + t * j->n_ff, j->up + t * j->n_ff, j->n_ff);
+    int64_t e0, e1;
+    edgellm_split_range(j->n * j->n_ff, ith, nth, &e0, &e1);
+    edgellm_swiglu(j->gate + e0, j->up + e0, e1 - e0);
 }
 
 static void ffn_block(edgellm_ctx *c, const edgellm_layer *L, int n)
@@ -160,7 +162,7 @@ static void ffn_block(edgellm_ctx *c, const edgellm_layer *L, int n)
     };
     edgellm_matmul_batch(c->pool, gate_up, 2, c->xb, n, c->mm_scratch);
     swiglu_job sj = {c->hb, c->hb2, F, n};                             /* hb = silu(hb) * hb2 */
-    edgellm_threadpool_run(n > 1 ? c->pool : NULL, swiglu_task, &sj);
+    edgellm_threadpool_run(n * F >= 2048 ? c->pool : NULL, swiglu_task, &sj);   /* below: not worth a hand-off */
     edgellm_matmul(c->pool, c->xb, &L->w_down, c->hb, n, c->mm_scratch);   /* xb[n][n_embd] */
     for (int t = 0; t < n; t++) edgellm_add(c->x + t * E, c->xb + t * E, E);
 }
