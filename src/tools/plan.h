@@ -22,14 +22,17 @@
  * at 1 and 2 threads on the 2-core Zen 5 dev VM, each against a plain read of the same
  * weights by the same threads just before (bench's paired roofline), gave efficiency 0.99,
  * 18 ns per weight row per token on one core and 22 us per layer with 2 threads; the worst
- * of the eight predictions was 12 % off. The per-row and per-layer costs are CPU time: on
+ * of the eight predictions was 12 % off. The per-row cost was refit to 10 ns after the
+ * kernels' partial last group stopped copying (rows of 18 and 30 blocks got ~1.3x faster)
+ * and row tiles were scheduled guidedly (calibrate-plan.sh, 2026-11-30: all eight within
+ * ±25 %, worst 1.20). The per-row and per-layer costs are CPU time: on
  * cores slower than that Zen 5 they are larger (not calibrated elsewhere).
  * For a catalogue device quoted at theoretical peak bandwidth: llama.cpp decode reaches
  * 60 % (Pi 5), ~68 % (i9-13900K DDR5-6400), ~78 % (Apple M1), 57-74 % (OnePlus 12,
  * ExecuTorch) of the peak figure — anchors.md §4.3; we take 0.65. */
 #define EDGELLM_PLAN_EFF_MEASURED 0.99
 #define EDGELLM_PLAN_EFF_PEAK     0.65
-#define EDGELLM_PLAN_ROW_OVERHEAD_S 18e-9
+#define EDGELLM_PLAN_ROW_OVERHEAD_S 10e-9
 #define EDGELLM_PLAN_SYNC_OVERHEAD_S 22e-6
 /* Prompt tokens processed per forward pass (llama-bench default -ub 512, anchors §1.5). */
 #define EDGELLM_PLAN_UBATCH 512
