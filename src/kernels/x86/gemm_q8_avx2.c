@@ -41,13 +41,20 @@ typedef struct {
 /* lane p holds block perm8(p) */
 static const int32_t lane_block8[8] = {0, 2, 4, 6, 1, 3, 5, 7};
 
-/* Dword k (0..3) of the 16 bytes at base + i·stride, i = 0..7: u[k] lane p = block perm8(p). */
-static inline void transpose8x4(const uint8_t *base, size_t stride, __m256i u[4])
+/* 16 bytes of block i, or zero when i >= m (the blocks past a row's end) */
+static inline __m128i load16_or_zero(const uint8_t *base, size_t stride, int i, int m)
+{
+    return i < m ? _mm_loadu_si128((const __m128i *)(base + (size_t)i * stride)) : _mm_setzero_si128();
+}
+
+/* Dword k (0..3) of the 16 bytes at base + i·stride, i = 0..7: u[k] lane p = block perm8(p);
+ * blocks i >= m read as zero (m = 8: a full group; m < 8: the last group of a row, nothing
+ * past the row is touched). */
+static inline void transpose8x4(const uint8_t *base, size_t stride, int m, __m256i u[4])
 {
     __m256i z[4];
     for (int k = 0; k < 4; k++)                 /* 128-bit lane l: block 2k+l */
-        z[k] = _mm256_set_m128i(_mm_loadu_si128((const __m128i *)(base + (2 * k + 1) * stride)),
-                                _mm_loadu_si128((const __m128i *)(base + 2 * k * stride)));
+        z[k] = _mm256_set_m128i(load16_or_zero(base, stride, 2 * k + 1, m), load16_or_zero(base, stride, 2 * k, m));
     const __m256i t0 = _mm256_unpacklo_epi32(z[0], z[1]), t1 = _mm256_unpackhi_epi32(z[0], z[1]);
     const __m256i t2 = _mm256_unpacklo_epi32(z[2], z[3]), t3 = _mm256_unpackhi_epi32(z[2], z[3]);
     u[0] = _mm256_unpacklo_epi64(t0, t2);
@@ -56,58 +63,56 @@ static inline void transpose8x4(const uint8_t *base, size_t stride, __m256i u[4]
     u[3] = _mm256_unpackhi_epi64(t1, t3);
 }
 
-/* The halves at base + perm8(p)·stride as floats in lane p. */
-static inline __m256 gather_d8(const uint8_t *base, int32_t stride)
+/* The halves at base + perm8(p)·stride as floats in lane p (zero for blocks >= m). */
+static inline __m256 gather_d8(const uint8_t *base, int32_t stride, int m)
 {
-    const __m256i idx = _mm256_mullo_epi32(_mm256_loadu_si256((const __m256i *)lane_block8), _mm256_set1_epi32(stride));
-    const __m256i v = _mm256_i32gather_epi32((const int *)(const void *)base, idx, 1);
+    const __m256i blk = _mm256_loadu_si256((const __m256i *)lane_block8);
+    const __m256i idx = _mm256_mullo_epi32(blk, _mm256_set1_epi32(stride));
+    const __m256i v = m >= 8 ? _mm256_i32gather_epi32((const int *)(const void *)base, idx, 1)
+                             : _mm256_mask_i32gather_epi32(_mm256_setzero_si256(), (const int *)(const void *)base, idx,
+                                                           _mm256_cmpgt_epi32(_mm256_set1_epi32(m), blk), 1);
     const __m256i w = _mm256_shuffle_epi8(v, _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1,
                                                               0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1));
     return _mm256_cvtph_ps(_mm256_castsi256_si128(_mm256_permute4x64_epi64(w, _MM_SHUFFLE(3, 1, 2, 0))));
 }
 
-static inline void pack8_q4_0(const uint8_t *base, packed8 *pg)
+static inline void pack8_q4_0(const uint8_t *base, int m, packed8 *pg)
 {
     const __m256i m4 = _mm256_set1_epi8(15);
     __m256i u[4];
-    transpose8x4(base + 2, sizeof(edgellm_block_q4_0), u);
+    transpose8x4(base + 2, sizeof(edgellm_block_q4_0), m, u);
     for (int k = 0; k < 4; k++) {
         pg->lo[k] = _mm256_and_si256(u[k], m4);
         pg->lo[k + 4] = _mm256_and_si256(_mm256_srli_epi16(u[k], 4), m4);
     }
-    pg->d = gather_d8(base, sizeof(edgellm_block_q4_0));
+    pg->d = gather_d8(base, sizeof(edgellm_block_q4_0), m);
 }
 
-static inline void pack8_q8_0(const uint8_t *base, packed8 *pg)
+static inline void pack8_q8_0(const uint8_t *base, int m, packed8 *pg)
 {
     const __m256i m4 = _mm256_set1_epi8(15), bias = _mm256_set1_epi8((char)0x80);
     __m256i u[4];
     for (int h = 0; h < 2; h++) {
-        transpose8x4(base + 2 + 16 * h, sizeof(edgellm_block_q8_0), u);
+        transpose8x4(base + 2 + 16 * h, sizeof(edgellm_block_q8_0), m, u);
         for (int k = 0; k < 4; k++) {
             const __m256i v = _mm256_xor_si256(u[k], bias);
             pg->lo[4 * h + k] = _mm256_and_si256(v, m4);
             pg->hi[4 * h + k] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
         }
     }
-    pg->d = gather_d8(base, sizeof(edgellm_block_q8_0));
+    pg->d = gather_d8(base, sizeof(edgellm_block_q8_0), m);
 }
 
-typedef void (*pack8_fn)(const uint8_t *base, packed8 *pg);
+typedef void (*pack8_fn)(const uint8_t *base, int m, packed8 *pg);
 
-/* Group g of a row of nb blocks of bb bytes, the last padded with zero blocks. */
+/* Group g of a row of nb blocks of bb bytes; the last one as if padded with zero blocks
+ * (read in place, blocks past the row as zero: no copy into a zeroed buffer, whose stores
+ * then missed store forwarding). */
 static inline __attribute__((always_inline)) void pack_group8(const uint8_t *row, int64_t g, int64_t nb, size_t bb,
                                                               pack8_fn pack8, packed8 *pg)
 {
-    if (8 * g + 8 <= nb) {
-        pack8(row + (size_t)(8 * g) * bb, pg);
-        return;
-    }
-    uint8_t tmp[8 * sizeof(edgellm_block_q8_0)];
-    const size_t have = (size_t)(nb - 8 * g) * bb;
-    memcpy(tmp, row + (size_t)(8 * g) * bb, have);
-    memset(tmp + have, 0, 8 * bb - have);
-    pack8(tmp, pg);
+    if (8 * g + 8 <= nb) pack8(row + (size_t)(8 * g) * bb, 8, pg);
+    else pack8(row + (size_t)(8 * g) * bb, (int)(nb - 8 * g), pg);
 }
 
 static inline int64_t n_groups8(int64_t cols) { return (cols / EDGELLM_QK8_0 + 7) / 8; }
