@@ -255,9 +255,10 @@ int cmd_run(int argc, char **argv)
         else fprintf(stderr, "edgellm run: %s: %s\n", model_path, msg);
         goto done;
     }
-    fprintf(stderr, "prompt: %d tokens, %.1f ms, %.1f tok/s\n", st.n_prompt, st.prefill_ms,
+    fprintf(stderr, "prompt: %d token%s, %.1f ms, %.1f tok/s\n", st.n_prompt, st.n_prompt == 1 ? "" : "s", st.prefill_ms,
             st.prefill_ms > 0 ? st.n_prompt * 1000.0 / st.prefill_ms : 0.0);
-    fprintf(stderr, "generated: %d tokens, %.1f ms, %.1f tok/s\n", st.n_generated, st.decode_ms,
+    fprintf(stderr, "generated: %d token%s, %.1f ms, %.1f tok/s\n", st.n_generated, st.n_generated == 1 ? "" : "s",
+            st.decode_ms,
             st.decode_ms > 0 ? st.n_generated * 1000.0 / st.decode_ms : 0.0);
     if (st.stop == EDGELLM_STOP_CTX_FULL)
         fprintf(stderr, "stop: context full — all %d positions of n_ctx are used (raise -c, or lower -n)\n",

@@ -4,7 +4,8 @@
  *
  * Output: one line per token, "ID<TAB>'PIECE'" (the piece's bytes as decoded; newline, tab,
  * carriage return and backslash appear as \n \t \r \\, other control bytes and bytes that
- * are not valid UTF-8 on their own (a character split across tokens) as \xNN), or with
+ * are not valid UTF-8 on their own (a character split across tokens) as \xNN); a control
+ * token that decodes to nothing (BOS, EOS) has its vocabulary text after a tab ("1 '' <s>"). Or with
  * --ids only the ids on one line, separated by spaces. BOS (and EOS) are added as
  * the vocabulary asks unless --no-bos. Only the tokenizer metadata is read, so vocab-only
  * GGUF files work. -f takes the file's bytes verbatim (a trailing newline is a token too).
@@ -132,7 +133,9 @@ int cmd_tokenize(int argc, char **argv)
         }
         printf("%d\t'", (int)ids[i]);
         print_piece(piece, plen > 0 ? (size_t)plen : 0);
-        printf("'\n");
+        const char *text = edgellm_token_text(tok, ids[i]);
+        if (plen <= 0 && text && *text) printf("'\t%s\n", text);   /* a control token (BOS/EOS): decodes to nothing */
+        else printf("'\n");
         if (piece != small) free(piece);
     }
     if (ids_only) printf("\n");
