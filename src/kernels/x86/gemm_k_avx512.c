@@ -38,9 +38,7 @@
                     if (k < m) tile_fn((const block *)(a->w + (size_t)(r0 + k) * a->row_bytes), x, nb, 1, &v[k]); \
                     else v[k] = _mm512_setzero_ps();                                                   \
                 }                                                                                      \
-                float out[16];                                                                         \
-                gemm_hsum16x16(v, out);                                                                \
-                memcpy(a->y + r0, out, sizeof(float) * (size_t)m);                                     \
+                gemm_hsum16x16_store(v, a->y + r0, (int)m);                                            \
             }                                                                                          \
             return;                                                                                    \
         }                                                                                              \

@@ -321,9 +321,7 @@ static inline __attribute__((always_inline)) void gemm_q8(const edgellm_gemm_arg
                     acc[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(pg.d, _mm512_load_ps(x + 576)), acc[i]);
                 }
             }
-            float out[16];
-            gemm_hsum16x16(acc, out);
-            memcpy(a->y + r, out, sizeof(float) * (size_t)nr);
+            gemm_hsum16x16_store(acc, a->y + r, nr);
         }
         return;
     }
