@@ -26,7 +26,7 @@ static void usage(FILE *f)
             "  -t, --threads LIST    thread counts, comma-separated (default: physical cores)\n"
             "  -r, --repetitions N   runs per test (default 5), reported as mean ± stddev\n"
             "  -o, --output FMT      md (default), csv or json\n"
-            "  --kv-type f32|f16     KV cache element type (default f32)\n"
+            "  --kv-type f32|f16|q8_0  KV cache element type (default f32)\n"
             "  --bandwidth           measure memory-read bandwidth (alone: print it and exit)\n"
             "  --bw-gbps X           use X GB/s for the roofline instead of measuring\n"
             "  --no-warmup           skip the warm-up run\n"
@@ -158,7 +158,7 @@ static void print_json(const char *path, const char *cpu, const char *when, cons
         printf(",\n    \"model_size\": %llu,\n    \"model_n_params\": %llu,\n    \"cpu_info\": ",
                (unsigned long long)r->model_size, (unsigned long long)r->model_n_params);
         cli_json_str(stdout, cpu);
-        const char *kv = r->kv_type == EDGELLM_TYPE_F16 ? "f16" : "f32";
+        const char *kv = r->kv_type == EDGELLM_TYPE_F16 ? "f16" : r->kv_type == EDGELLM_TYPE_Q8_0 ? "q8_0" : "f32";
         printf(",\n    \"backends\": \"CPU\",\n    \"type_k\": \"%s\",\n    \"type_v\": \"%s\",\n    \"use_mmap\": true,"
                "\n    \"n_threads\": %d,\n    \"n_prompt\": %d,\n    \"n_gen\": %d,\n    \"n_depth\": 0,\n"
                "    \"test\": \"%s\",\n    \"test_time\": \"%s\",\n    \"avg_ns\": %.0f,\n    \"stddev_ns\": %.0f,\n"

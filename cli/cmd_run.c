@@ -34,7 +34,8 @@ static void usage(FILE *f)
             "  --seed S                RNG seed, a non-negative integer (default: from the clock, printed)\n"
             "  -c, --ctx-size N        KV cache positions (default: the model's, at most 4096)\n"
             "  -t, --threads N         compute threads (default: physical cores)\n"
-            "  --kv-type f32|f16       KV cache element type (default f32; f16 halves the cache)\n"
+            "  --kv-type f32|f16|q8_0  KV cache element type (default f32; f16 halves the cache, q8_0\n"
+            "                          takes 0.53 of f16; q8_0 needs head_dim a multiple of 32)\n"
             "  --no-bos                do not prepend BOS to the prompt (an empty prompt still\n"
             "                          starts from BOS: there is nothing else to start from)\n");
 }

@@ -23,7 +23,7 @@ int cli_see_help(const char *cmd);
 /* Parse an int/float flag value; returns 0 on success, prints the problem and returns 2. */
 int cli_parse_int(const char *cmd, const char *flag, const char *s, long lo, long hi, long *out);
 int cli_parse_float(const char *cmd, const char *flag, const char *s, double *out);
-/* Parse a --kv-type value: "f32" -> EDGELLM_TYPE_F32, "f16" -> EDGELLM_TYPE_F16; 0 on
+/* Parse a --kv-type value: "f32", "f16", "q8_0" -> EDGELLM_TYPE_F32/_F16/_Q8_0; 0 on
  * success, else prints the problem and returns 2. */
 int cli_parse_kv_type(const char *cmd, const char *flag, const char *s, int *out);
 

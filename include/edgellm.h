@@ -196,10 +196,14 @@ typedef struct {
     int n_ctx;       /* KV cache positions; <= 0: the model's context_length, capped at 4096 */
     int n_threads;   /* <= 0: the model params' value                                       */
     int kv_type;     /* element type of the K and V cache rows: EDGELLM_TYPE_F32 (default, 4
-                        bytes per element) or EDGELLM_TYPE_F16 (2 bytes: half the cache; keys
+                        bytes per element), EDGELLM_TYPE_F16 (2 bytes: half the cache; keys
                         and values rounded to IEEE half when written, attention reads them
-                        back exactly). edgellm_ctx_new returns EDGELLM_ERR_UNSUPPORTED for
-                        another known type, EDGELLM_ERR_MISUSE for an unknown id           */
+                        back exactly) or EDGELLM_TYPE_Q8_0 (34 bytes per 32 elements, llama.cpp's
+                        block; rows quantized when written, each head's row dequantized when
+                        attended; needs head_dim a multiple of 32, else
+                        EDGELLM_ERR_UNSUPPORTED). edgellm_ctx_new returns
+                        EDGELLM_ERR_UNSUPPORTED for another known type, EDGELLM_ERR_MISUSE for
+                        an unknown id                                                      */
 } edgellm_ctx_params;
 
 EDGELLM_API edgellm_ctx_params edgellm_ctx_default_params(void);

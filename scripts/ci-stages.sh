@@ -106,7 +106,7 @@ if [[ "$skip" == *" arm "* ]]; then skipped arm "SKIP_STAGES"
 elif [ ! -x scripts/test-arm.sh ] && [ ! -f scripts/test-arm.sh ]; then skipped arm "scripts/test-arm.sh not found"
 else
     # the kernel, quantization and forward-pass tests: what differs on ARM (NEON/dotprod)
-    EDGELLM_SHARED_DIR="$shared" sh scripts/test-arm.sh -R "${ARM_TESTS:-kernels|gemm|kv_f16|quant\$|forward|fp16|threadpool|gguf_read}" \
+    EDGELLM_SHARED_DIR="$shared" sh scripts/test-arm.sh -R "${ARM_TESTS:-kernels|gemm|kv_|quant\$|forward|fp16|threadpool|gguf_read}" \
         >"$logs/arm.log" 2>&1
     read -r p f < <(ctest_counts "$logs/arm.log")
     stage_line arm "$p" "$f" "aarch64 under qemu-user"

@@ -98,6 +98,23 @@ void edgellm_attend(float *out, const float *q, const float *k, const float *v, 
     }
 }
 
+void edgellm_attend_quant(float *out, const float *q, const uint8_t *k, const uint8_t *v, size_t stride, int head_dim,
+                          int64_t n_pos, float scale, float *scores, edgellm_vec_dot_fn dot,
+                          edgellm_to_float_fn to_float, float *tmp)
+{
+    for (int64_t j = 0; j < n_pos; j++) {
+        to_float(k + (size_t)j * stride, tmp, head_dim);
+        scores[j] = dot(head_dim, q, tmp) * scale;
+    }
+    edgellm_softmax(scores, n_pos);
+    for (int d = 0; d < head_dim; d++) out[d] = 0;
+    for (int64_t j = 0; j < n_pos; j++) {
+        to_float(v + (size_t)j * stride, tmp, head_dim);
+        float p = scores[j];
+        for (int d = 0; d < head_dim; d++) out[d] += p * tmp[d];
+    }
+}
+
 void edgellm_axpy_f16(float *y, float a, const uint16_t *x, int64_t n)
 {
     for (int64_t i = 0; i < n; i++) y[i] += a * edgellm_f16_to_f32_inline(x[i]);

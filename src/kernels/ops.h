@@ -54,6 +54,16 @@ void edgellm_attend(float *out, const float *q, const float *k, const float *v, 
 void edgellm_attend_f16(float *out, const float *q, const uint16_t *k, const uint16_t *v, int64_t stride,
                         int head_dim, int64_t n_pos, float scale, float *scores, edgellm_vec_dot_fn dot);
 
+/* edgellm_attend over a cache of quantized rows (EDGELLM_TYPE_Q8_0): k_j = k + j*stride and
+ * v_j = v + j*stride (stride in bytes) each start a head's head_dim elements, whole blocks.
+ * Each k_j, v_j is dequantized by to_float (edgellm_kernels_to_float(type)) into
+ * tmp[head_dim] and then used exactly as edgellm_attend uses a float row (same dot, same
+ * order of operations), so the result equals edgellm_attend over the dequantized rows bit
+ * for bit. dot: the F32 dot product. */
+void edgellm_attend_quant(float *out, const float *q, const uint8_t *k, const uint8_t *v, size_t stride, int head_dim,
+                          int64_t n_pos, float scale, float *scores, edgellm_vec_dot_fn dot,
+                          edgellm_to_float_fn to_float, float *tmp);
+
 /* y[n] += a * x[n] with x IEEE half, element by element: y[i] = y[i] + (a * (float)x[i]),
  * a product and a sum each rounded to float (the same operations as the F32 loop of
  * edgellm_attend). */

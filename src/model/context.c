@@ -4,7 +4,8 @@
  * for the forward pass (llama.c) and checks the logits.
  *
  * Memory of a context (floats unless noted):
- *   KV cache      2 × n_layer × n_ctx × kv_dim elements of kv_type (4 bytes F32, 2 bytes F16)
+ *   KV cache      2 × n_layer × n_ctx × kv_dim elements of kv_type (4 bytes F32, 2 bytes F16,
+ *                 34/32 bytes Q8_0)
  *   activations   n_batch × (4·n_embd + 2·kv_dim + 2·n_ff + rope_dim)
  *   scores        n_threads × n_ctx
  *   logits        n_vocab
@@ -13,6 +14,7 @@
  */
 #include "model.h"
 #include "../kernels/ops.h"
+#include "../tensor/blocks.h"
 #include <stdio.h>
 
 #define DEFAULT_N_CTX_CAP 4096
@@ -61,9 +63,15 @@ edgellm_status edgellm_ctx_new(const edgellm_model *m, const edgellm_ctx_params 
                             EDGELLM_MAX_THREADS);
     if (!edgellm_type_get_traits(p.kv_type))
         return edgellm_fail(err, EDGELLM_ERR_MISUSE, "%s: kv_type %d is not a tensor type", m->path, p.kv_type);
-    if (p.kv_type != EDGELLM_TYPE_F32 && p.kv_type != EDGELLM_TYPE_F16)
-        return edgellm_fail(err, EDGELLM_ERR_UNSUPPORTED, "%s: KV cache type %s is not supported (f32 or f16)",
+    if (p.kv_type != EDGELLM_TYPE_F32 && p.kv_type != EDGELLM_TYPE_F16 && p.kv_type != EDGELLM_TYPE_Q8_0)
+        return edgellm_fail(err, EDGELLM_ERR_UNSUPPORTED, "%s: KV cache type %s is not supported (f32, f16 or q8_0)",
                             m->path, edgellm_type_name(p.kv_type));
+    if (p.kv_type == EDGELLM_TYPE_Q8_0 &&
+        (hp->head_dim % EDGELLM_QK8_0 != 0 || hp->head_dim > EDGELLM_KV_QUANT_MAX_HEAD_DIM))
+        return edgellm_fail(err, EDGELLM_ERR_UNSUPPORTED,
+                            "%s: a q8_0 KV cache needs head_dim to be a multiple of %d (at most %d); this model's "
+                            "head_dim is %d: use f16", m->path, EDGELLM_QK8_0, EDGELLM_KV_QUANT_MAX_HEAD_DIM,
+                            hp->head_dim);
 
     edgellm_status rc = EDGELLM_OK;
     edgellm_ctx *c = edgellm_calloc(1, sizeof *c);

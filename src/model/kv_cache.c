@@ -1,27 +1,32 @@
 /*
  * kv_cache.c — allocation of the KV cache and the writing of its rows (layout in kv_cache.h).
  *
- * Size = 2 × n_layer × n_ctx × kv_dim × (4 bytes for F32, 2 for F16), computed with overflow
- * checks. The memory is not zeroed: positions >= n_past are never read, and untouched pages
- * of a large cache then cost no RAM until used. F16 rows are converted by the dispatched
- * float -> F16 converter (IEEE 754 binary16, round to nearest even).
+ * Size = 2 × n_layer × n_ctx × row bytes (kv_dim × 4 for F32, × 2 for F16, kv_dim/32 × 34 for
+ * Q8_0), computed with overflow checks. The memory is not zeroed: positions >= n_past are
+ * never read, and untouched pages of a large cache then cost no RAM until used. F16 rows are
+ * converted by the dispatched float -> F16 converter (IEEE 754 binary16, round to nearest
+ * even), Q8_0 rows by the dispatched Q8_0 quantizer (llama.cpp's block: 32 int8 + an F16
+ * scale amax/127, blocks.h).
  */
 #include "kv_cache.h"
 #include "../kernels/dispatch.h"
+#include "../tensor/blocks.h"
 
 edgellm_status edgellm_kv_cache_init(edgellm_kv_cache *kv, int n_layer, int n_ctx, int kv_dim, int type,
                                      edgellm_error *err)
 {
     memset(kv, 0, sizeof *kv);
-    if (type != EDGELLM_TYPE_F32 && type != EDGELLM_TYPE_F16)
-        return edgellm_fail(err, EDGELLM_ERR_UNSUPPORTED, "KV cache: type %s (%d) is not supported (F32 or F16)",
+    if (type != EDGELLM_TYPE_F32 && type != EDGELLM_TYPE_F16 && type != EDGELLM_TYPE_Q8_0)
+        return edgellm_fail(err, EDGELLM_ERR_UNSUPPORTED, "KV cache: type %s (%d) is not supported (F32, F16 or Q8_0)",
                             edgellm_type_name(type), type);
-    size_t elt = type == EDGELLM_TYPE_F16 ? 2 : sizeof(float);
+    if (type == EDGELLM_TYPE_Q8_0 && kv_dim % EDGELLM_QK8_0 != 0)
+        return edgellm_fail(err, EDGELLM_ERR_UNSUPPORTED, "KV cache: Q8_0 rows need kv_dim %d to be a multiple of %d",
+                            kv_dim, EDGELLM_QK8_0);
+    size_t row = kv_dim > 0 ? edgellm_type_row_size(type, kv_dim) : 0;
     size_t one;
-    if (n_layer <= 0 || n_ctx <= 0 || kv_dim <= 0 ||
+    if (n_layer <= 0 || n_ctx <= 0 || kv_dim <= 0 || row == 0 ||
         !edgellm_mul_size((size_t)n_layer, (size_t)n_ctx, &one) ||
-        !edgellm_mul_size(one, (size_t)kv_dim, &one) ||
-        !edgellm_mul_size(one, elt, &one) || one > SIZE_MAX / 2)
+        !edgellm_mul_size(one, row, &one) || one > SIZE_MAX / 2)
         return edgellm_fail(err, EDGELLM_ERR_NOMEM, "KV cache: %d layers x %d positions x %d elements is too large",
                             n_layer, n_ctx, kv_dim);
     kv->k = edgellm_malloc(one);
@@ -34,7 +39,7 @@ edgellm_status edgellm_kv_cache_init(edgellm_kv_cache *kv, int n_layer, int n_ct
     kv->n_ctx = n_ctx;
     kv->kv_dim = kv_dim;
     kv->type = type;
-    kv->row_bytes = (size_t)kv_dim * elt;
+    kv->row_bytes = row;
     kv->size_bytes = 2 * one;
     return EDGELLM_OK;
 }
@@ -46,9 +51,9 @@ void edgellm_kv_cache_store(edgellm_kv_cache *kv, int il, int pos, const float *
         memcpy(edgellm_kv_v_row(kv, il, pos), v, kv->row_bytes);
         return;
     }
-    edgellm_from_float_fn to_f16 = edgellm_kernels_from_float(EDGELLM_TYPE_F16);   /* float[kv_dim] -> half[kv_dim] */
-    to_f16(k, edgellm_kv_k_row(kv, il, pos), kv->kv_dim);
-    to_f16(v, edgellm_kv_v_row(kv, il, pos), kv->kv_dim);
+    edgellm_from_float_fn conv = edgellm_kernels_from_float(kv->type);   /* float[kv_dim] -> F16 or Q8_0 row */
+    conv(k, edgellm_kv_k_row(kv, il, pos), kv->kv_dim);
+    conv(v, edgellm_kv_v_row(kv, il, pos), kv->kv_dim);
 }
 
 void edgellm_kv_cache_free(edgellm_kv_cache *kv)

@@ -1,26 +1,32 @@
 /*
  * kv_cache.h — the key/value cache of one sequence: one K and one V row of kv_dim elements
- * per (layer, position), stored as float32 (default) or IEEE half (EDGELLM_TYPE_F16, half the
- * bytes; rows rounded to nearest-even when written). Keys are stored after RoPE.
+ * per (layer, position), stored as float32 (default), IEEE half (EDGELLM_TYPE_F16, half the
+ * bytes; rows rounded to nearest-even when written) or Q8_0 blocks (EDGELLM_TYPE_Q8_0, 34
+ * bytes per 32 elements: 0.53 of F16; kv_dim a multiple of 32). Keys are stored after RoPE.
  */
 #ifndef EDGELLM_KV_CACHE_H
 #define EDGELLM_KV_CACHE_H
 
 #include "../common/common.h"
 
+/* A quantized (Q8_0) cache's head rows are dequantized into a stack buffer of this many
+ * floats during attention (llama.c); edgellm_ctx_new refuses a larger head_dim. */
+#define EDGELLM_KV_QUANT_MAX_HEAD_DIM 1024
+
 typedef struct {
     int    n_layer;
     int    n_ctx;        /* positions                               */
     int    kv_dim;       /* n_head_kv * head_dim                    */
-    int    type;         /* EDGELLM_TYPE_F32 or EDGELLM_TYPE_F16    */
-    size_t row_bytes;    /* kv_dim * (4 or 2)                       */
+    int    type;         /* EDGELLM_TYPE_F32, _F16 or _Q8_0         */
+    size_t row_bytes;    /* kv_dim * 4, kv_dim * 2, kv_dim / 32 * 34 */
     void  *k;            /* [n_layer][n_ctx][kv_dim] of type        */
     void  *v;            /* [n_layer][n_ctx][kv_dim] of type        */
     size_t size_bytes;   /* of k and v together                     */
 } edgellm_kv_cache;
 
-/* Allocate for n_layer × n_ctx × kv_dim (all > 0) elements of `type` (EDGELLM_TYPE_F32 or
- * EDGELLM_TYPE_F16). EDGELLM_ERR_UNSUPPORTED for another type, EDGELLM_ERR_NOMEM when the
+/* Allocate for n_layer × n_ctx × kv_dim (all > 0) elements of `type` (EDGELLM_TYPE_F32,
+ * _F16, or _Q8_0 with kv_dim % 32 == 0). EDGELLM_ERR_UNSUPPORTED for another type or a Q8_0
+ * kv_dim that does not divide, EDGELLM_ERR_NOMEM when the
  * size overflows or allocation fails (kv left empty). Free with edgellm_kv_cache_free. */
 edgellm_status edgellm_kv_cache_init(edgellm_kv_cache *kv, int n_layer, int n_ctx, int kv_dim, int type,
                                      edgellm_error *err);

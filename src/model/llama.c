@@ -32,7 +32,7 @@ typedef struct {
     int n;                       /* tokens in the chunk           */
     int pos0;                    /* position of the first token   */
     float scale;                 /* 1/sqrt(head_dim)              */
-    edgellm_vec_dot_fn dot;      /* dot of a cache row (kv.type) with q, for q·k */
+    edgellm_vec_dot_fn dot;      /* dot of a cache row (kv.type; F32 for Q8_0) with q, for q·k */
 } attention_job;
 
 /* Work items are (token, query head) pairs, split by cost over the threads; each thread
@@ -68,7 +68,9 @@ static void attention_task(void *arg, int ith, int nth)
     float *scores = c->scores + (size_t)ith * (size_t)c->n_ctx;             /* [n_ctx] */
     const void *k0 = edgellm_kv_k_row(&c->kv, j->il, 0);                    /* [n_ctx][kv_dim] */
     const void *v0 = edgellm_kv_v_row(&c->kv, j->il, 0);                    /* [n_ctx][kv_dim] */
-    bool f16 = c->kv.type == EDGELLM_TYPE_F16;
+    bool f16 = c->kv.type == EDGELLM_TYPE_F16, quant = c->kv.type == EDGELLM_TYPE_Q8_0;
+    edgellm_to_float_fn deq = quant ? edgellm_kernels_to_float(c->kv.type) : NULL;
+    float tmp[EDGELLM_KV_QUANT_MAX_HEAD_DIM];                               /* a dequantized head row */
     /* Contiguous items of equal total cost per thread: in a causal prefill token t attends to
      * pos0 + t + 1 positions, so equal item counts would give the last thread ~3x the work
      * of the first. Contiguous, so the heads of one KV group mostly stay on one thread (they
@@ -79,7 +81,11 @@ static void attention_task(void *arg, int ith, int nth)
         int t = (int)(i / hp->n_head), h = (int)(i % hp->n_head), kvh = h / group;
         size_t qo = (size_t)t * hp->n_embd + (size_t)h * hp->head_dim, ko = (size_t)kvh * hp->head_dim;
         int64_t n_pos = (int64_t)j->pos0 + t + 1;
-        if (f16)
+        if (quant) {
+            const size_t kq = edgellm_type_row_size(c->kv.type, (int64_t)kvh * hp->head_dim);   /* bytes before head kvh */
+            edgellm_attend_quant(c->att + qo, c->q + qo, (const uint8_t *)k0 + kq, (const uint8_t *)v0 + kq,
+                                 c->kv.row_bytes, hp->head_dim, n_pos, j->scale, scores, j->dot, deq, tmp);
+        } else if (f16)
             edgellm_attend_f16(c->att + qo, c->q + qo, (const uint16_t *)k0 + ko, (const uint16_t *)v0 + ko,
                                hp->kv_dim, hp->head_dim, n_pos, j->scale, scores, j->dot);
         else
@@ -124,7 +130,8 @@ static void attention_block(edgellm_ctx *c, const edgellm_layer *L, int il, int 
     attention_job job = {
         .c = c, .il = il, .n = n, .pos0 = pos0,
         .scale = (float)(1.0 / sqrt((double)hp->head_dim)),
-        .dot = edgellm_kernels_vec_dot(c->kv.type),   /* F32 or F16 row · F32 q */
+        /* F32 or F16 row · F32 q; a Q8_0 row is dequantized first, then the F32 dot */
+        .dot = edgellm_kernels_vec_dot(c->kv.type == EDGELLM_TYPE_Q8_0 ? EDGELLM_TYPE_F32 : c->kv.type),
     };
     /* Tiny attention (short context, small heads) is not worth waking the workers. */
     double macs = 2.0 * n * hp->n_head * ((double)pos0 + n) * hp->head_dim;

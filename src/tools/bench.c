@@ -83,8 +83,10 @@ uint64_t edgellm_bench_weight_bytes_per_token(const edgellm_model *m)
 uint64_t edgellm_bench_kv_bytes_per_token(const edgellm_model *m, int n_attended, int kv_type)
 {
     if (!m || n_attended <= 0) return 0;
-    uint64_t elt = kv_type == EDGELLM_TYPE_F16 ? 2 : sizeof(float);
-    return 2ull * (uint64_t)m->hp.n_layer * (uint64_t)n_attended * (uint64_t)m->hp.kv_dim * elt;
+    const uint64_t row = kv_type == EDGELLM_TYPE_F16 || kv_type == EDGELLM_TYPE_Q8_0
+                             ? (uint64_t)edgellm_type_row_size(kv_type, m->hp.kv_dim)   /* Q8_0: 34 B per 32 */
+                             : (uint64_t)m->hp.kv_dim * sizeof(float);
+    return 2ull * (uint64_t)m->hp.n_layer * (uint64_t)n_attended * row;
 }
 
 void edgellm_bench_ftype_label(const edgellm_model *m, char *buf, size_t size)
