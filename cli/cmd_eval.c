@@ -96,6 +96,7 @@ static char *read_text(const char *path, size_t *len, edgellm_error *err)
 typedef struct {
     const char *model, *ref, *ref_logits, *text, *out, *data, *types, *tmp_dir;
     long n_ctx, stride, chunks, threads, top_k, limit, max_tokens, bench_tokens;
+    int kv_type;
     bool n_ctx_set, keep, no_results, no_bench;
 } eval_flags;
 
@@ -121,6 +122,9 @@ static void usage(FILE *f)
             "  --chunks N           evaluate only the first N chunks\n"
             "  -t, --threads N      compute threads (default: physical cores)\n"
             "  --top-k K            save-logits: entries per position (default 64; >= n_vocab: exact)\n"
+            "  --kv-type T          f32 (default), f16 or q8_0: the KV cache of the model (-m); a\n"
+            "                       --ref model always uses f32, so compare -m X --ref X --kv-type q8_0\n"
+            "                       measures what the cache type costs\n"
             "  --types LIST         sweep: default q8_0,q4_0,q4_k_m,i4:g64,i4:g128,i4:g256,\n"
             "                       i4:g64:asym,i4:g128:asym,i4:g256:asym\n"
             "  -o, --output FILE    save-logits: the file; sweep: the results file (default: next to\n"
@@ -136,6 +140,7 @@ static void usage(FILE *f)
 static int parse_flags(const char *cmd, int argc, char **argv, eval_flags *fl)
 {
     memset(fl, 0, sizeof *fl);
+    fl->kv_type = EDGELLM_TYPE_F32;
     fl->n_ctx = 512;
     fl->top_k = 64;
     fl->max_tokens = 24;
@@ -161,6 +166,7 @@ static int parse_flags(const char *cmd, int argc, char **argv, eval_flags *fl)
         else if (!strcmp(a, "--limit")) INT(fl->limit, 1, 1 << 30);
         else if (!strcmp(a, "--max-tokens")) INT(fl->max_tokens, 1, 4096);
         else if (!strcmp(a, "--bench-tokens")) INT(fl->bench_tokens, 1, 4096);
+        else if (!strcmp(a, "--kv-type")) { if (cli_parse_kv_type(cmd, a, VAL(), &fl->kv_type)) return 2; }
         else if (!strcmp(a, "--no-bench")) fl->no_bench = true;
         else if (!strcmp(a, "--keep")) fl->keep = true;
         else if (!strcmp(a, "--no-results")) fl->no_results = true;
@@ -188,6 +194,7 @@ static edgellm_eval_params eval_params(const eval_flags *fl, progress_bar *bar)
     p.max_chunks = (int)fl->chunks;
     p.n_threads = (int)fl->threads;
     p.top_k = (int)fl->top_k;
+    p.kv_type = fl->kv_type;
     p.text_name = fl->text;
     p.progress = on_progress;
     p.progress_user = bar;
@@ -224,6 +231,14 @@ static const char *base(const char *path)
     return s ? s + 1 : path;
 }
 
+/* "model:      NAME", with the KV cache type when it is not the default F32 */
+static void print_model(const eval_flags *fl)
+{
+    printf("model:      %s", base(fl->model));
+    if (fl->kv_type != EDGELLM_TYPE_F32) printf(" (KV cache %s)", fl->kv_type == EDGELLM_TYPE_F16 ? "f16" : "q8_0");
+    printf("\n");
+}
+
 static void print_layout(const edgellm_eval_ppl_result *r, const char *text)
 {
     printf("text:       %s: %lld tokens; %d chunks of %d, ", base(text), (long long)r->n_text_tokens, r->n_chunks,
@@ -252,7 +267,7 @@ static int run_ppl(const eval_flags *fl)
     edgellm_status rc = edgellm_eval_ppl(m, text, len, &p, &r, &err);
     progress_end(&bar);
     if (rc == EDGELLM_OK) {
-        printf("model:      %s\n", base(fl->model));
+        print_model(fl);
         print_layout(&r, fl->text);
         printf("PPL = %.4f +/- %.4f   (mean nll %.5f +/- %.5f nats/token)\n", r.ppl, r.ppl_err, r.nll_mean, r.nll_err);
         printf("speed:      %.0f tok/s evaluated (%.1f s)\n", r.tok_per_s, r.elapsed_ms / 1000.0);
@@ -268,7 +283,8 @@ static void print_compare(const edgellm_eval_compare_result *r, const eval_flags
 {
     printf("reference:  %s (%s", r->ref_name, fl->ref_logits ? "saved logits " : "live model");
     if (fl->ref_logits) printf("%s, top-%d", base(fl->ref_logits), r->ref_top_k);
-    printf(")\nmodel:      %s\n", base(fl->model));
+    printf(")\n");
+    print_model(fl);
     print_layout(&r->model, fl->text);
     if (!r->kld_exact)
         printf("note:       KLD from the top-%d saved entries + one bucket for the rest: a lower bound of the exact KLD\n",
@@ -336,7 +352,7 @@ static int run_save(const eval_flags *fl)
         edgellm_model_info info;
         edgellm_model_get_info(m, &info);
         int k = (int)fl->top_k < info.n_vocab ? (int)fl->top_k : info.n_vocab;
-        printf("model:      %s\n", base(fl->model));
+        print_model(fl);
         print_layout(&r, fl->text);
         printf("PPL = %.4f +/- %.4f\n", r.ppl, r.ppl_err);
         printf("wrote %s: top-%d of %d log-probs per position, %lld positions (%.1f MiB)%s\n", fl->out, k, info.n_vocab,
@@ -370,6 +386,7 @@ static int run_task(const eval_flags *fl)
     edgellm_eval_task_params p = edgellm_eval_task_default_params();
     p.n_threads = (int)fl->threads;
     p.max_gen_tokens = (int)fl->max_tokens;
+    p.kv_type = fl->kv_type;
     p.progress = on_progress;
     p.progress_user = &bar;
     edgellm_eval_task_result r;
@@ -378,7 +395,7 @@ static int run_task(const eval_flags *fl)
     if (rc == EDGELLM_OK) {
         printf("task:       %s: %d items (%d multiple choice, %d generation)\n", base(fl->data), r.n_items, r.n_mc,
                r.n_gen);
-        printf("model:      %s\n", base(fl->model));
+        print_model(fl);
         if (ref) printf("reference:  %s\n", base(fl->ref));
         printf("\n%-9s %5s  %-20s", "metric", "n", "model");
         if (ref) printf("  %-20s  %s", "reference", "gap (ref - model)");

@@ -790,6 +790,11 @@ typedef struct {
     const char *text_name;    /* the text's file name, for messages; may be NULL         */
     edgellm_progress_fn progress;   /* may be NULL; called after each window              */
     void  *progress_user;
+    int    kv_type;           /* KV cache type of the evaluated model (edgellm_ctx_params):
+                                 EDGELLM_TYPE_F32 (default), _F16 or _Q8_0. A reference
+                                 model (compare --ref) always runs with an F32 cache, so
+                                 compare -m X --ref X with kv_type Q8_0 measures the cache's
+                                 own cost                                                 */
 } edgellm_eval_params;
 
 EDGELLM_API edgellm_eval_params edgellm_eval_default_params(void);
@@ -875,6 +880,8 @@ typedef struct {
     int    max_gen_tokens;        /* generation: tokens generated at most (default 24)    */
     edgellm_progress_fn progress;
     void  *progress_user;
+    int    kv_type;               /* KV cache type of the model (not the reference, which
+                                     runs with F32); default EDGELLM_TYPE_F32             */
 } edgellm_eval_task_params;
 
 EDGELLM_API edgellm_eval_task_params edgellm_eval_task_default_params(void);

@@ -220,12 +220,13 @@ int64_t edgellm_eval_plan_start(const edgellm_eval_plan *pl, int w)
 /* ----------------------------------------------------------------- runner ---- */
 
 edgellm_status edgellm_eval_runner_init(edgellm_eval_runner *r, const edgellm_model *m, const edgellm_eval_plan *pl,
-                                        int n_threads, edgellm_error *err)
+                                        int n_threads, int kv_type, edgellm_error *err)
 {
     memset(r, 0, sizeof *r);
     edgellm_ctx_params cp = edgellm_ctx_default_params();
     cp.n_ctx = pl->n_ctx;
     cp.n_threads = n_threads;
+    cp.kv_type = kv_type;
     edgellm_status rc = edgellm_ctx_new(m, &cp, &r->ctx, err);
     if (rc != EDGELLM_OK) return rc;
     edgellm_model_info info;

@@ -54,7 +54,7 @@ typedef struct {
 } edgellm_eval_runner;
 
 edgellm_status edgellm_eval_runner_init(edgellm_eval_runner *r, const edgellm_model *m, const edgellm_eval_plan *pl,
-                                        int n_threads, edgellm_error *err);
+                                        int n_threads, int kv_type, edgellm_error *err);
 void edgellm_eval_runner_free(edgellm_eval_runner *r);
 /* Evaluate window w: decode win[0 .. first) without logits, then win[first .. n_ctx-1)
  * with logits into r->logits (the last token of a window is never needed). */

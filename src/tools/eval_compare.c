@@ -204,8 +204,10 @@ edgellm_status edgellm_eval_compare(const edgellm_model *m, const edgellm_model 
     }
     if ((rc = edgellm_eval_plan_make(tok, text, len, &p, &pl, err)) != EDGELLM_OK) goto done;
     if (f && (rc = edgellm_eval_logits_check_plan(f, &pl, err)) != EDGELLM_OK) goto done;
-    if ((rc = edgellm_eval_runner_init(&rm, m, &pl, p.n_threads, err)) != EDGELLM_OK) goto done;
-    if (ref && (rc = edgellm_eval_runner_init(&rr, ref, &pl, p.n_threads, err)) != EDGELLM_OK) goto done;
+    if ((rc = edgellm_eval_runner_init(&rm, m, &pl, p.n_threads, p.kv_type, err)) != EDGELLM_OK) goto done;
+    /* the reference: always an F32 cache */
+    if (ref && (rc = edgellm_eval_runner_init(&rr, ref, &pl, p.n_threads, EDGELLM_TYPE_F32, err)) != EDGELLM_OK)
+        goto done;
     if ((rc = edgellm_eval_acc_init(&acc, n_vocab, (int64_t)pl.n_windows * pl.n_pred, err)) != EDGELLM_OK) goto done;
     recs = edgellm_calloc((size_t)pl.n_pred, sizeof *recs);
     lp_buf = ref ? edgellm_malloc((size_t)n_vocab * sizeof *lp_buf) : NULL;

@@ -235,7 +235,7 @@ edgellm_status edgellm_eval_save_logits(const edgellm_model *ref, const char *te
     const edgellm_tokenizer *tok = edgellm_model_tokenizer(ref);
     edgellm_status rc = edgellm_eval_plan_make(tok, text, len, p, &pl, err);
     if (rc != EDGELLM_OK) return rc;
-    if ((rc = edgellm_eval_runner_init(&r, ref, &pl, p->n_threads, err)) != EDGELLM_OK) goto done;
+    if ((rc = edgellm_eval_runner_init(&r, ref, &pl, p->n_threads, p->kv_type, err)) != EDGELLM_OK) goto done;
     const int nv = r.n_vocab, k = EDGELLM_MIN(p->top_k, nv);
     const size_t rec_bytes = 12 + 8 * (size_t)k;
 

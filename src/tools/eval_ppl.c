@@ -41,7 +41,7 @@ edgellm_status edgellm_eval_ppl(const edgellm_model *m, const char *text, size_t
     memset(&r, 0, sizeof r);
     edgellm_status rc = edgellm_eval_plan_make(edgellm_model_tokenizer(m), text, len, p, &pl, err);
     if (rc != EDGELLM_OK) return rc;
-    if ((rc = edgellm_eval_runner_init(&r, m, &pl, p->n_threads, err)) != EDGELLM_OK) goto done;
+    if ((rc = edgellm_eval_runner_init(&r, m, &pl, p->n_threads, p->kv_type, err)) != EDGELLM_OK) goto done;
 
     double s = 0, s2 = 0;
     int64_t n = 0;

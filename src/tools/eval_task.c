@@ -201,7 +201,7 @@ static bool exact_match(const char *gen, const char *answer)
 }
 
 /* Score every item with one model into t. */
-static edgellm_status run_items(const edgellm_model *m, const edgellm_eval_item *items, int n_items,
+static edgellm_status run_items(const edgellm_model *m, int kv_type, const edgellm_eval_item *items, int n_items,
                                 const edgellm_eval_task_params *p, int n_ctx, double *done_frac, double frac_step,
                                 task_tally *t, edgellm_error *err)
 {
@@ -209,6 +209,7 @@ static edgellm_status run_items(const edgellm_model *m, const edgellm_eval_item 
     edgellm_ctx_params cp = edgellm_ctx_default_params();
     cp.n_ctx = n_ctx;
     cp.n_threads = p->n_threads;
+    cp.kv_type = kv_type;
     edgellm_status rc = edgellm_ctx_new(m, &cp, &ctx, err);
     if (rc != EDGELLM_OK) return rc;
     float *logits = NULL;
@@ -323,8 +324,9 @@ edgellm_status edgellm_eval_task(const edgellm_model *m, const edgellm_model *re
     int n_ctx = needed_ctx(items, n_items, p.max_gen_tokens);
     double t0 = edgellm_time_ms(), frac = 0.0, step = 1.0 / ((double)n_items * (ref ? 2 : 1));
     task_tally tm = {{0}, {0}}, tr = {{0}, {0}};
-    if ((rc = run_items(m, items, n_items, &p, n_ctx, &frac, step, &tm, err)) != EDGELLM_OK) return rc;
-    if (ref && (rc = run_items(ref, items, n_items, &p, n_ctx, &frac, step, &tr, err)) != EDGELLM_OK) return rc;
+    if ((rc = run_items(m, p.kv_type, items, n_items, &p, n_ctx, &frac, step, &tm, err)) != EDGELLM_OK) return rc;
+    if (ref && (rc = run_items(ref, EDGELLM_TYPE_F32, items, n_items, &p, n_ctx, &frac, step, &tr, err)) != EDGELLM_OK)
+        return rc;
     for (int k = 0; k < M_COUNT; k++) {
         edgellm_eval_metric *me = &out->metrics[k];
         snprintf(me->name, sizeof me->name, "%s", metric_names[k]);
