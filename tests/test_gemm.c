@@ -328,6 +328,8 @@ static void test_q8_0_activation_kernels(void)
         gemm_case(types[ti], 18, 576, 5);
         gemm_case(types[ti], 17, 32 * 31, 1);            /* 16 + 15 blocks                  */
         gemm_case(types[ti], 16, 32 * 15, 3);            /* 15 blocks only                  */
+        gemm_case(types[ti], 20, 2048, 1);               /* decode: 4 full groups (Q8_0 direct) */
+        gemm_case(types[ti], 9, 8448, 1);                /* 16 full groups + 8 blocks       */
     }
 }
 
