@@ -1,10 +1,13 @@
-/* sys.c — clock and CPU topology. */
+/* sys.c — clock, CPU topology and a memory hint. */
 #define _POSIX_C_SOURCE 200809L
 #include "common.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 double edgellm_time_ms(void)
 {
@@ -37,4 +40,16 @@ int edgellm_n_physical_cores(void)
     fclose(f);
     if (seen <= 0 || seen > n_logical) return n_logical;
     return seen;
+}
+
+void edgellm_hint_huge_pages(void *p, size_t n)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1), e = ((uintptr_t)p + n) & ~(huge - 1);
+    if (p && e > a) (void)madvise((void *)a, (size_t)(e - a), MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)n;
+#endif
 }

@@ -151,16 +151,10 @@ edgellm_status edgellm_membw_measure(const edgellm_membw_params *params, edgellm
     double t_start = edgellm_time_ms();
     edgellm_membw_vec *buf = edgellm_malloc(bytes);
     if (!buf) return edgellm_fail_nomem(err, "membw: read buffer");
-#ifdef MADV_HUGEPAGE
-    /* Transparent huge pages where the kernel offers them on request: one fault per 2 MiB
-     * instead of per 4 KiB, so the fill below covers the whole buffer even where first
-     * touches are slow (a 2-vCPU VM filled 168 of 512 MiB in 0.5 s without). A hint only. */
-    {
-        uintptr_t a = ((uintptr_t)buf + ((uintptr_t)2 << 20) - 1) & ~(((uintptr_t)2 << 20) - 1);
-        uintptr_t e = ((uintptr_t)buf + bytes) & ~(((uintptr_t)2 << 20) - 1);
-        if (e > a) (void)madvise((void *)a, (size_t)(e - a), MADV_HUGEPAGE);
-    }
-#endif
+    /* Transparent huge pages where the kernel offers them on request, so the fill below
+     * covers the whole buffer even where first touches are slow (a 2-vCPU VM filled 168 of
+     * 512 MiB in 0.5 s without). */
+    edgellm_hint_huge_pages(buf, bytes);
     /* Fault the pages in before timing, 8 MiB at a time. Where first touches are slow (some
      * VMs back guest memory lazily: ~10 us per page) stop at half the budget and measure over
      * what was touched — but never less than MEMBW_MIN_FILL: a smaller buffer partly sits in
