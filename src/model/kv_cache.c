@@ -3,8 +3,7 @@
  *
  * Size = 2 × n_layer × n_ctx × row bytes (kv_dim × 4 for F32, × 2 for F16, kv_dim/32 × 34 for
  * Q8_0), computed with overflow checks. The memory is not zeroed: positions >= n_past are
- * never read. It is hinted to transparent huge pages (below), so each 2 MiB of it becomes
- * resident when its first row is written (plan counts the whole cache). F16 rows are
+ * never read, and untouched pages of a large cache then cost no RAM until used. F16 rows are
  * converted by the dispatched float -> F16 converter (IEEE 754 binary16, round to nearest
  * even), Q8_0 rows by the dispatched Q8_0 quantizer (llama.cpp's block: 32 int8 + an F16
  * scale amax/127, blocks.h).
@@ -36,12 +35,11 @@ edgellm_status edgellm_kv_cache_init(edgellm_kv_cache *kv, int n_layer, int n_ct
         edgellm_kv_cache_free(kv);
         return edgellm_fail(err, EDGELLM_ERR_NOMEM, "KV cache: cannot allocate %zu bytes", 2 * one);
     }
-    /* Decode writes one row per layer per token into fresh memory: with 4 KiB pages a page
-     * fault every few tokens per layer (on the 2-vCPU dev VM ~10 faults per tinyllama token,
-     * ~80 us each, ~3 % of a 2-thread decode with the other thread waiting). Huge pages take
-     * one fault per 2 MiB; those pages are then resident whole, as plan counts the cache. */
-    edgellm_hint_huge_pages(kv->k, one);
-    edgellm_hint_huge_pages(kv->v, one);
+    /* Not hinted to huge pages (edgellm_hint_huge_pages), though decode then faults in a
+     * fresh 4 KiB page every few tokens per layer (on the 2-vCPU dev VM ~10 faults per
+     * tinyllama token, ~80 us each, ~3 % of a 2-thread decode): with the hint, the kernel's
+     * THP defrag=madvise compacted memory on the first touch and stalled the first prefill
+     * by up to 200 ms (11-token prompt: 150-375 ms against 165 ms). TTFT wins. */
     kv->n_layer = n_layer;
     kv->n_ctx = n_ctx;
     kv->kv_dim = kv_dim;
