@@ -224,6 +224,40 @@ static void test_attend_matches_double(void)
     }
 }
 
+/* The attention kernel of every level (edgellm_kernels_attend_f32) equals edgellm_attend
+ * called with that level's F32 dot, bit for bit: head_dims that reach every column path
+ * (64-wide blocks, 8-wide, scalar tail), 1 to 300 positions, a stride wider than the head.
+ * The double-precision check above holds for edgellm_attend; this carries it over. */
+static void test_attend_variants_match_generic(void)
+{
+    enum { MAXHD = 200, NPOS = 300, STRIDE = 2 * MAXHD + 3 };
+    static const int hds[] = {1, 7, 8, 15, 64, 72, 80, 128, 129, 200};
+    static const int nps[] = {1, 2, 17, 300};
+    static const char *const lv[] = {"scalar", "avx2", "avx512", "neon", "dotprod"};
+    float *k = malloc(sizeof(float) * NPOS * STRIDE), *v = malloc(sizeof(float) * NPOS * STRIDE);
+    float q[MAXHD], a[MAXHD], b[MAXHD], sa[NPOS], sb[NPOS];
+    for (int i = 0; i < NPOS * STRIDE; i++) { k[i] = frand() * 3; v[i] = frand(); }
+    for (int i = 0; i < MAXHD; i++) q[i] = frand();
+    int levels_run = 0;
+    for (size_t l = 0; l < sizeof lv / sizeof lv[0]; l++) {
+        if (!edgellm_kernels_force(lv[l])) continue;   /* not this CPU / architecture */
+        levels_run++;
+        edgellm_attend_fn att = edgellm_kernels_attend_f32();
+        edgellm_vec_dot_fn dot = edgellm_kernels_vec_dot(EDGELLM_TYPE_F32);
+        for (size_t h = 0; h < sizeof hds / sizeof hds[0]; h++)
+            for (size_t p = 0; p < sizeof nps / sizeof nps[0]; p++) {
+                const int hd = hds[h];
+                att(a, q, k + 5, v + 3, STRIDE, hd, nps[p], 0.125f, sa, dot);
+                edgellm_attend(b, q, k + 5, v + 3, STRIDE, hd, nps[p], 0.125f, sb, dot);
+                CHECK(memcmp(a, b, sizeof(float) * (size_t)hd) == 0);
+            }
+    }
+    edgellm_kernels_force(NULL);
+    CHECK(levels_run >= 1);
+    free(k);
+    free(v);
+}
+
 int main(void)
 {
     RUN(test_f16_inline_matches_reference_all_halves);
@@ -233,5 +267,6 @@ int main(void)
     RUN(test_rmsnorm_softmax_swiglu);
     RUN(test_rope_layouts);
     RUN(test_attend_matches_double);
+    RUN(test_attend_variants_match_generic);
     return test_summary();
 }

@@ -18,6 +18,7 @@
 #include "dispatch.h"
 #include "cpu_features.h"
 #include "dot_float.h"
+#include "ops.h"
 #include "arm/kernels_arm.h"
 #include "x86/kernels_x86.h"
 #include "../tensor/quant.h"
@@ -223,4 +224,13 @@ const char *edgellm_kernels_name(void)
 {
     pthread_once(&init_once, pick_variants);
     return levels[atomic_load(&active_level)].name;
+}
+
+edgellm_attend_fn edgellm_kernels_attend_f32(void)
+{
+#if defined(__x86_64__)
+    const char *l = edgellm_kernels_name();
+    if (!strcmp(l, "avx2") || !strcmp(l, "avx512")) return edgellm_attend_avx2;   /* their F32 dot is avx2's */
+#endif
+    return edgellm_attend;
 }

@@ -38,6 +38,11 @@ edgellm_to_float_fn edgellm_kernels_to_float(int type);
  * edgellm_kernels_vec_dot(EDGELLM_TYPE_F32 or _F16, the KV cache type) for q·k. */
 bool edgellm_kernels_can_matmul(int type);
 
+/* edgellm_attend (ops.h, F32 cache) for the active level: a SIMD variant whose results
+ * equal edgellm_attend called with dot = edgellm_kernels_vec_dot(EDGELLM_TYPE_F32) bit for
+ * bit (x86 avx2/avx512: attend_avx2.c), else edgellm_attend itself. */
+edgellm_attend_fn edgellm_kernels_attend_f32(void);
+
 /* Force the reference kernels (true) or go back to the default choice (false). Not
  * thread-safe against running kernels: call between operations. */
 void edgellm_kernels_set_ref(bool ref);

@@ -33,6 +33,7 @@ typedef struct {
     int pos0;                    /* position of the first token   */
     float scale;                 /* 1/sqrt(head_dim)              */
     edgellm_vec_dot_fn dot;      /* dot of a cache row (kv.type; F32 for Q8_0) with q, for q·k */
+    edgellm_attend_fn attend;    /* F32 cache: edgellm_attend or its SIMD twin (same bits)  */
 } attention_job;
 
 /* Work items are (token, query head) pairs, split by cost over the threads; each thread
@@ -89,8 +90,8 @@ static void attention_task(void *arg, int ith, int nth)
             edgellm_attend_f16(c->att + qo, c->q + qo, (const uint16_t *)k0 + ko, (const uint16_t *)v0 + ko,
                                hp->kv_dim, hp->head_dim, n_pos, j->scale, scores, j->dot);
         else
-            edgellm_attend(c->att + qo, c->q + qo, (const float *)k0 + ko, (const float *)v0 + ko, hp->kv_dim,
-                           hp->head_dim, n_pos, j->scale, scores, j->dot);
+            j->attend(c->att + qo, c->q + qo, (const float *)k0 + ko, (const float *)v0 + ko, hp->kv_dim, hp->head_dim,
+                      n_pos, j->scale, scores, j->dot);
     }
 }
 
@@ -132,6 +133,7 @@ static void attention_block(edgellm_ctx *c, const edgellm_layer *L, int il, int 
         .scale = (float)(1.0 / sqrt((double)hp->head_dim)),
         /* F32 or F16 row · F32 q; a Q8_0 row is dequantized first, then the F32 dot */
         .dot = edgellm_kernels_vec_dot(c->kv.type == EDGELLM_TYPE_Q8_0 ? EDGELLM_TYPE_F32 : c->kv.type),
+        .attend = edgellm_kernels_attend_f32(),
     };
     /* Tiny attention (short context, small heads) is not worth waking the workers. */
     double macs = 2.0 * n * hp->n_head * ((double)pos0 + n) * hp->head_dim;

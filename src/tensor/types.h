@@ -16,6 +16,9 @@
 typedef void  (*edgellm_to_float_fn)(const void *src, float *dst, int64_t n);     /* n % blck == 0 */
 typedef void  (*edgellm_from_float_fn)(const float *src, void *dst, int64_t n);   /* n % blck == 0 */
 typedef float (*edgellm_vec_dot_fn)(int64_t n, const void *w, const void *x);
+/* One query head attending to cached positions: the signature of edgellm_attend (ops.h). */
+typedef void (*edgellm_attend_fn)(float *out, const float *q, const float *k, const float *v, int64_t stride,
+                                  int head_dim, int64_t n_pos, float scale, float *scores, edgellm_vec_dot_fn dot);
 
 typedef struct {
     const char *name;               /* "Q4_0"                                         */

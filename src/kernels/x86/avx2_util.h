@@ -92,4 +92,32 @@ static inline __m256i x86_dot_s8s8(const int8_t *a, const int8_t *b)
     return _mm256_add_epi32(_mm256_madd_epi16(a0, b0), _mm256_madd_epi16(a1, b1));
 }
 
+/* Mask of the first r (0..7) lanes. */
+static inline __m256i x86_tail_mask8(int64_t r)
+{
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)r), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/* F32 dot product a[n]·b[n] in the order of edgellm_dot_f32_avx2 (dot_float.c, which calls
+ * this): four 8-lane FMA accumulators over elements 32k..32k+31, a remaining whole 8 to
+ * acc 0, the last n % 8 to acc 1 by a masked load, (acc0+acc1)+(acc2+acc3), x86_hsum8.
+ * Inlined where a dot per row would cost a call (attention scores, attend_avx2.c). */
+static inline float x86_dot_f32(int64_t n, const float *a, const float *b)
+{
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
+        acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), acc1);
+        acc2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 16), _mm256_loadu_ps(b + i + 16), acc2);
+        acc3 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 24), _mm256_loadu_ps(b + i + 24), acc3);
+    }
+    for (; i + 8 <= n; i += 8) acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
+    if (i < n) {
+        const __m256i m = x86_tail_mask8(n - i);
+        acc1 = _mm256_fmadd_ps(_mm256_maskload_ps(a + i, m), _mm256_maskload_ps(b + i, m), acc1);
+    }
+    return x86_hsum8(_mm256_add_ps(_mm256_add_ps(acc0, acc1), _mm256_add_ps(acc2, acc3)));
+}
+
 #endif

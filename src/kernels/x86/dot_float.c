@@ -13,12 +13,6 @@
 #include "kernels_x86.h"
 #include "avx2_util.h"
 
-/* Mask of the first r (0..7) lanes. */
-static inline __m256i tail_mask(int64_t r)
-{
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)r), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
 static inline __m256 ld_f16(const uint8_t *p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)); }
 static inline __m256 ld_bf16(const uint8_t *p)
 {
@@ -34,24 +28,7 @@ static inline __m256 ld16_tail(const uint8_t *p, int64_t r, int bf)
     return bf ? ld_bf16((const uint8_t *)h) : ld_f16((const uint8_t *)h);
 }
 
-float edgellm_dot_f32_avx2(int64_t n, const void *w, const void *x)
-{
-    const float *a = w, *b = x;
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
-    int64_t i = 0;
-    for (; i + 32 <= n; i += 32) {
-        acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
-        acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), acc1);
-        acc2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 16), _mm256_loadu_ps(b + i + 16), acc2);
-        acc3 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 24), _mm256_loadu_ps(b + i + 24), acc3);
-    }
-    for (; i + 8 <= n; i += 8) acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
-    if (i < n) {
-        const __m256i m = tail_mask(n - i);
-        acc1 = _mm256_fmadd_ps(_mm256_maskload_ps(a + i, m), _mm256_maskload_ps(b + i, m), acc1);
-    }
-    return x86_hsum8(_mm256_add_ps(_mm256_add_ps(acc0, acc1), _mm256_add_ps(acc2, acc3)));
-}
+float edgellm_dot_f32_avx2(int64_t n, const void *w, const void *x) { return x86_dot_f32(n, w, x); }
 
 static inline float dot16(int64_t n, const uint8_t *a, const float *b, int bf)
 {
@@ -67,7 +44,7 @@ static inline float dot16(int64_t n, const uint8_t *a, const float *b, int bf)
     for (; i + 8 <= n; i += 8) acc0 = _mm256_fmadd_ps(LD(a + 2 * i), _mm256_loadu_ps(b + i), acc0);
 #undef LD
     if (i < n) {
-        const __m256i m = tail_mask(n - i);
+        const __m256i m = x86_tail_mask8(n - i);
         acc1 = _mm256_fmadd_ps(ld16_tail(a + 2 * i, n - i, bf), _mm256_maskload_ps(b + i, m), acc1);
     }
     return x86_hsum8(_mm256_add_ps(_mm256_add_ps(acc0, acc1), _mm256_add_ps(acc2, acc3)));

@@ -9,9 +9,13 @@
 #define EDGELLM_KERNELS_X86_H
 
 #include <stdint.h>
+#include "../../tensor/types.h"
 
 /* ---- AVX2 ---- */
 float edgellm_dot_f32_avx2(int64_t n, const void *w, const void *x);            /* dot_f32_ref  */
+/* edgellm_attend (ops.h) with dot = edgellm_dot_f32_avx2, inlined: bit-identical to it */
+void edgellm_attend_avx2(float *out, const float *q, const float *k, const float *v, int64_t stride, int head_dim,
+                         int64_t n_pos, float scale, float *scores, edgellm_vec_dot_fn dot);
 float edgellm_dot_f16_avx2(int64_t n, const void *w, const void *x);            /* dot_f16_ref  */
 float edgellm_dot_bf16_avx2(int64_t n, const void *w, const void *x);           /* dot_bf16_ref */
 float edgellm_dot_q4_0_q8_0_avx2(int64_t n, const void *w, const void *x);
