@@ -224,8 +224,8 @@ static void test_attend_matches_double(void)
     }
 }
 
-/* The attention kernel of every level (edgellm_kernels_attend_f32) equals edgellm_attend
- * called with that level's F32 dot, bit for bit: head_dims that reach every column path
+/* The attention kernels of every level (edgellm_kernels_attend_f32 / _f16) equal
+ * edgellm_attend / edgellm_attend_f16 called with that level's F32 / F16 dot, bit for bit: head_dims that reach every column path
  * (64-wide blocks, 8-wide, scalar tail), 1 to 300 positions, a stride wider than the head.
  * The double-precision check above holds for edgellm_attend; this carries it over. */
 static void test_attend_variants_match_generic(void)
@@ -238,17 +238,24 @@ static void test_attend_variants_match_generic(void)
     float q[MAXHD], a[MAXHD], b[MAXHD], sa[NPOS], sb[NPOS];
     for (int i = 0; i < NPOS * STRIDE; i++) { k[i] = frand() * 3; v[i] = frand(); }
     for (int i = 0; i < MAXHD; i++) q[i] = frand();
+    uint16_t *k16 = malloc(2 * NPOS * STRIDE), *v16 = malloc(2 * NPOS * STRIDE);
+    for (int i = 0; i < NPOS * STRIDE; i++) { k16[i] = edgellm_f32_to_f16(k[i]); v16[i] = edgellm_f32_to_f16(v[i]); }
     int levels_run = 0;
     for (size_t l = 0; l < sizeof lv / sizeof lv[0]; l++) {
         if (!edgellm_kernels_force(lv[l])) continue;   /* not this CPU / architecture */
         levels_run++;
         edgellm_attend_fn att = edgellm_kernels_attend_f32();
+        edgellm_attend_f16_fn att16 = edgellm_kernels_attend_f16();
         edgellm_vec_dot_fn dot = edgellm_kernels_vec_dot(EDGELLM_TYPE_F32);
+        edgellm_vec_dot_fn dot16 = edgellm_kernels_vec_dot(EDGELLM_TYPE_F16);
         for (size_t h = 0; h < sizeof hds / sizeof hds[0]; h++)
             for (size_t p = 0; p < sizeof nps / sizeof nps[0]; p++) {
                 const int hd = hds[h];
                 att(a, q, k + 5, v + 3, STRIDE, hd, nps[p], 0.125f, sa, dot);
                 edgellm_attend(b, q, k + 5, v + 3, STRIDE, hd, nps[p], 0.125f, sb, dot);
+                CHECK(memcmp(a, b, sizeof(float) * (size_t)hd) == 0);
+                att16(a, q, k16 + 5, v16 + 3, STRIDE, hd, nps[p], 0.125f, sa, dot16);
+                edgellm_attend_f16(b, q, k16 + 5, v16 + 3, STRIDE, hd, nps[p], 0.125f, sb, dot16);
                 CHECK(memcmp(a, b, sizeof(float) * (size_t)hd) == 0);
             }
     }
@@ -256,6 +263,8 @@ static void test_attend_variants_match_generic(void)
     CHECK(levels_run >= 1);
     free(k);
     free(v);
+    free(k16);
+    free(v16);
 }
 
 int main(void)

@@ -234,3 +234,12 @@ edgellm_attend_fn edgellm_kernels_attend_f32(void)
 #endif
     return edgellm_attend;
 }
+
+edgellm_attend_f16_fn edgellm_kernels_attend_f16(void)
+{
+#if defined(__x86_64__)
+    const char *l = edgellm_kernels_name();
+    if (!strcmp(l, "avx2") || !strcmp(l, "avx512")) return edgellm_attend_f16_avx2;
+#endif
+    return edgellm_attend_f16;
+}

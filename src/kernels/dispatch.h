@@ -42,6 +42,9 @@ bool edgellm_kernels_can_matmul(int type);
  * equal edgellm_attend called with dot = edgellm_kernels_vec_dot(EDGELLM_TYPE_F32) bit for
  * bit (x86 avx2/avx512: attend_avx2.c), else edgellm_attend itself. */
 edgellm_attend_fn edgellm_kernels_attend_f32(void);
+/* edgellm_attend_f16 (F16 cache) for the active level: a SIMD variant with the same bits
+ * (x86 avx2/avx512: the values summed 8 columns at a time), else edgellm_attend_f16. */
+edgellm_attend_f16_fn edgellm_kernels_attend_f16(void);
 
 /* Force the reference kernels (true) or go back to the default choice (false). Not
  * thread-safe against running kernels: call between operations. */

@@ -34,6 +34,7 @@ typedef struct {
     float scale;                 /* 1/sqrt(head_dim)              */
     edgellm_vec_dot_fn dot;      /* dot of a cache row (kv.type; F32 for Q8_0) with q, for q·k */
     edgellm_attend_fn attend;    /* F32 cache: edgellm_attend or its SIMD twin (same bits)  */
+    edgellm_attend_f16_fn attend_f16;   /* F16 cache: edgellm_attend_f16 or its twin     */
 } attention_job;
 
 /* Work items are (token, query head) pairs, split by cost over the threads; each thread
@@ -87,7 +88,7 @@ static void attention_task(void *arg, int ith, int nth)
             edgellm_attend_quant(c->att + qo, c->q + qo, (const uint8_t *)k0 + kq, (const uint8_t *)v0 + kq,
                                  c->kv.row_bytes, hp->head_dim, n_pos, j->scale, scores, j->dot, deq, tmp);
         } else if (f16)
-            edgellm_attend_f16(c->att + qo, c->q + qo, (const uint16_t *)k0 + ko, (const uint16_t *)v0 + ko,
+            j->attend_f16(c->att + qo, c->q + qo, (const uint16_t *)k0 + ko, (const uint16_t *)v0 + ko,
                                hp->kv_dim, hp->head_dim, n_pos, j->scale, scores, j->dot);
         else
             j->attend(c->att + qo, c->q + qo, (const float *)k0 + ko, (const float *)v0 + ko, hp->kv_dim, hp->head_dim,
@@ -134,6 +135,7 @@ static void attention_block(edgellm_ctx *c, const edgellm_layer *L, int il, int 
         /* F32 or F16 row · F32 q; a Q8_0 row is dequantized first, then the F32 dot */
         .dot = edgellm_kernels_vec_dot(c->kv.type == EDGELLM_TYPE_Q8_0 ? EDGELLM_TYPE_F32 : c->kv.type),
         .attend = edgellm_kernels_attend_f32(),
+        .attend_f16 = edgellm_kernels_attend_f16(),
     };
     /* Tiny attention (short context, small heads) is not worth waking the workers. */
     double macs = 2.0 * n * hp->n_head * ((double)pos0 + n) * hp->head_dim;

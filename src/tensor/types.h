@@ -19,6 +19,10 @@ typedef float (*edgellm_vec_dot_fn)(int64_t n, const void *w, const void *x);
 /* One query head attending to cached positions: the signature of edgellm_attend (ops.h). */
 typedef void (*edgellm_attend_fn)(float *out, const float *q, const float *k, const float *v, int64_t stride,
                                   int head_dim, int64_t n_pos, float scale, float *scores, edgellm_vec_dot_fn dot);
+/* The same over a cache of IEEE halves: the signature of edgellm_attend_f16 (ops.h). */
+typedef void (*edgellm_attend_f16_fn)(float *out, const float *q, const uint16_t *k, const uint16_t *v,
+                                      int64_t stride, int head_dim, int64_t n_pos, float scale, float *scores,
+                                      edgellm_vec_dot_fn dot);
 
 typedef struct {
     const char *name;               /* "Q4_0"                                         */

@@ -12,7 +12,7 @@
  * registers over all positions. On a 2-core Zen 5, `bench -p 1024` of smollm2-135m spent
  * ~40 % of its time in attention before this kernel (a dot call per position, 4-wide sums).
  */
-#if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__)
+#if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #include "kernels_x86.h"
 #include "avx2_util.h"
 #include "../ops.h"
@@ -43,6 +43,41 @@ void edgellm_attend_avx2(float *out, const float *q, const float *k, const float
     for (; d0 < head_dim; d0++) {                       /* the last head_dim % 8 columns */
         float o = 0;
         for (int64_t j = 0; j < n_pos; j++) o += scores[j] * v[j * stride + d0];
+        out[d0] = o;
+    }
+}
+
+/* edgellm_attend_f16 (ops.h) for a cache of IEEE halves: the scores by the given dot (the
+ * level's F16 dot, called per position as there), the values widened exactly by F16C and
+ * summed as edgellm_axpy_f16 does (a product and a sum each rounded, j ascending), 64
+ * columns at a time in registers: bit-identical to edgellm_attend_f16. */
+void edgellm_attend_f16_avx2(float *out, const float *q, const uint16_t *k, const uint16_t *v, int64_t stride,
+                             int head_dim, int64_t n_pos, float scale, float *scores, edgellm_vec_dot_fn dot)
+{
+    for (int64_t j = 0; j < n_pos; j++) scores[j] = dot(head_dim, k + j * stride, q) * scale;
+    edgellm_softmax(scores, n_pos);
+    int d0 = 0;
+#define LDH(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
+    for (; d0 + 64 <= head_dim; d0 += 64) {
+        __m256 o[8];
+        for (int i = 0; i < 8; i++) o[i] = _mm256_setzero_ps();
+        for (int64_t j = 0; j < n_pos; j++) {
+            const __m256 p = _mm256_set1_ps(scores[j]);
+            const uint16_t *vj = v + j * stride + d0;
+            for (int i = 0; i < 8; i++) o[i] = _mm256_add_ps(o[i], _mm256_mul_ps(p, LDH(vj + 8 * i)));
+        }
+        for (int i = 0; i < 8; i++) _mm256_storeu_ps(out + d0 + 8 * i, o[i]);
+    }
+    for (; d0 + 8 <= head_dim; d0 += 8) {
+        __m256 o = _mm256_setzero_ps();
+        for (int64_t j = 0; j < n_pos; j++)
+            o = _mm256_add_ps(o, _mm256_mul_ps(_mm256_set1_ps(scores[j]), LDH(v + j * stride + d0)));
+        _mm256_storeu_ps(out + d0, o);
+    }
+#undef LDH
+    for (; d0 < head_dim; d0++) {
+        float o = 0;
+        for (int64_t j = 0; j < n_pos; j++) o += scores[j] * x86_h2f(v[j * stride + d0]);
         out[d0] = o;
     }
 }

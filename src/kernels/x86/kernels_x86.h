@@ -16,6 +16,9 @@ float edgellm_dot_f32_avx2(int64_t n, const void *w, const void *x);            
 /* edgellm_attend (ops.h) with dot = edgellm_dot_f32_avx2, inlined: bit-identical to it */
 void edgellm_attend_avx2(float *out, const float *q, const float *k, const float *v, int64_t stride, int head_dim,
                          int64_t n_pos, float scale, float *scores, edgellm_vec_dot_fn dot);
+/* edgellm_attend_f16 (ops.h), the values summed 8 columns at a time: bit-identical to it */
+void edgellm_attend_f16_avx2(float *out, const float *q, const uint16_t *k, const uint16_t *v, int64_t stride,
+                             int head_dim, int64_t n_pos, float scale, float *scores, edgellm_vec_dot_fn dot);
 float edgellm_dot_f16_avx2(int64_t n, const void *w, const void *x);            /* dot_f16_ref  */
 float edgellm_dot_bf16_avx2(int64_t n, const void *w, const void *x);           /* dot_bf16_ref */
 float edgellm_dot_q4_0_q8_0_avx2(int64_t n, const void *w, const void *x);
