@@ -482,6 +482,10 @@ static void test_plan_bad_params(void)
     CHECK_EQ(edgellm_plan_model_from_shape(32, 4096, 30, 8, 11008, 32000, &shape, &err), EDGELLM_ERR_MISUSE);
     CHECK(strstr(err.msg, "not a multiple") != NULL);
     CHECK_EQ(edgellm_plan_model_from_shape(32, 4096, 32, 5, 11008, 32000, &shape, &err), EDGELLM_ERR_MISUSE);
+    /* n_layer is capped (the fuzzer's 3,293,298 layers asked for a ~0.7 GB tensor list) */
+    CHECK_EQ(edgellm_plan_model_from_shape(3293298, 4096, 32, 8, 14336, 128256, &shape, &err), EDGELLM_ERR_MISUSE);
+    CHECK(strstr(err.msg, "n_layer 3293298") != NULL);
+    CHECK_OK(edgellm_plan_model_from_shape(EDGELLM_PLAN_MAX_LAYERS, 512, 8, 8, 1024, 1000, &shape, NULL));
     CHECK_OK(edgellm_plan_model_from_shape(32, 4096, 32, 32, 11008, 32000, &shape, NULL));
     CHECK_EQ(shape.n_params, 6738415616ull);   /* = llama-2-7b */
     free(r);

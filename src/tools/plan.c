@@ -427,6 +427,11 @@ edgellm_status edgellm_plan(const edgellm_plan_params *pp, edgellm_plan_report *
         rc = edgellm_fail(err, EDGELLM_ERR_MISUSE, "model %s: incomplete or inconsistent shape", m->name);
         goto done;
     }
+    if (!tensors && m->n_layer > EDGELLM_PLAN_MAX_LAYERS) {   /* a shape from the API, unchecked */
+        rc = edgellm_fail(err, EDGELLM_ERR_MISUSE, "model %s: n_layer %d is more than %d", m->name, m->n_layer,
+                          EDGELLM_PLAN_MAX_LAYERS);
+        goto done;
+    }
     if (!tensors) {
         n_tensors = edgellm_plan_shape_tensors(m, NULL, 0);
         tensors = edgellm_malloc(n_tensors * sizeof *tensors);

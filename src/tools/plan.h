@@ -30,6 +30,9 @@
  * For a catalogue device quoted at theoretical peak bandwidth: llama.cpp decode reaches
  * 60 % (Pi 5), ~68 % (i9-13900K DDR5-6400), ~78 % (Apple M1), 57-74 % (OnePlus 12,
  * ExecuTorch) of the peak figure — anchors.md §4.3; we take 0.65. */
+/* --shape n_layer at most this (a tensor list of n_layer x 9 entries is built from it; a
+ * fuzzed 3,293,298 asked for ~0.7 GB). Published models have up to ~130. */
+#define EDGELLM_PLAN_MAX_LAYERS 1024
 #define EDGELLM_PLAN_EFF_MEASURED 0.99
 #define EDGELLM_PLAN_EFF_PEAK     0.65
 #define EDGELLM_PLAN_ROW_OVERHEAD_S 10e-9

@@ -103,6 +103,9 @@ edgellm_status edgellm_plan_model_from_shape(int n_layer, int n_embd, int n_head
         return edgellm_fail(err, EDGELLM_ERR_MISUSE,
                             "shape %d,%d,%d,%d,%d,%d: every number (n_layer,n_embd,n_head,n_head_kv,n_ff,n_vocab) "
                             "must be > 0", n_layer, n_embd, n_head, n_head_kv, n_ff, n_vocab);
+    if (n_layer > EDGELLM_PLAN_MAX_LAYERS)   /* the tensor list is n_layer x 9 entries */
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "shape: n_layer %d is more than %d (Llama-3.1-405B has 126)",
+                            n_layer, EDGELLM_PLAN_MAX_LAYERS);
     if (n_embd % n_head != 0)
         return edgellm_fail(err, EDGELLM_ERR_MISUSE, "shape: n_embd %d is not a multiple of n_head %d", n_embd, n_head);
     if (n_head % n_head_kv != 0)
