@@ -486,6 +486,14 @@ static void test_plan_bad_params(void)
     CHECK_EQ(edgellm_plan_model_from_shape(3293298, 4096, 32, 8, 14336, 128256, &shape, &err), EDGELLM_ERR_MISUSE);
     CHECK(strstr(err.msg, "n_layer 3293298") != NULL);
     CHECK_OK(edgellm_plan_model_from_shape(EDGELLM_PLAN_MAX_LAYERS, 512, 8, 8, 1024, 1000, &shape, NULL));
+    /* a Q8_0 KV cache needs whole blocks per head, as `run --kv-type q8_0` does: head_dim 16
+     * with 2 KV heads (kv_dim 32) is refused */
+    CHECK_OK(edgellm_plan_model_from_shape(4, 256, 16, 2, 512, 1000, &shape, NULL));
+    edgellm_plan_params pq = edgellm_plan_default_params();
+    pq.shape = &shape;
+    pq.kv_type = EDGELLM_TYPE_Q8_0;
+    CHECK_EQ(edgellm_plan(&pq, r, &err), EDGELLM_ERR_MISUSE);
+    CHECK(strstr(err.msg, "head_dim (16)") != NULL);
     CHECK_OK(edgellm_plan_model_from_shape(32, 4096, 32, 32, 11008, 32000, &shape, NULL));
     CHECK_EQ(shape.n_params, 6738415616ull);   /* = llama-2-7b */
     free(r);

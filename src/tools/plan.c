@@ -299,8 +299,7 @@ static void advise(const plan_job *j, const edgellm_plan_params *p, const edgell
         q8.kv_type = EDGELLM_TYPE_Q8_0;
         edgellm_plan_weights w;
         edgellm_plan_recipe_weights(&recipes[smallest], j->t, j->n, j->m->n_layer, j->m->tied_embeddings, &w);
-        uint64_t kv_dim = (uint64_t)j->m->n_head_kv * (uint64_t)j->m->head_dim;
-        if (kv_dim % 32 == 0) {
+        if (j->m->head_dim % 32 == 0) {   /* what `run --kv-type q8_0` accepts (whole blocks per head) */
             uint64_t tot = total_at(&q8, &w, j->n_ctx, j->batch);
             len = appendf(r->advice, sizeof r->advice, len, " A Q8_0 KV cache (--kv-type q8_0) %s (%.2f GiB).",
                           tot <= s->budget_bytes ? "makes it fit" : "is not enough", tot / GIB_D);
@@ -444,9 +443,9 @@ edgellm_status edgellm_plan(const edgellm_plan_params *pp, edgellm_plan_report *
     /* settings */
     int n_ctx = p.n_ctx;
     if (n_ctx == 0) n_ctx = m->n_ctx_train > 0 ? EDGELLM_MIN(m->n_ctx_train, 4096) : 4096;
-    if (p.kv_type == EDGELLM_TYPE_Q8_0 && ((int64_t)m->n_head_kv * m->head_dim) % 32 != 0) {
-        rc = edgellm_fail(err, EDGELLM_ERR_MISUSE, "a Q8_0 KV cache needs n_head_kv x head_dim (%d) to be a multiple of 32",
-                          m->n_head_kv * m->head_dim);
+    if (p.kv_type == EDGELLM_TYPE_Q8_0 && m->head_dim % 32 != 0) {   /* as edgellm_ctx_new requires */
+        rc = edgellm_fail(err, EDGELLM_ERR_MISUSE, "a Q8_0 KV cache needs head_dim (%d) to be a multiple of 32",
+                          m->head_dim);
         goto done;
     }
 
