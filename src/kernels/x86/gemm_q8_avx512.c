@@ -338,65 +338,56 @@ static inline __attribute__((always_inline)) void tile(const packed_group *const
         for (int c = 0; c < C; c++) accm[r * TC + c] = acc[r][c];
 }
 
+/* Decode (n = 1): one row at a time, 16 rows' sums reduced together. direct (Q8_0, a
+ * constant at each call so that both variants compile without the other's branch): the
+ * full groups by direct sums, the activations in natural order on the stack; otherwise
+ * every group packed as in prefill. The partial last group is always packed. */
+static inline __attribute__((always_inline)) void decode_rows(const edgellm_gemm_args *a, pack16_fn pack16,
+                                                              packtail_fn packtail, const bool direct)
+{
+    const int64_t nb = a->cols / EDGELLM_QK8_0, ng = (int64_t)n_groups(a->cols), nfull = nb / 16;
+    const size_t bb = sizeof(edgellm_block_q8_0);
+    _Alignas(64) __m512i xn[DIRECT_MAX_GROUPS * 8];
+    if (direct)
+        for (int64_t b = 0; b < 16 * nfull; b += 2) xn[b / 2] = load2_blocks((const uint8_t *)a->xq + b * bb + 2, bb);
+    const __m512i idx = stride_idx((int32_t)bb);
+    for (int64_t r = a->r0; r < a->r1; r += 16) {
+        const int nr = (int)MIN(16, a->r1 - r);
+        __m512 acc[16];
+        for (int i = 0; i < 16; i++) {
+            acc[i] = _mm512_setzero_ps();
+            if (i >= nr) continue;
+            const uint8_t *row = a->w + (size_t)(r + i) * a->row_bytes;
+            for (int64_t g = 0; g < ng; g++) {
+                const uint8_t *x = a->xp + (size_t)g * XG;
+                __m512i s = _mm512_load_si512((const void *)(x + 512));   /* corr */
+                __m512 d;
+                if (direct && g < nfull) {
+                    const uint8_t *blocks = row + (size_t)(16 * g) * bb;
+                    s = _mm512_add_epi32(s, direct_sums_q8_0(blocks, xn + 8 * g));
+                    d = gather_d(blocks, idx);
+                } else {
+                    packed_group pg;
+                    if (direct) packtail(row, 16 * g, (int)(nb - 16 * g), &pg);   /* g = nfull: partial */
+                    else pack_group(row, g, nb, pack16, packtail, &pg);
+                    for (int k = 0; k < 8; k++)
+                        s = _mm512_dpbusd_epi32(s, pg.w[k], _mm512_load_si512((const void *)(x + 64 * k)));
+                    d = pg.d;
+                }
+                acc[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(d, _mm512_load_ps(x + 576)), acc[i]);
+            }
+        }
+        gemm_hsum16x16_store(acc, a->y + r, nr);
+    }
+}
+
 static inline __attribute__((always_inline)) void gemm_q8(const edgellm_gemm_args *a, pack16_fn pack16,
                                                           packtail_fn packtail, bool q8)
 {
     const int64_t nb = a->cols / EDGELLM_QK8_0, ng = (int64_t)n_groups(a->cols), nfull = nb / 16;
-    if (a->n == 1 && q8 && nfull <= DIRECT_MAX_GROUPS) {    /* decode, Q8_0: direct sums */
-        const size_t bb = sizeof(edgellm_block_q8_0);
-        _Alignas(64) __m512i xn[DIRECT_MAX_GROUPS * 8];
-        for (int64_t b = 0; b < 16 * nfull; b += 2) xn[b / 2] = load2_blocks((const uint8_t *)a->xq + b * bb + 2, bb);
-        const __m512i idx = stride_idx((int32_t)bb);
-        for (int64_t r = a->r0; r < a->r1; r += 16) {
-            const int nr = (int)MIN(16, a->r1 - r);
-            __m512 acc[16];
-            for (int i = 0; i < 16; i++) {
-                acc[i] = _mm512_setzero_ps();
-                if (i >= nr) continue;
-                const uint8_t *row = a->w + (size_t)(r + i) * a->row_bytes;
-                for (int64_t g = 0; g < ng; g++) {
-                    const uint8_t *x = a->xp + (size_t)g * XG;
-                    __m512i s;
-                    __m512 d;
-                    if (g < nfull) {
-                        const uint8_t *blocks = row + (size_t)(16 * g) * bb;
-                        s = _mm512_add_epi32(_mm512_load_si512((const void *)(x + 512)), direct_sums_q8_0(blocks, xn + 8 * g));
-                        d = gather_d(blocks, idx);
-                    } else {                                 /* the partial last group */
-                        packed_group pg;
-                        packtail(row, 16 * g, (int)(nb - 16 * g), &pg);
-                        s = _mm512_load_si512((const void *)(x + 512));
-                        for (int k = 0; k < 8; k++)
-                            s = _mm512_dpbusd_epi32(s, pg.w[k], _mm512_load_si512((const void *)(x + 64 * k)));
-                        d = pg.d;
-                    }
-                    acc[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(d, _mm512_load_ps(x + 576)), acc[i]);
-                }
-            }
-            gemm_hsum16x16_store(acc, a->y + r, nr);
-        }
-        return;
-    }
     if (a->n == 1) {                                         /* decode: one row at a time */
-        for (int64_t r = a->r0; r < a->r1; r += 16) {
-            const int nr = (int)MIN(16, a->r1 - r);
-            __m512 acc[16];
-            for (int i = 0; i < 16; i++) {
-                acc[i] = _mm512_setzero_ps();
-                if (i >= nr) continue;
-                const uint8_t *row = a->w + (size_t)(r + i) * a->row_bytes;
-                for (int64_t g = 0; g < ng; g++) {
-                    packed_group pg;
-                    pack_group(row, g, nb, pack16, packtail, &pg);
-                    const uint8_t *x = a->xp + (size_t)g * XG;
-                    __m512i s = _mm512_load_si512((const void *)(x + 512));
-                    for (int k = 0; k < 8; k++)
-                        s = _mm512_dpbusd_epi32(s, pg.w[k], _mm512_load_si512((const void *)(x + 64 * k)));
-                    acc[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(pg.d, _mm512_load_ps(x + 576)), acc[i]);
-                }
-            }
-            gemm_hsum16x16_store(acc, a->y + r, nr);
-        }
+        if (q8 && nfull <= DIRECT_MAX_GROUPS) decode_rows(a, pack16, packtail, true);
+        else decode_rows(a, pack16, packtail, false);
         return;
     }
     _Alignas(64) packed_group pw[TR][KG];
