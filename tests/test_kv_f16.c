@@ -21,38 +21,6 @@
 #define REF "data/reference/"
 #define STORIES "models/stories260K/stories260K.gguf"
 
-static edgellm_model *load(const char *path)
-{
-    edgellm_model *m = NULL;
-    edgellm_error err = {0};
-    edgellm_model_params mp = edgellm_model_default_params();
-    if (edgellm_model_load(path, &mp, &m, &err) != EDGELLM_OK) fprintf(stderr, "   load: %s\n", err.msg);
-    return m;
-}
-
-/* logits [n][n_vocab] with a cache of kv_type: one prefill, n single-token decodes, or
- * chunks of `chunk` tokens (chunk = 0: one prefill). */
-static float *run_logits(const edgellm_model *m, const int32_t *tok, int n, int n_threads, int kv_type, int chunk)
-{
-    edgellm_ctx_params cp = edgellm_ctx_default_params();
-    cp.n_threads = n_threads;
-    cp.kv_type = kv_type;
-    edgellm_ctx *c = NULL;
-    edgellm_error err = {0};
-    if (edgellm_ctx_new(m, &cp, &c, &err) != EDGELLM_OK) { fprintf(stderr, "   %s\n", err.msg); return NULL; }
-    int V = m->hp.n_vocab;
-    float *out = malloc((size_t)n * V * sizeof(float));
-    edgellm_status rc = EDGELLM_OK;
-    int step = chunk > 0 ? chunk : n;
-    for (int i = 0; i < n && rc == EDGELLM_OK; i += step) {
-        int k = EDGELLM_MIN(step, n - i);
-        rc = edgellm_decode(c, tok + i, k, out + (size_t)i * V, &err);
-    }
-    if (rc != EDGELLM_OK) { fprintf(stderr, "   decode: %s\n", err.msg); free(out); out = NULL; }
-    edgellm_ctx_free(c);
-    return out;
-}
-
 /* ---- kernel ---- */
 
 static void test_attend_f16_kernel(void)
@@ -115,13 +83,13 @@ static void close_case(const char *model_rel, const char *exact_rel, const char 
     int32_t tok[512];
     int n = read_tokens(tpath, tok, 512);
     CHECK(n > 0);
-    edgellm_model *m = load(mpath);
+    edgellm_model *m = test_load_model(mpath);
     CHECK(m != NULL);
     if (!m || n <= 0) { edgellm_model_free(m); return; }
     size_t V = (size_t)m->hp.n_vocab, total = (size_t)n * V, esize = 0;
     float *exact = read_file(epath, &esize);
-    float *a = run_logits(m, tok, n, 2, EDGELLM_TYPE_F32, 0);
-    float *b = run_logits(m, tok, n, 2, EDGELLM_TYPE_F16, 0);
+    float *a = test_run_logits(m, tok, n, 2, EDGELLM_TYPE_F32, 0);
+    float *b = test_run_logits(m, tok, n, 2, EDGELLM_TYPE_F16, 0);
     CHECK(a && b && exact && esize == total * 4);
     if (a && b && exact && esize == total * 4) {
         double s = stddev(a, total), d = max_abs_diff(a, b, total), de = max_abs_diff(exact, b, total);
@@ -167,7 +135,7 @@ static void greedy(const edgellm_model *m, int kv_type, int n, int32_t *out)
 static void test_f16_greedy_same_tokens(void)
 {
     NEED_SHARED(mpath, STORIES);
-    edgellm_model *m = load(mpath);
+    edgellm_model *m = test_load_model(mpath);
     CHECK(m != NULL);
     if (!m) return;
     int32_t a[64] = {0}, b[64] = {0};
@@ -186,15 +154,15 @@ static void test_f16_prefill_decode_threads_bitexact(void)
     NEED_SHARED(tpath, REF "tokens.txt");
     int32_t tok[512];
     int n = read_tokens(tpath, tok, 512);
-    edgellm_model *m = load(mpath);
+    edgellm_model *m = test_load_model(mpath);
     CHECK(m != NULL && n > 1);
     if (!m || n <= 1) { edgellm_model_free(m); return; }
     size_t bytes = (size_t)n * m->hp.n_vocab * sizeof(float);
-    float *pre1 = run_logits(m, tok, n, 1, EDGELLM_TYPE_F16, 0);
-    float *pre2 = run_logits(m, tok, n, 2, EDGELLM_TYPE_F16, 0);
-    float *dec1 = run_logits(m, tok, n, 1, EDGELLM_TYPE_F16, 1);
-    float *dec2 = run_logits(m, tok, n, 2, EDGELLM_TYPE_F16, 1);
-    float *chk = run_logits(m, tok, n, 2, EDGELLM_TYPE_F16, 5);
+    float *pre1 = test_run_logits(m, tok, n, 1, EDGELLM_TYPE_F16, 0);
+    float *pre2 = test_run_logits(m, tok, n, 2, EDGELLM_TYPE_F16, 0);
+    float *dec1 = test_run_logits(m, tok, n, 1, EDGELLM_TYPE_F16, 1);
+    float *dec2 = test_run_logits(m, tok, n, 2, EDGELLM_TYPE_F16, 1);
+    float *chk = test_run_logits(m, tok, n, 2, EDGELLM_TYPE_F16, 5);
     CHECK(pre1 && pre2 && dec1 && dec2 && chk);
     if (pre1 && pre2 && dec1 && dec2 && chk) {
         CHECK(memcmp(pre1, dec1, bytes) == 0);   /* prefill == decode   */
@@ -209,7 +177,7 @@ static void test_f16_prefill_decode_threads_bitexact(void)
 static void test_kv_bytes_halved(void)
 {
     NEED_SHARED(mpath, STORIES);
-    edgellm_model *m = load(mpath);
+    edgellm_model *m = test_load_model(mpath);
     CHECK(m != NULL);
     if (!m) return;
     edgellm_ctx_params cp = edgellm_ctx_default_params();
@@ -237,7 +205,7 @@ static void test_kv_bytes_halved(void)
 static void test_bad_kv_type_refused(void)
 {
     NEED_SHARED(mpath, STORIES);
-    edgellm_model *m = load(mpath);
+    edgellm_model *m = test_load_model(mpath);
     CHECK(m != NULL);
     if (!m) return;
     static const struct { int type; edgellm_status want; } cases[] = {

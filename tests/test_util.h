@@ -266,4 +266,40 @@ static __attribute__((unused)) int test_summary(void)
     return 0;
 }
 
+/* A model loaded with the default parameters; NULL (the reason on stderr) on failure. */
+static __attribute__((unused)) edgellm_model *test_load_model(const char *path)
+{
+    edgellm_model *m = NULL;
+    edgellm_error err = {0};
+    edgellm_model_params mp = edgellm_model_default_params();
+    if (edgellm_model_load(path, &mp, &m, &err) != EDGELLM_OK) fprintf(stderr, "   load: %s\n", err.msg);
+    return m;
+}
+
+/* logits [n][n_vocab] (malloc'd) with a KV cache of kv_type and n_threads, fed in chunks of
+ * `chunk` tokens (0: one prefill, 1: token by token); NULL on failure. */
+static __attribute__((unused)) float *test_run_logits(const edgellm_model *m, const int32_t *tok, int n,
+                                                      int n_threads, int kv_type, int chunk)
+{
+    edgellm_ctx_params cp = edgellm_ctx_default_params();
+    cp.n_threads = n_threads;
+    cp.kv_type = kv_type;
+    edgellm_ctx *c = NULL;
+    edgellm_error err = {0};
+    if (edgellm_ctx_new(m, &cp, &c, &err) != EDGELLM_OK) { fprintf(stderr, "   %s\n", err.msg); return NULL; }
+    edgellm_model_info info;
+    edgellm_model_get_info(m, &info);
+    const size_t V = (size_t)info.n_vocab;
+    float *out = malloc((size_t)n * V * sizeof(float));
+    edgellm_status rc = out ? EDGELLM_OK : EDGELLM_ERR_NOMEM;
+    int step = chunk > 0 ? chunk : n;
+    for (int i = 0; i < n && rc == EDGELLM_OK; i += step) {
+        int k = n - i < step ? n - i : step;
+        rc = edgellm_decode(c, tok + i, k, out + (size_t)i * V, &err);
+    }
+    if (rc != EDGELLM_OK) { fprintf(stderr, "   decode: %s\n", err.msg); free(out); out = NULL; }
+    edgellm_ctx_free(c);
+    return out;
+}
+
 #endif
