@@ -251,6 +251,9 @@ static void gemm_case(int type, int64_t rows, int64_t cols, int64_t n)
         CHECK_OK(edgellm_threadpool_new(threads[ti], &pool, NULL));
         edgellm_matmul(pool, y1, &W, x, n, scratch);
         same &= !memcmp(y, y1, sizeof(float) * (size_t)(n * rows));
+        const edgellm_matmul_job job = {y1, &W};
+        edgellm_matmul_batch_sched(pool, &job, 1, x, n, scratch, EDGELLM_MATMUL_IN_ORDER);
+        same &= !memcmp(y, y1, sizeof(float) * (size_t)(n * rows));
         for (int64_t tkn = 0; tkn < n; tkn++) edgellm_matmul(pool, y1 + tkn * rows, &W, x + tkn * cols, 1, scratch);
         same &= !memcmp(y, y1, sizeof(float) * (size_t)(n * rows));
         edgellm_threadpool_free(pool);
@@ -365,6 +368,55 @@ static void test_lower_levels(void)
     edgellm_kernels_force(NULL);
 }
 
+/* Both ways of sharing rows (edgellm_matmul_sched) compute every row once, whatever the
+ * thread count (more threads than tiles included) and the row count (one tile, partial
+ * tiles, a batch whose matrices end mid-range): each run, repeated to give the stealing
+ * races a chance, equals the single-thread result bit for bit and leaves no row unwritten
+ * (y is poisoned with NaN before each run). */
+static void test_schedulers(void)
+{
+    const int64_t cols = 256, n_rows[] = {1, 16, 17, 300, 1000};
+    const int threads[] = {2, 5, 16, 64};
+    float *tmp = malloc(sizeof(float) * cols), *x = malloc(sizeof(float) * 3 * cols);
+    for (int64_t i = 0; i < 3 * cols; i++) x[i] = frand();
+    for (size_t ri = 0; ri < sizeof n_rows / sizeof n_rows[0]; ri++) {
+        const int64_t rows = n_rows[ri];
+        const size_t rb = edgellm_type_row_size(EDGELLM_TYPE_Q8_0, cols);
+        uint8_t *wd = malloc(rb * (size_t)rows);
+        for (int64_t r = 0; r < rows; r++) make_row(EDGELLM_TYPE_Q8_0, wd + (size_t)r * rb, cols, (int)(r % 2), tmp);
+        /* the same matrix twice in a batch: the second job's tiles follow the first's */
+        const edgellm_tensor W = {wd, EDGELLM_TYPE_Q8_0, cols, rows, rb};
+        void *scratch = malloc(edgellm_matmul_scratch_size(&W, 3) + 64);
+        for (int64_t n = 1; n <= 3; n += 2) {
+            float *ref = malloc(sizeof(float) * (size_t)(n * rows)), *y = malloc(sizeof(float) * (size_t)(2 * n * rows));
+            edgellm_matmul(NULL, ref, &W, x, n, scratch);
+            bool ok = true;
+            for (size_t ti = 0; ti < sizeof threads / sizeof threads[0]; ti++) {
+                edgellm_threadpool *pool = NULL;
+                CHECK_OK(edgellm_threadpool_new(threads[ti], &pool, NULL));
+                for (int sched = 0; sched < 2; sched++)
+                    for (int rep = 0; rep < 5; rep++) {
+                        for (int64_t i = 0; i < 2 * n * rows; i++) y[i] = NAN;
+                        const edgellm_matmul_job jobs[2] = {{y, &W}, {y + n * rows, &W}};
+                        /* big enough to be split: the macs floor counts the whole batch */
+                        edgellm_matmul_batch_sched(pool, jobs, 2, x, n, scratch, (edgellm_matmul_sched)sched);
+                        ok &= !memcmp(y, ref, sizeof(float) * (size_t)(n * rows)) &&
+                              !memcmp(y + n * rows, ref, sizeof(float) * (size_t)(n * rows));
+                    }
+                edgellm_threadpool_free(pool);
+            }
+            if (!ok) fprintf(stderr, "   rows %lld n %lld: a scheduler skipped or changed rows\n", (long long)rows, (long long)n);
+            CHECK(ok);
+            free(ref);
+            free(y);
+        }
+        free(scratch);
+        free(wd);
+    }
+    free(tmp);
+    free(x);
+}
+
 /* A batch (q/k/v-like, gate/up-like) equals separate calls, and mixed types fall back. */
 static void test_batch_equals_separate(void)
 {
@@ -417,5 +469,6 @@ int main(void)
     RUN(test_q8_K_activation_kernels);
     RUN(test_lower_levels);
     RUN(test_batch_equals_separate);
+    RUN(test_schedulers);
     return test_summary();
 }

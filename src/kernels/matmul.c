@@ -8,13 +8,18 @@
  *     (gemm.h). One token is converted by the calling thread; more tokens are split over
  *     the threads in their own parallel run. Skipped for float weights (x read directly).
  *  2. dot: one parallel run for all the products of the batch. Their rows, as whole
- *     16-row tiles, form one list (job after job); threads take chunks of it from a shared
- *     atomic counter until none is left, by guided self-scheduling (Polychronopoulos &
- *     Kuck 1987): each take is the remaining tiles / (GUIDED_DIV · threads), at least
- *     MIN_TAKE_TILES. The first takes are long runs of contiguous rows, as the hardware
- *     prefetchers like; the last are short, so the threads finish together (with equal
- *     chunks a thread that streamed slower, or was preempted, left the other waiting for up
- *     to a whole chunk). Per chunk, per job it covers:
+ *     16-row tiles, form one list (job after job), shared among the threads as the
+ *     caller asks (edgellm_matmul_sched, matmul.h):
+ *     - STREAM (default): thread i owns tiles [i·T/nth, (i+1)·T/nth) and takes them front
+ *       to back, CHUNK_TILES at a time, from an atomic (lo, hi) pair; a thread whose range
+ *       is empty cuts the back half off the largest range left (the owner's next take
+ *       then fails its compare-exchange and rereads). Each thread reads one sequential
+ *       stream, as the hardware prefetchers like, and the threads still finish together.
+ *     - IN_ORDER: threads take chunks from one shared counter by guided self-scheduling
+ *       (Polychronopoulos & Kuck 1987): each take is the remaining tiles / (GUIDED_DIV ·
+ *       threads), at least MIN_TAKE_TILES, so the rows are read roughly in file order
+ *       (the first pass over a cold mapping; see matmul.h).
+ *     Per chunk, per job it covers:
  *     - tile kernel (gemm.h): each weight block is read once per 64 tokens; used for 1
  *       token as for many, so decode and prefill are bit-identical;
  *     - vec_dot loop: for each block of up to `tb` tokens, each row r, each token t of the
@@ -34,13 +39,17 @@
  * thread computes an element never changes its value, so this is invisible in results. */
 #define MIN_PARALLEL_MACS (1 << 16)
 #define TILE_ROWS 16               /* rows per tile of every gemm kernel: the chunk unit    */
-/* Guided self-scheduling: a take is remaining / (GUIDED_DIV · threads) tiles, at least
- * MIN_TAKE_TILES. Long first chunks matter: on the 2-core Zen 5 dev machine 2-thread decode
- * of a Q4_0 tinyllama took 11.1 / 11.7 / 12.5 / 13.5 ms per pass of its matrices with 1 / 2
- * / 8 / 16 equal chunks per thread (a plain read of the weights: 10.4 ms), and 20 ms with
- * chunks capped at 64 KiB. */
+/* Long runs of contiguous rows per thread matter: on the 2-core Zen 5 dev machine 2-thread
+ * decode of a Q4_0 tinyllama took 11.1 / 11.7 / 12.5 / 13.5 ms per pass of its matrices
+ * with 1 / 2 / 8 / 16 equal chunks per thread (a plain read of the weights: 10.4 ms), and
+ * 20 ms with chunks capped at 64 KiB. STREAM reads one run per thread (plus the stolen
+ * tail); IN_ORDER's guided takes (remaining / (GUIDED_DIV · threads) tiles, at least
+ * MIN_TAKE_TILES) about 7 per thread and matrix. bench_gemm, 2 threads, matrices only,
+ * median pass as a fraction of a plain read of the same bytes: Q4_0 0.89-0.95 (STREAM) vs
+ * 0.84-0.89 (IN_ORDER), Q4_K_M 0.90-0.95 vs 0.82-0.86. */
 #define GUIDED_DIV 2
 #define MIN_TAKE_TILES 2
+#define CHUNK_TILES 4              /* STREAM: tiles per take from the own range         */
 #define SCRATCH_ALIGN 64
 #define MAX_BATCH 8
 
@@ -129,7 +138,11 @@ typedef struct {
     const gemm_kernel *gemm[MAX_BATCH];   /* NULL: vec_dot loop                   */
     int nth;                     /* threads of the run                            */
     int64_t first_tile[MAX_BATCH + 1];    /* job j owns tiles [first[j], first[j+1])  */
-    atomic_int_fast64_t next;    /* first tile not yet taken                      */
+    edgellm_matmul_sched sched;
+    atomic_int_fast64_t next;    /* IN_ORDER: first tile not yet taken            */
+    struct {                     /* STREAM: thread i's tiles left, range_pack'ed  */
+        _Alignas(64) atomic_uint_fast64_t r;
+    } range[EDGELLM_MAX_THREADS];
 } matmul_task;
 
 static void convert_rows(matmul_task *m, int64_t t0, int64_t t1)
@@ -173,11 +186,20 @@ static void dot_rows(const matmul_task *m, int j, int64_t r0, int64_t r1)
     }
 }
 
-static void dot_task(void *arg, int ith, int nth)
+/* Tiles [t0, t1) of the batch: each job's rows in that range. */
+static void dot_tiles(const matmul_task *m, int64_t t0, int64_t t1)
 {
-    matmul_task *m = arg;
-    (void)ith;
-    (void)nth;
+    for (int j = 0; j < m->k; j++) {
+        const int64_t a = EDGELLM_MAX(t0, m->first_tile[j]), b = EDGELLM_MIN(t1, m->first_tile[j + 1]);
+        if (a >= b) continue;
+        const int64_t rows = m->jobs[j].W->ne1;
+        dot_rows(m, j, (a - m->first_tile[j]) * TILE_ROWS, EDGELLM_MIN((b - m->first_tile[j]) * TILE_ROWS, rows));
+    }
+}
+
+/* EDGELLM_MATMUL_IN_ORDER: chunks of guided sizes from one shared counter. */
+static void dot_task_in_order(matmul_task *m)
+{
     const int64_t total = m->first_tile[m->k];
     int64_t t0 = atomic_load_explicit(&m->next, memory_order_relaxed);
     for (;;) {
@@ -186,22 +208,71 @@ static void dot_task(void *arg, int ith, int nth)
         const int64_t t1 = EDGELLM_MIN(t0 + take, total);
         if (!atomic_compare_exchange_weak_explicit(&m->next, &t0, t1, memory_order_relaxed, memory_order_relaxed))
             continue;                                   /* t0 now holds the current value */
-        for (int j = 0; j < m->k; j++) {                /* the jobs that [t0, t1) covers   */
-            const int64_t a = EDGELLM_MAX(t0, m->first_tile[j]), b = EDGELLM_MIN(t1, m->first_tile[j + 1]);
-            if (a >= b) continue;
-            const int64_t rows = m->jobs[j].W->ne1;
-            dot_rows(m, j, (a - m->first_tile[j]) * TILE_ROWS, EDGELLM_MIN((b - m->first_tile[j]) * TILE_ROWS, rows));
-        }
+        dot_tiles(m, t0, t1);
         t0 = t1 < total ? atomic_load_explicit(&m->next, memory_order_relaxed) : total;
     }
 }
 
-void edgellm_matmul_batch(edgellm_threadpool *pool, const edgellm_matmul_job *jobs, int k, const float *x,
-                          int64_t n, void *scratch)
+/* A range of tiles [lo, hi) in one atomic word: lo in the high half, hi in the low half
+ * (tile counts are < 2^32: rows < 2^36). */
+static inline uint64_t range_pack(int64_t lo, int64_t hi) { return (uint64_t)lo << 32 | (uint64_t)hi; }
+static inline int64_t range_lo(uint64_t v) { return (int64_t)(v >> 32); }
+static inline int64_t range_hi(uint64_t v) { return (int64_t)(v & 0xffffffffu); }
+
+/* EDGELLM_MATMUL_STREAM: thread ith walks its own range front to back, CHUNK_TILES at a
+ * time; when it is empty, the thread cuts the back half off the largest range left and
+ * makes that its own, until no range has tiles left. */
+static void dot_task_stream(matmul_task *m, int ith, int nth)
+{
+    atomic_uint_fast64_t *own = &m->range[ith].r;
+    for (;;) {
+        uint64_t v = atomic_load_explicit(own, memory_order_relaxed);
+        while (range_lo(v) < range_hi(v)) {
+            const int64_t lo = range_lo(v), t1 = EDGELLM_MIN(lo + CHUNK_TILES, range_hi(v));
+            if (!atomic_compare_exchange_weak_explicit(own, &v, range_pack(t1, range_hi(v)), memory_order_relaxed,
+                                                       memory_order_relaxed))
+                continue;                               /* a thief cut the range: v reloaded */
+            dot_tiles(m, lo, t1);
+            v = atomic_load_explicit(own, memory_order_relaxed);
+        }
+        for (;;) {                                      /* steal */
+            int victim = -1;
+            int64_t most = 0;
+            uint64_t vv = 0;
+            for (int i = 0; i < nth; i++) {
+                const uint64_t w = i == ith ? 0 : atomic_load_explicit(&m->range[i].r, memory_order_relaxed);
+                if (range_hi(w) - range_lo(w) > most) {
+                    most = range_hi(w) - range_lo(w);
+                    victim = i;
+                    vv = w;
+                }
+            }
+            if (victim < 0) return;
+            const int64_t cut = range_hi(vv) - (most + 1) / 2;
+            if (!atomic_compare_exchange_strong_explicit(&m->range[victim].r, &vv, range_pack(range_lo(vv), cut),
+                                                         memory_order_relaxed, memory_order_relaxed))
+                continue;
+            /* thieves skip an empty range, so only this thread writes its own here */
+            atomic_store_explicit(own, range_pack(cut, range_hi(vv)), memory_order_relaxed);
+            break;
+        }
+    }
+}
+
+static void dot_task(void *arg, int ith, int nth)
+{
+    matmul_task *m = arg;
+    if (m->sched == EDGELLM_MATMUL_IN_ORDER || nth == 1) dot_task_in_order(m);
+    else dot_task_stream(m, ith, nth);
+}
+
+void edgellm_matmul_batch_sched(edgellm_threadpool *pool, const edgellm_matmul_job *jobs, int k, const float *x,
+                                int64_t n, void *scratch, edgellm_matmul_sched sched)
 {
     if (k < 1) return;
     if (k > MAX_BATCH) {
-        for (int j = 0; j < k; j += MAX_BATCH) edgellm_matmul_batch(pool, jobs + j, EDGELLM_MIN(MAX_BATCH, k - j), x, n, scratch);
+        for (int j = 0; j < k; j += MAX_BATCH)
+            edgellm_matmul_batch_sched(pool, jobs + j, EDGELLM_MIN(MAX_BATCH, k - j), x, n, scratch, sched);
         return;
     }
     const edgellm_tensor *W0 = jobs[0].W;
@@ -216,7 +287,7 @@ void edgellm_matmul_batch(edgellm_threadpool *pool, const edgellm_matmul_job *jo
         /* one conversion serves all: same row length, activation type and packing */
         if (W->ne0 != W0->ne0 || tj->vec_dot_type != t->vec_dot_type ||
             (m.gemm[j] ? m.gemm[j]->prep : NULL) != (m.gemm[0] ? m.gemm[0]->prep : NULL)) {
-            for (int i = 0; i < k; i++) edgellm_matmul_batch(pool, jobs + i, 1, x, n, scratch);
+            for (int i = 0; i < k; i++) edgellm_matmul_batch_sched(pool, jobs + i, 1, x, n, scratch, sched);
             return;
         }
         macs += (double)W->ne0 * (double)W->ne1 * (double)n;
@@ -241,8 +312,21 @@ void edgellm_matmul_batch(edgellm_threadpool *pool, const edgellm_matmul_job *jo
     m.nth = nth;
     m.first_tile[0] = 0;
     for (int j = 0; j < k; j++) m.first_tile[j + 1] = m.first_tile[j] + (jobs[j].W->ne1 + TILE_ROWS - 1) / TILE_ROWS;
+    m.sched = m.first_tile[k] < ((int64_t)1 << 31) ? sched : EDGELLM_MATMUL_IN_ORDER;   /* range_pack */
     atomic_init(&m.next, 0);
+    if (m.sched == EDGELLM_MATMUL_STREAM)
+        for (int i = 0; i < nth; i++) {
+            int64_t lo, hi;
+            edgellm_split_range(m.first_tile[k], i, nth, &lo, &hi);
+            atomic_init(&m.range[i].r, range_pack(lo, hi));
+        }
     edgellm_threadpool_run(pool, dot_task, &m);
+}
+
+void edgellm_matmul_batch(edgellm_threadpool *pool, const edgellm_matmul_job *jobs, int k, const float *x,
+                          int64_t n, void *scratch)
+{
+    edgellm_matmul_batch_sched(pool, jobs, k, x, n, scratch, EDGELLM_MATMUL_STREAM);
 }
 
 void edgellm_matmul(edgellm_threadpool *pool, float *y, const edgellm_tensor *W, const float *x, int64_t n,

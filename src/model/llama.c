@@ -109,6 +109,21 @@ static void rope_rows(const edgellm_ctx *c, float *x, int n, int n_heads, int64_
     }
 }
 
+/* The context's first forward reads the weights in file order (IN_ORDER): if the file is
+ * not in the page cache yet, its pages are then placed in that order, which later passes
+ * stream fastest (see edgellm_matmul_sched); every later forward uses STREAM. */
+static void matmul(edgellm_ctx *c, const edgellm_matmul_job *jobs, int k, const float *x, int n)
+{
+    edgellm_matmul_batch_sched(c->pool, jobs, k, x, n, c->mm_scratch,
+                               c->weights_read ? EDGELLM_MATMUL_STREAM : EDGELLM_MATMUL_IN_ORDER);
+}
+
+static void matmul1(edgellm_ctx *c, float *y, const edgellm_tensor *W, const float *x, int n)
+{
+    const edgellm_matmul_job job = {y, W};
+    matmul(c, &job, 1, x, n);
+}
+
 static void attention_block(edgellm_ctx *c, const edgellm_layer *L, int il, int n, int pos0)
 {
     const edgellm_hparams *hp = &c->model->hp;
@@ -119,7 +134,7 @@ static void attention_block(edgellm_ctx *c, const edgellm_layer *L, int il, int 
         {c->k, &L->wk},                                                /* k[n][kv_dim] = xb · wkᵀ  */
         {c->v, &L->wv},                                                /* v[n][kv_dim] = xb · wvᵀ  */
     };
-    edgellm_matmul_batch(c->pool, qkv, 3, c->xb, n, c->mm_scratch);
+    matmul(c, qkv, 3, c->xb, n);
     if (L->bq)
         for (int t = 0; t < n; t++) {
             edgellm_add(c->q + t * E, L->bq, E);
@@ -140,7 +155,7 @@ static void attention_block(edgellm_ctx *c, const edgellm_layer *L, int il, int 
     /* Tiny attention (short context, small heads) is not worth waking the workers. */
     double macs = 2.0 * n * hp->n_head * ((double)pos0 + n) * hp->head_dim;
     edgellm_threadpool_run(macs < (1 << 16) ? NULL : c->pool, attention_task, &job);   /* att[n][n_embd] */
-    edgellm_matmul(c->pool, c->xb, &L->wo, c->att, n, c->mm_scratch); /* xb[n][n_embd] = att · woᵀ */
+    matmul1(c, c->xb, &L->wo, c->att, n);                              /* xb[n][n_embd] = att · woᵀ */
     for (int t = 0; t < n; t++) edgellm_add(c->x + t * E, c->xb + t * E, E);
 }
 
@@ -171,10 +186,10 @@ static void ffn_block(edgellm_ctx *c, const edgellm_layer *L, int n)
         {c->hb, &L->w_gate},                                           /* hb[n][n_ff]  */
         {c->hb2, &L->w_up},                                            /* hb2[n][n_ff] */
     };
-    edgellm_matmul_batch(c->pool, gate_up, 2, c->xb, n, c->mm_scratch);
+    matmul(c, gate_up, 2, c->xb, n);
     swiglu_job sj = {c->hb, c->hb2, F, n};                             /* hb = silu(hb) * hb2 */
     edgellm_threadpool_run(n * F >= 2048 ? c->pool : NULL, swiglu_task, &sj);   /* below: not worth a hand-off */
-    edgellm_matmul(c->pool, c->xb, &L->w_down, c->hb, n, c->mm_scratch);   /* xb[n][n_embd] */
+    matmul1(c, c->xb, &L->w_down, c->hb, n);                           /* xb[n][n_embd] */
     for (int t = 0; t < n; t++) edgellm_add(c->x + t * E, c->xb + t * E, E);
 }
 
@@ -198,10 +213,11 @@ void edgellm_llama_forward(edgellm_ctx *c, const int32_t *tokens, int n, int pos
     }
     if (logits) {                                                       /* every row */
         for (int t = 0; t < n; t++) edgellm_rmsnorm(c->xb + t * E, c->x + t * E, m->output_norm, E, hp->rms_eps);
-        edgellm_matmul(c->pool, logits, &m->output, c->xb, n, c->mm_scratch);   /* logits[n][n_vocab] */
+        matmul1(c, logits, &m->output, c->xb, n);                      /* logits[n][n_vocab] */
         if (last) memcpy(last, logits + (n - 1) * V, (size_t)V * sizeof(float));
     } else if (last) {                                                  /* last row only */
         edgellm_rmsnorm(c->xb, c->x + (n - 1) * E, m->output_norm, E, hp->rms_eps);
-        edgellm_matmul(c->pool, last, &m->output, c->xb, 1, c->mm_scratch);     /* last[n_vocab] */
+        matmul1(c, last, &m->output, c->xb, 1);                        /* last[n_vocab] */
     }
+    c->weights_read = true;
 }

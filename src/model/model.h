@@ -106,6 +106,7 @@ struct edgellm_ctx {
     void  *mm_scratch;                 /* matmul activation conversion                */
     float *logits;                     /* [n_vocab]           last position           */
     bool   has_logits;
+    bool   weights_read;               /* a forward has read every weight matrix once */
 };
 
 /* Run tokens[n] (1 <= n <= c->n_batch, ids < n_vocab) at positions pos0 .. pos0+n-1
