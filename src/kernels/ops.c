@@ -14,6 +14,7 @@
 #include "ops.h"
 #include "dot_float.h"
 #include <math.h>
+#include <string.h>
 
 void edgellm_rmsnorm(float *out, const float *x, const float *w, int64_t n, float eps)
 {
@@ -41,11 +42,66 @@ void edgellm_add(float *y, const float *x, int64_t n)
     for (int64_t i = 0; i < n; i++) y[i] += x[i];
 }
 
+/* e^x for 4 floats at once (GNU C vector extensions: SIMD where the target has it, plain
+ * scalar code elsewhere), made of IEEE operations only (no FMA: -ffp-contract=off), so
+ * every kernel level, vector width and lane gives the same bits. Cody & Waite range
+ * reduction x = n·ln2 + r, |r| <= ln2/2 (ln2 split into a 16-bit head, exact in n·head for
+ * |n| <= 127, and a tail), e^r by its Taylor polynomial to r^6 (truncation <= 0.347^7/7!
+ * ~ 1.2e-7 relative), times 2^n built in the exponent bits. x is clamped to [-87, 88]
+ * first (2^n stays normal: e^88 ~ 1.65e38 stands for overflow, e^-87 ~ 1.6e-38 for
+ * underflow); a NaN stays NaN. tests/test_kernels_float.c measures it against double exp. */
+typedef float vf4 __attribute__((vector_size(16)));
+typedef int32_t vi4 __attribute__((vector_size(16)));
+typedef uint32_t vu4 __attribute__((vector_size(16)));
+
+static inline vf4 vsel(vi4 m, vf4 a, vf4 b) { return (vf4)(((vi4)a & m) | ((vi4)b & ~m)); }   /* m ? a : b */
+
+static inline vf4 exp_v4(vf4 x)
+{
+    const vf4 zero = {0};
+    x = vsel(x < -87.0f, zero - 87.0f, x);
+    x = vsel(x > 88.0f, zero + 88.0f, x);
+    const vf4 t = x * 1.44269504088896341f + 12582912.0f;      /* + 1.5·2^23 rounds to int */
+    const vf4 nf = t - 12582912.0f;
+    vf4 r = x - nf * 0.693145751953125f;                        /* ln2 head: 0x3f317200    */
+    r = r - nf * 1.42860682030941723e-6f;                       /* ln2 - head              */
+    vf4 p = zero + 1.0f / 720.0f;
+    p = p * r + 1.0f / 120.0f;
+    p = p * r + 1.0f / 24.0f;
+    p = p * r + 1.0f / 6.0f;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+    const vu4 sb = ((vu4)t - 0x4B400000u + 127u) << 23;         /* (n + 127) << 23: 2^n     */
+    return p * (vf4)sb;
+}
+
+float edgellm_expf_vec(float x)
+{
+    vf4 v = {0};
+    v[0] = x;
+    return exp_v4(v)[0];
+}
+
+/* silu(g)·u for 4 lanes */
+static inline vf4 swiglu_v4(vf4 g, vf4 u) { return g / (1.0f + exp_v4(-g)) * u; }
+
 void edgellm_swiglu(float *gate, const float *up, int64_t n)
 {
-    for (int64_t i = 0; i < n; i++) {
-        float g = gate[i];
-        gate[i] = g / (1.0f + expf(-g)) * up[i];
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        vf4 g, u;
+        memcpy(&g, gate + i, sizeof g);
+        memcpy(&u, up + i, sizeof u);
+        g = swiglu_v4(g, u);
+        memcpy(gate + i, &g, sizeof g);
+    }
+    if (i < n) {                                                /* the tail: the same lanes */
+        vf4 g = {0}, u = {0};
+        memcpy(&g, gate + i, sizeof(float) * (size_t)(n - i));
+        memcpy(&u, up + i, sizeof(float) * (size_t)(n - i));
+        g = swiglu_v4(g, u);
+        memcpy(gate + i, &g, sizeof(float) * (size_t)(n - i));
     }
 }
 

@@ -22,8 +22,13 @@ void edgellm_softmax(float *x, int64_t n);
 /* y[n] += x[n] (residual add, bias add). */
 void edgellm_add(float *y, const float *x, int64_t n);
 
-/* gate[n] = silu(gate) * up, silu(g) = g / (1 + exp(-g)). */
+/* gate[n] = silu(gate) * up, silu(g) = g / (1 + exp(-g)) (Shazeer 2020, arXiv:2002.05202),
+ * exp by edgellm_expf_vec (the same bits on every kernel level). */
 void edgellm_swiglu(float *gate, const float *up, int64_t n);
+
+/* e^x in float within 3 ulp of the exact value for x in [-87, 88]; x is clamped to that
+ * range (so +inf -> ~1.65e38, -inf -> ~1.6e-38); NaN -> NaN. Branch-free, vectorizable. */
+float edgellm_expf_vec(float x);
 
 /* Rotation table for one position: cos_t[i], sin_t[i] of the angle
  * pos * freq_base^(-2i/rope_dim), i in 0..rope_dim/2-1 (computed in double). */
