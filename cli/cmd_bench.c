@@ -289,14 +289,19 @@ int cmd_bench(int argc, char **argv)
     if (!strcmp(fmt, "json")) printf("[\n");
     else if (!strcmp(fmt, "csv")) fputs(csv_header, stdout);
     else print_md_header();
+    /* a model that fails (e.g. one that opens but does not load) is reported on stderr and
+     * skipped; the others are still measured; the exit status is then 1 */
+    bool *ok = calloc((size_t)n_models, sizeof *ok);
+    if (!ok) { free(reps); fprintf(stderr, "edgellm bench: out of memory\n"); return 1; }
     for (int mi = 0; mi < n_models; mi++) {
         edgellm_error err = {0};
         if (edgellm_bench(models[mi], &p, &reps[mi], &err) != EDGELLM_OK) {
             if (p.progress) fprintf(stderr, "\n");
             cli_print_error("bench", &err);
             rc = 1;
-            break;
+            continue;
         }
+        ok[mi] = true;
         if (!strcmp(fmt, "json")) print_json(models[mi], cpu, when, &reps[mi], &first);
         else if (!strcmp(fmt, "csv")) print_csv(models[mi], cpu, when, &reps[mi]);
         else print_md(&reps[mi]);
@@ -304,7 +309,9 @@ int cmd_bench(int argc, char **argv)
     }
     if (!strcmp(fmt, "json")) printf("\n]\n");
     else if (!strcmp(fmt, "md"))
-        for (int mi = 0; mi < n_models && !rc; mi++) print_md_footer(models[mi], &reps[mi]);
+        for (int mi = 0; mi < n_models; mi++)
+            if (ok[mi]) print_md_footer(models[mi], &reps[mi]);
+    free(ok);
     free(reps);
     return rc;
 }

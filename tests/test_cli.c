@@ -5,7 +5,8 @@
  *   - info takes its file as -m/--model too, with the same output as positionally;
  *   - an output path naming an input file is a bad command line (exit 2, file named) for
  *     quantize and convert alike;
- *   - bench checks every -m file before printing anything to stdout;
+ *   - bench checks every -m file before printing anything to stdout, and a model that opens
+ *     but does not load is reported and skipped while the others are measured (exit 1);
  *   - eval sweep --no-bench prints "-" in the tok/s column and null in the results file;
  *   - the shared progress bar (under a pseudo-terminal, when `script` is installed) and
  *     JSON string escaping (a report naming a file with '"' and '\' in its name).
@@ -13,6 +14,7 @@
  */
 #include "test_util.h"
 #include "common/common.h"
+#include "format/gguf.h"
 
 #define STORIES "models/stories260K/stories260K.gguf"
 #define STORIES_BIN "models/stories260K/stories260K.bin"
@@ -150,6 +152,30 @@ static void test_cli_bench_checks_models_before_printing(void)
     CHECK(out[0] == 0 && strstr(err, "junk.gguf"));
 }
 
+/* A file that opens as GGUF but does not load as a model (an architecture edgellm does not
+ * run) is reported and skipped: the models after it are still measured, exit status 1. */
+static void test_cli_bench_skips_a_model_that_fails(void)
+{
+    NEED_SHARED(model, STORIES);
+    const float v[4] = {1, 2, 3, 4};
+    const int64_t ne[1] = {4};
+    edgellm_gguf_writer *w = edgellm_gguf_writer_new();
+    CHECK(w && edgellm_gguf_writer_set_str(w, "general.architecture", "bert"));
+    CHECK(edgellm_gguf_writer_add_tensor(w, "t", EDGELLM_TYPE_F32, 1, ne, v));
+    const char *bad = tmp_path("bert.gguf");
+    CHECK_OK(edgellm_gguf_writer_write(w, bad, NULL));
+    edgellm_gguf_writer_free(w);
+    char args[2048], out[8192], err[4096];
+    snprintf(args, sizeof args, "bench -m %s -m %s -p 0 -n 4 -r 1 -t 1 --bw-gbps 10 -o csv", bad, model);
+    CHECK_EQ(run_cli(args, out, sizeof out, err, sizeof err), 1);
+    CHECK(strstr(err, "bert.gguf") != NULL);
+    CHECK(strstr(out, "tg4") != NULL);                       /* the second model's row */
+    CHECK(strstr(out, "bert.gguf") == NULL);
+    snprintf(args, sizeof args, "bench -m %s -m %s -p 0 -n 4 -r 1 -t 1 --bw-gbps 10", model, bad);
+    CHECK_EQ(run_cli(args, out, sizeof out, err, sizeof err), 1);
+    CHECK(strstr(out, "tg4") && strstr(out, "load"));       /* row and footer of the good one */
+}
+
 static void test_cli_sweep_no_bench_prints_dash(void)
 {
     NEED_SHARED(model, STORIES);
@@ -246,6 +272,7 @@ int main(void)
     RUN(test_cli_info_takes_model_flag);
     RUN(test_cli_output_is_input_exit_2);
     RUN(test_cli_bench_checks_models_before_printing);
+    RUN(test_cli_bench_skips_a_model_that_fails);
     RUN(test_cli_sweep_no_bench_prints_dash);
     RUN(test_cli_progress_bar_and_json_strings);
     RUN(test_cli_quantize_no_tensors_and_run_thread_range);
