@@ -17,7 +17,7 @@
 void edgellm_rmsnorm(float *out, const float *x, const float *w, int64_t n, float eps);
 
 /* In place: x[n] = exp(x - max) / sum(exp(x - max)). n >= 1. */
-void edgellm_softmax(float *x, int64_t n);
+void edgellm_softmax(float *x, int64_t n);   /* in place, max subtracted, exp by edgellm_expf_vec, sum in double */
 
 /* y[n] += x[n] (residual add, bias add). */
 void edgellm_add(float *y, const float *x, int64_t n);
@@ -26,8 +26,9 @@ void edgellm_add(float *y, const float *x, int64_t n);
  * exp by edgellm_expf_vec (the same bits on every kernel level). */
 void edgellm_swiglu(float *gate, const float *up, int64_t n);
 
-/* e^x in float within 3 ulp of the exact value for x in [-87, 88]; x is clamped to that
- * range (so +inf -> ~1.65e38, -inf -> ~1.6e-38); NaN -> NaN. Branch-free, vectorizable. */
+/* e^x in float within 3 ulp of the exact value for x in [-87, 88]; above 88 as at 88
+ * (+inf -> ~1.65e38), below -87 exactly 0 (-inf -> 0); NaN -> NaN. Branch-free; the same
+ * function computes softmax's and SwiGLU's exponentials, 4 lanes at a time. */
 float edgellm_expf_vec(float x);
 
 /* Rotation table for one position: cos_t[i], sin_t[i] of the angle
