@@ -168,10 +168,11 @@ static void test_rmsnorm_softmax_swiglu(void)
 }
 
 /* edgellm_expf_vec against double exp: within 3.5 ulp over [-87, 88] (every 4099th float
- * of the range, ~550k values, and the ends; a dense sweep of every 37th float measured
- * 2.98 ulp at most), the clamp above, the flush to 0 below and NaN; edgellm_swiglu against the double formula for
- * every length 0..37 (the 4-lane body and each tail), each element equal to its value in a
- * call of another length (lanes are independent). */
+ * of the range by bit pattern, ~546k values, and both ends; a dense sweep of every 37th
+ * float measured 2.98 ulp at most), the clamp above, the flush to 0 below and NaN;
+ * edgellm_swiglu against the double formula for every length 0..37 (the 4-lane body and
+ * each tail), each element equal to its value in a call of another length (lanes are
+ * independent). */
 static double ulp_at(double v)
 {
     int e;
@@ -183,10 +184,19 @@ static void test_expf_vec_and_swiglu(void)
 {
     double worst = 0;
     int64_t n = 0;
-    for (float x = -87.0f; x <= 88.0f; n++) {
-        const double ref = exp((double)x), u = fabs((double)edgellm_expf_vec(x) - ref) / ulp_at(ref);
-        worst = u > worst ? u : worst;
-        for (int k = 0; k < 4099 && x <= 88.0f; k++) x = nextafterf(x, 100.0f);
+    /* bit patterns: +0 .. 88 and -0 .. -87 (sign bit set), every 4099th */
+    float lim[2] = {88.0f, -87.0f};
+    for (int sg = 0; sg < 2; sg++) {
+        uint32_t b0 = sg ? 0x80000000u : 0, b1;
+        memcpy(&b1, &lim[sg], sizeof b1);
+        for (uint32_t b = b0; b <= b1; b += b1 - b < 4099 && b != b1 ? b1 - b : 4099) {
+            float x;
+            memcpy(&x, &b, sizeof x);
+            const double ref = exp((double)x), u = fabs((double)edgellm_expf_vec(x) - ref) / ulp_at(ref);
+            worst = u > worst ? u : worst;
+            n++;
+            if (b == b1) break;
+        }
     }
     fprintf(stderr, "   expf_vec: %lld values, worst %.2f ulp\n", (long long)n, worst);
     CHECK(worst <= 3.5);
