@@ -489,6 +489,15 @@ edgellm_status edgellm_gguf_open(const char *path, edgellm_gguf **out, edgellm_e
     g->base = map;
     g->size = (uint64_t)st.st_size;
     g->mapped = 1;
+    /* Ask for huge pages on the mapping (a hint; nothing fails without it). Where the file
+     * system keeps large folios in the page cache (ext4 on the dev VM's Linux 6.18), pages
+     * read in through this mapping then come in 2 MiB folios mapped by one TLB entry each,
+     * physically contiguous whatever order the first pass faults them in. Measured
+     * on the dev VM (Linux 6.18, ext4; tinyllama Q4_0/Q8_0/Q4_K_M, bench tg64 at 1 and 2
+     * threads, cold file, alternating runs): ~5 % more tok/s; smaps showed the whole
+     * file FilePmdMapped. Resident memory grows only where a 2 MiB folio is partly used
+     * (the token-embedding rows around the ones looked up: +9 MiB on tinyllama). */
+    edgellm_hint_huge_pages(map, (size_t)st.st_size);
     return finish_open(g, out, err);
 }
 
