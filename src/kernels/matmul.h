@@ -64,7 +64,7 @@ void edgellm_matmul_batch(edgellm_threadpool *pool, const edgellm_matmul_job *jo
  *  STREAM    each thread first takes one contiguous range of the rows (1/nth of them) and
  *            walks it front to back, so that it reads one long sequential stream; a thread
  *            that runs out takes the back half of the largest range left (work stealing).
- *            The default: 2-thread decode of a tinyllama ran 5-9 % faster than IN_ORDER
+ *            The default: 2-thread decode of a tinyllama ran 4-9 % faster than IN_ORDER
  *            (Q4_0, Q4_K_M; Q8_0 equal) on the 2-core dev VM.
  *  IN_ORDER  threads take chunks from the front of the rows, from one shared counter, by
  *            guided self-scheduling (Polychronopoulos & Kuck 1987): the rows are read
