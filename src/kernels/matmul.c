@@ -123,6 +123,11 @@ bool edgellm_matmul_supported(const edgellm_tensor *W)
     return edgellm_type_row_size(t->vec_dot_type, W->ne0) != 0;
 }
 
+/* One thread's range of tiles (range_pack'ed), alone on its cache line. */
+typedef struct {
+    _Alignas(64) atomic_uint_fast64_t r;
+} range_slot;
+
 typedef struct {
     const edgellm_matmul_job *jobs;
     int k;
@@ -140,9 +145,7 @@ typedef struct {
     int64_t first_tile[MAX_BATCH + 1];    /* job j owns tiles [first[j], first[j+1])  */
     edgellm_matmul_sched sched;
     atomic_int_fast64_t next;    /* IN_ORDER: first tile not yet taken            */
-    struct {                     /* STREAM: thread i's tiles left, range_pack'ed  */
-        _Alignas(64) atomic_uint_fast64_t r;
-    } range[EDGELLM_MAX_THREADS];
+    range_slot *range;           /* STREAM: [nth], thread i's tiles left          */
 } matmul_task;
 
 static void convert_rows(matmul_task *m, int64_t t0, int64_t t1)
@@ -314,6 +317,9 @@ void edgellm_matmul_batch_sched(edgellm_threadpool *pool, const edgellm_matmul_j
     for (int j = 0; j < k; j++) m.first_tile[j + 1] = m.first_tile[j] + (jobs[j].W->ne1 + TILE_ROWS - 1) / TILE_ROWS;
     m.sched = m.first_tile[k] < ((int64_t)1 << 31) ? sched : EDGELLM_MATMUL_IN_ORDER;   /* range_pack */
     atomic_init(&m.next, 0);
+    range_slot ranges[EDGELLM_MAX_THREADS];   /* [0, nth) set below; inside the task, its
+                                              * initializer would zero all 4 KiB each call */
+    m.range = ranges;
     if (m.sched == EDGELLM_MATMUL_STREAM)
         for (int i = 0; i < nth; i++) {
             int64_t lo, hi;
