@@ -302,4 +302,74 @@ static __attribute__((unused)) float *test_run_logits(const edgellm_model *m, co
     return out;
 }
 
+/* The logits of a fixture model (its tokens at tok_rel, 2 threads) with a KV cache of
+ * kv_type ("name" in messages) stay within tol · s of the F32-cache logits (s: their std
+ * dev) and within tol · s of the float64 reference at exact_rel (s: its std dev), and differ
+ * from the F32-cache logits somewhere (the kv_type path really ran). */
+static __attribute__((unused)) void test_kv_close_to_f32(const char *model_rel, const char *exact_rel,
+                                                         const char *tok_rel, int kv_type, const char *name,
+                                                         double tol)
+{
+    NEED_SHARED(mpath, model_rel);
+    NEED_SHARED(epath, exact_rel);
+    NEED_SHARED(tpath, tok_rel);
+    int32_t tok[512];
+    int n = read_tokens(tpath, tok, 512);
+    CHECK(n > 0);
+    edgellm_model *m = test_load_model(mpath);
+    CHECK(m != NULL);
+    if (!m || n <= 0) { edgellm_model_free(m); return; }
+    edgellm_model_info info;
+    edgellm_model_get_info(m, &info);
+    size_t total = (size_t)n * (size_t)info.n_vocab, esize = 0;
+    float *exact = read_file(epath, &esize);
+    float *a = test_run_logits(m, tok, n, 2, EDGELLM_TYPE_F32, 0);
+    float *b = test_run_logits(m, tok, n, 2, kv_type, 0);
+    CHECK(a && b && exact && esize == total * 4);
+    if (a && b && exact && esize == total * 4) {
+        double s = stddev(a, total), d = max_abs_diff(a, b, total), de = max_abs_diff(exact, b, total);
+        fprintf(stderr, "   %s (%d tokens): max|%s - f32kv| = %.3g = %.4f s; max|%s - exact| = %.4f s\n", model_rel,
+                n, name, d, d / s, name, de / stddev(exact, total));
+        CHECK(d <= tol * s);
+        CHECK(de <= tol * stddev(exact, total));
+        CHECK(d > 0);
+    }
+    free(a);
+    free(b);
+    free(exact);
+    edgellm_model_free(m);
+}
+
+/* With a KV cache of kv_type, a fixture model's logits over its tokens are the same bits
+ * whether fed as one prefill, token by token or in chunks of 5, and with 1, 2 or 3 threads. */
+static __attribute__((unused)) void test_kv_bitexact(const char *model_rel, const char *tok_rel, int kv_type)
+{
+    NEED_SHARED(mpath, model_rel);
+    NEED_SHARED(tpath, tok_rel);
+    int32_t tok[512];
+    int n = read_tokens(tpath, tok, 512);
+    edgellm_model *m = test_load_model(mpath);
+    CHECK(m != NULL && n > 1);
+    if (!m || n <= 1) { edgellm_model_free(m); return; }
+    edgellm_model_info info;
+    edgellm_model_get_info(m, &info);
+    size_t bytes = (size_t)n * (size_t)info.n_vocab * sizeof(float);
+    float *pre1 = test_run_logits(m, tok, n, 1, kv_type, 0);
+    float *pre2 = test_run_logits(m, tok, n, 2, kv_type, 0);
+    float *dec1 = test_run_logits(m, tok, n, 1, kv_type, 1);
+    float *dec2 = test_run_logits(m, tok, n, 2, kv_type, 1);
+    float *dec3 = test_run_logits(m, tok, n, 3, kv_type, 1);
+    float *chk = test_run_logits(m, tok, n, 2, kv_type, 5);
+    CHECK(pre1 && pre2 && dec1 && dec2 && dec3 && chk);
+    if (pre1 && pre2 && dec1 && dec2 && dec3 && chk) {
+        CHECK(memcmp(pre1, dec1, bytes) == 0);   /* prefill == decode   */
+        CHECK(memcmp(pre1, pre2, bytes) == 0);   /* 1 thread == 2       */
+        CHECK(memcmp(dec1, dec2, bytes) == 0);
+        CHECK(memcmp(dec1, dec3, bytes) == 0);   /* == 3                */
+        CHECK(memcmp(pre1, chk, bytes) == 0);    /* chunks of 5         */
+    }
+    free(pre1); free(pre2); free(dec1); free(dec2); free(dec3); free(chk);
+    edgellm_model_free(m);
+}
+
 #endif
