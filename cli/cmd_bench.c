@@ -158,7 +158,7 @@ static void print_json(const char *path, const char *cpu, const char *when, cons
         printf(",\n    \"model_size\": %llu,\n    \"model_n_params\": %llu,\n    \"cpu_info\": ",
                (unsigned long long)r->model_size, (unsigned long long)r->model_n_params);
         cli_json_str(stdout, cpu);
-        const char *kv = r->kv_type == EDGELLM_TYPE_F16 ? "f16" : r->kv_type == EDGELLM_TYPE_Q8_0 ? "q8_0" : "f32";
+        const char *kv = cli_kv_type_name(r->kv_type);
         printf(",\n    \"backends\": \"CPU\",\n    \"type_k\": \"%s\",\n    \"type_v\": \"%s\",\n    \"use_mmap\": true,"
                "\n    \"n_threads\": %d,\n    \"n_prompt\": %d,\n    \"n_gen\": %d,\n    \"n_depth\": 0,\n"
                "    \"test\": \"%s\",\n    \"test_time\": \"%s\",\n    \"avg_ns\": %.0f,\n    \"stddev_ns\": %.0f,\n"

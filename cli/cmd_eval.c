@@ -235,7 +235,7 @@ static const char *base(const char *path)
 static void print_model(const eval_flags *fl)
 {
     printf("model:      %s", base(fl->model));
-    if (fl->kv_type != EDGELLM_TYPE_F32) printf(" (KV cache %s)", fl->kv_type == EDGELLM_TYPE_F16 ? "f16" : "q8_0");
+    if (fl->kv_type != EDGELLM_TYPE_F32) printf(" (KV cache %s)", cli_kv_type_name(fl->kv_type));
     printf("\n");
 }
 

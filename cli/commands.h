@@ -26,6 +26,8 @@ int cli_parse_float(const char *cmd, const char *flag, const char *s, double *ou
 /* Parse a --kv-type value: "f32", "f16", "q8_0" -> EDGELLM_TYPE_F32/_F16/_Q8_0; 0 on
  * success, else prints the problem and returns 2. */
 int cli_parse_kv_type(const char *cmd, const char *flag, const char *s, int *out);
+/* The --kv-type spelling of a KV cache type (f32, f16, q8_0). */
+const char *cli_kv_type_name(int type);
 
 /* Progress bar on stderr, for a library progress callback (edgellm_quantize_params,
  * edgellm_synth_params): "\r[######....] 42% what", redrawn only when the whole percentage

@@ -103,6 +103,11 @@ int cli_parse_kv_type(const char *cmd, const char *flag, const char *s, int *out
     return 0;
 }
 
+const char *cli_kv_type_name(int type)
+{
+    return type == EDGELLM_TYPE_F16 ? "f16" : type == EDGELLM_TYPE_Q8_0 ? "q8_0" : "f32";
+}
+
 int cli_draw_bar(void *user, double f, const char *what)
 {
     cli_bar *b = user;

@@ -51,7 +51,8 @@ uint16_t edgellm_f32_to_bf16(float f);
 double edgellm_time_ms(void);
 /* Ask the kernel to back the whole 2 MiB-aligned pages inside [p, p+n) with transparent huge
  * pages (Linux madvise MADV_HUGEPAGE; a no-op elsewhere, and only a hint: nothing fails).
- * For large buffers filled at once (membw): one page fault per 2 MiB instead of per 4 KiB.
+ * For large buffers filled at once (membw): one page fault per 2 MiB instead of per 4 KiB;
+ * for the GGUF mapping (gguf_read.c): 2 MiB page-cache folios where the file system has them.
  * Touched, such a page is resident whole; with the kernel's THP defrag=madvise a first
  * touch may compact memory first (a stall: not for latency-critical paths, see kv_cache.c). */
 void edgellm_hint_huge_pages(void *p, size_t n);

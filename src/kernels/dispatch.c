@@ -226,11 +226,20 @@ const char *edgellm_kernels_name(void)
     return levels[atomic_load(&active_level)].name;
 }
 
+#if defined(__x86_64__)
+/* The attention kernels of attend_avx2.c serve the avx2 and avx512 levels (whose F32 dot
+ * is avx2's). */
+static bool attend_avx2_level(void)
+{
+    const char *l = edgellm_kernels_name();
+    return !strcmp(l, "avx2") || !strcmp(l, "avx512");
+}
+#endif
+
 edgellm_attend_fn edgellm_kernels_attend_f32(void)
 {
 #if defined(__x86_64__)
-    const char *l = edgellm_kernels_name();
-    if (!strcmp(l, "avx2") || !strcmp(l, "avx512")) return edgellm_attend_avx2;   /* their F32 dot is avx2's */
+    if (attend_avx2_level()) return edgellm_attend_avx2;
 #endif
     return edgellm_attend;
 }
@@ -238,8 +247,7 @@ edgellm_attend_fn edgellm_kernels_attend_f32(void)
 edgellm_attend_f16_fn edgellm_kernels_attend_f16(void)
 {
 #if defined(__x86_64__)
-    const char *l = edgellm_kernels_name();
-    if (!strcmp(l, "avx2") || !strcmp(l, "avx512")) return edgellm_attend_f16_avx2;
+    if (attend_avx2_level()) return edgellm_attend_f16_avx2;
 #endif
     return edgellm_attend_f16;
 }

@@ -30,7 +30,6 @@ void edgellm_rmsnorm(float *out, const float *x, const float *w, int64_t n, floa
     for (int64_t i = 0; i < n; i++) out[i] = x[i] * scale * w[i];
 }
 
-
 void edgellm_add(float *y, const float *x, int64_t n)
 {
     for (int64_t i = 0; i < n; i++) y[i] += x[i];

@@ -16,8 +16,9 @@
  * out may equal x. */
 void edgellm_rmsnorm(float *out, const float *x, const float *w, int64_t n, float eps);
 
-/* In place: x[n] = exp(x - max) / sum(exp(x - max)). n >= 1. */
-void edgellm_softmax(float *x, int64_t n);   /* in place, max subtracted, exp by edgellm_expf_vec, sum in double */
+/* In place: x[n] = exp(x - max) / sum(exp(x - max)), exp by edgellm_expf_vec, the sum in
+ * double. n >= 1. */
+void edgellm_softmax(float *x, int64_t n);
 
 /* y[n] += x[n] (residual add, bias add). */
 void edgellm_add(float *y, const float *x, int64_t n);
