@@ -24,8 +24,8 @@
  * Packing (pack16_*): the 16 blocks of a group of one row are read as 16 loads of 16 bytes
  * at the block stride (contiguous memory: rows stream in order, as the hardware prefetcher
  * likes; software prefetch was measured slower) and transposed with unpack instructions;
- * d_w by one gather (Q8_0) or word permutations of the 288 bytes (Q4_0, d16_q4_0: a gather
- * cost ~25 % of the L2-resident decode time). Activations are packed
+ * d_w by permutations of vector loads (d16_q8_0, d16_q4_0; a gather cost ~25-30 % of the
+ * L2-resident decode time), of a partial last group by one masked gather. Activations are packed
  * the same way once per token by prep (gemm.h), with corr and d_x beside them:
  *     xp + (t·ng + g)·XG:  X[g][0..7] (8 × 64 B), corr (16 × i32), d_x (16 × f32).
  *
@@ -86,13 +86,6 @@ static inline void transpose16x4(const uint8_t *base, size_t stride, __m512i u[4
     u[3] = _mm512_unpackhi_epi64(t1, t3);
 }
 
-/* The half at base + perm(p)·stride, as float in lane p. */
-static inline __m512 gather_d(const uint8_t *base, __m512i idx)
-{
-    const __m512i v = _mm512_i32gather_epi32(idx, (const void *)base, 1);
-    return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(v));
-}
-
 static inline __m512i stride_idx(int32_t stride)
 {
     return _mm512_mullo_epi32(_mm512_loadu_si512((const void *)lane_block), _mm512_set1_epi32(stride));
@@ -123,6 +116,27 @@ static inline __m512 d16_q4_0(const uint8_t *base)
     return _mm512_cvtph_ps(_mm512_castsi512_si256(r));
 }
 
+/* The 16 d fields of 16 consecutive Q8_0 blocks (544 bytes at base; d of block b at byte
+ * 34b) in lane order, from 8 vector loads and dword permutations instead of a gather (the
+ * gather cost ~30 % of the L2-resident decode time; this: 53 -> 63 GB/s, bench_kernels).
+ * Blocks 4j..4j+3 have their d in the 128 bytes at 136j, in dwords 0, 8, 17 and 25 (low,
+ * high, low, high half: byte 34b lies in dword 8.5b); lane p holds block perm(p), so j =
+ * perm(p)/4 = p%4 and the dword is off[p/4] for every j: one index vector, four
+ * permutations, three blends, a shift of the odd blocks' halves. */
+static inline __m512 d16_q8_0(const uint8_t *base)
+{
+    const __m512i idx = _mm512_set_epi32(25, 25, 25, 25, 17, 17, 17, 17, 8, 8, 8, 8, 0, 0, 0, 0);
+    const __m512i shift = _mm512_set_epi32(16, 16, 16, 16, 0, 0, 0, 0, 16, 16, 16, 16, 0, 0, 0, 0);
+    __m512i r[4];
+    for (int j = 0; j < 4; j++)
+        r[j] = _mm512_permutex2var_epi32(_mm512_loadu_si512((const void *)(base + 136 * j)), idx,
+                                         _mm512_loadu_si512((const void *)(base + 136 * j + 64)));
+    __m512i v = _mm512_mask_blend_epi32(0x2222, r[0], r[1]);
+    v = _mm512_mask_blend_epi32(0x4444, v, r[2]);
+    v = _mm512_mask_blend_epi32(0x8888, v, r[3]);
+    return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srlv_epi32(v, shift)));
+}
+
 /* Blocks [b0, b0+16) of a row, b0 + 16 <= number of blocks (full group). */
 static inline void pack16_q4_0(const uint8_t *row, int64_t b0, packed_group *pg)
 {
@@ -146,7 +160,7 @@ static inline void pack16_q8_0(const uint8_t *row, int64_t b0, packed_group *pg)
     for (int k = 0; k < 4; k++) pg->w[k] = _mm512_xor_si512(u[k], bias);
     transpose16x4(base + 18, sizeof(edgellm_block_q8_0), u);
     for (int k = 0; k < 4; k++) pg->w[k + 4] = _mm512_xor_si512(u[k], bias);
-    pg->d = gather_d(base, stride_idx(sizeof(edgellm_block_q8_0)));
+    pg->d = d16_q8_0(base);
 }
 
 typedef void (*pack16_fn)(const uint8_t *row, int64_t b0, packed_group *pg);
@@ -350,7 +364,6 @@ static inline __attribute__((always_inline)) void decode_rows(const edgellm_gemm
     _Alignas(64) __m512i xn[DIRECT_MAX_GROUPS * 8];
     if (direct)
         for (int64_t b = 0; b < 16 * nfull; b += 2) xn[b / 2] = load2_blocks((const uint8_t *)a->xq + b * bb + 2, bb);
-    const __m512i idx = stride_idx((int32_t)bb);
     for (int64_t r = a->r0; r < a->r1; r += 16) {
         const int nr = (int)MIN(16, a->r1 - r);
         __m512 acc[16];
@@ -365,7 +378,7 @@ static inline __attribute__((always_inline)) void decode_rows(const edgellm_gemm
                 if (direct && g < nfull) {
                     const uint8_t *blocks = row + (size_t)(16 * g) * bb;
                     s = _mm512_add_epi32(s, direct_sums_q8_0(blocks, xn + 8 * g));
-                    d = gather_d(blocks, idx);
+                    d = d16_q8_0(blocks);
                 } else {
                     packed_group pg;
                     if (direct) packtail(row, 16 * g, (int)(nb - 16 * g), &pg);   /* g = nfull: partial */
