@@ -121,7 +121,7 @@ static void print_md_footer(const char *path, const edgellm_bench_report *r)
            "bandwidth %.2f GB/s with all physical cores (%s)\n",
            path, r->load_ms, r->load_cold ? "cold: page cache dropped" : "page cache not dropped", r->load_warm_ms,
            (double)r->peak_rss_bytes / 1048576.0, (double)r->weight_bytes_per_token / 1048576.0, r->bw_gbps,
-           r->bw_measured ? "measured; the roofline column: tg against a plain read of the same weights by the same threads before each repetition, median"
+           r->bw_measured ? "measured; the roofline column: tg against a plain read of the same weights by the same threads just before and after each repetition, median"
                           : "given, used for every thread count");
 }
 

@@ -31,11 +31,14 @@
  *                   token = every weight tensor once, except the token-embedding table,
  *                   which contributes one row (a lookup) unless it is also the output head,
  *                   + the KV cache rows attended at the test's mean depth ((N+1)/2 for tgN).
- *                   Bandwidth, unless given (--bw-gbps): before each tg repetition, a
- *                   plain read (membw.c's kernel, best of 2 passes) of the model's own
- *                   tensor data by the test's thread count — the bytes decode reads, in
- *                   the same memory state a few ms earlier — and the roofline is the
- *                   median of the per-repetition ratios (bw_gbps: the median read). On
+ *                   Bandwidth, unless given (--bw-gbps): before the first tg repetition
+ *                   and after each one, a plain read (membw.c's kernel, best of 2 passes)
+ *                   of the model's own tensor data by the test's thread count — the bytes
+ *                   decode reads, in the same memory state; a repetition is held to the
+ *                   mean of the reads just before and just after it (one read before it
+ *                   alone, a ~50 ms sample of a ~2 s run, swung the ratio by up to ±8
+ *                   points between runs), and the roofline is the median of the
+ *                   per-repetition ratios (bw_gbps: the median bandwidth). On
  *                   the shared dev VM the read bandwidth moved between ~36 and ~80 GB/s
  *                   (2 threads) within minutes, so a separate measurement made a poor
  *                   yardstick. One thread cannot drive what all cores can (~31 vs ~55
@@ -296,9 +299,10 @@ static edgellm_status run_test(runner *r, bool is_pp, int n_threads, edgellm_ben
     double *ns = edgellm_calloc((size_t)p->n_reps, sizeof *ns), *ts = edgellm_calloc((size_t)p->n_reps, sizeof *ts);
     double *ttft = edgellm_calloc((size_t)p->n_reps, sizeof *ttft), dummy;
     double *gb = edgellm_calloc((size_t)p->n_reps, sizeof *gb), *frac = edgellm_calloc((size_t)p->n_reps, sizeof *frac);
-    /* tg, bandwidth not given: before every repetition, a plain read of the model's own
-     * tensor data with the same threads (bytes the token reads, in the same memory state,
-     * a few ms earlier); the roofline is the median of the per-repetition ratios, which a
+    /* tg, bandwidth not given: before the first repetition and after every one, a plain
+     * read of the model's own tensor data with the same threads (bytes the token reads, in
+     * the same memory state); a repetition's bandwidth is the mean of the reads just before
+     * and just after it, the roofline the median of the per-repetition ratios, which a
      * machine whose bandwidth drifts (shared hosts, thermal limits) does not skew */
     const bool paired = !is_pp && !(p->bw_gbps > 0) && r->weights && r->tg_bytes > 0;
     edgellm_status rc = EDGELLM_OK;
@@ -311,9 +315,14 @@ static edgellm_status run_test(runner *r, bool is_pp, int n_threads, edgellm_ben
     res->n_reps = p->n_reps;
     if (p->warmup) rc = is_pp ? run_pp(r, &dummy, NULL) : run_tg(r, 1, &dummy);
     const double cpu0 = cpu_seconds(), wait0 = runqueue_seconds(), wall0 = edgellm_time_ms();
+    double gb_prev = paired ? read_ranges_gbps(r->weights, n_threads) : 0;
     for (int i = 0; rc == EDGELLM_OK && i < p->n_reps; i++) {
-        if (paired) gb[i] = read_ranges_gbps(r->weights, n_threads);
         rc = is_pp ? run_pp(r, &ns[i], &ttft[i]) : run_tg(r, n, &ns[i]);
+        if (paired) {               /* the reads just before and just after this repetition */
+            const double gb_next = read_ranges_gbps(r->weights, n_threads);
+            gb[i] = gb_prev > 0 && gb_next > 0 ? 0.5 * (gb_prev + gb_next) : 0;
+            gb_prev = gb_next;
+        }
         ts[i] = ns[i] > 0 ? (double)n * 1e9 / ns[i] : 0;
         frac[i] = gb[i] > 0 ? ts[i] * (double)r->tg_bytes / (gb[i] * 1e9) : 0;
     }
