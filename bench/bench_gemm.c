@@ -11,7 +11,8 @@
  * pass: ms, weight GB/s (bytes of all matrices / time) and tokens/s (n / time).
  * The pseudo-level "read" only streams the same bytes (sums them as 64-bit words, 8
  * independent accumulators, split over the threads like matmul's rows): the roofline of
- * these matrices in this mapping.
+ * these matrices in this mapping. With "read" among the levels, each other level is also
+ * given as read time / its time within the same round (median and range over rounds).
  *
  * Usage: bench_gemm -m MODEL.gguf [-n TOKENS] [-t THREADS] [-r ROUNDS] [--levels avx2,avx512]
  */
@@ -148,6 +149,19 @@ int main(int argc, char **argv)
             if (r >= 0) t[l][r] = now_s() - t0;
         }
     }
+    /* each level against "read" in the same round (the machine's bandwidth drifts between
+     * rounds, so the ratio of two medians mixes moments; this ratio does not); before the
+     * table, whose sorting loses the rounds' pairing */
+    int lr = -1;
+    double ratio[MAX_LEVELS][3] = {{0}};
+    for (int l = 0; l < n_levels; l++)
+        if (!strcmp(levels[l], "read")) lr = l;
+    for (int l = 0; l < n_levels && lr >= 0; l++) {
+        static double q[MAX_ROUNDS];
+        for (int r = 0; r < rounds; r++) q[r] = t[lr][r] / t[l][r];
+        qsort(q, (size_t)rounds, sizeof(double), cmp_double);
+        ratio[l][0] = q[rounds / 2], ratio[l][1] = q[0], ratio[l][2] = q[rounds - 1];
+    }
     printf("%s: %d matrices, %.1f MiB of weights, n = %d, %d thread(s), %d rounds\n", path, n_mats,
            (double)bytes / 1048576.0, n, threads, rounds);
     printf("%-8s | %9s %8s %9s | %9s %8s %9s\n", "level", "best ms", "GB/s", "tok/s", "median ms", "GB/s", "tok/s");
@@ -157,6 +171,10 @@ int main(int argc, char **argv)
         printf("%-8s | %9.2f %8.2f %9.2f | %9.2f %8.2f %9.2f\n", levels[l], best * 1e3, (double)bytes / best / 1e9,
                n / best, med * 1e3, (double)bytes / med / 1e9, n / med);
     }
+    for (int l = 0; l < n_levels && lr >= 0; l++)
+        if (l != lr)
+            printf("%-8s | read time / this time, same round: median %.3f, range %.3f .. %.3f\n", levels[l],
+                   ratio[l][0], ratio[l][1], ratio[l][2]);
     if (sink == 42) printf("\n");
     edgellm_threadpool_free(pool);
     edgellm_model_free(m);
