@@ -93,27 +93,23 @@ static inline __m512i stride_idx(int32_t stride)
 
 /* --------------------------------------------------------------------- packing */
 
-/* The 16 d fields of 16 consecutive Q4_0 blocks (288 bytes at base; d of block i at word
- * 9i) in lane order, from 4.5 vector loads and word permutations (cheaper than a gather):
- * blocks 0-7 lie in bytes 0-127, 8-14 in 128-255, 15 in 256-287. */
+/* The 16 d fields of 16 consecutive Q4_0 blocks (288 bytes at base; d of block b at byte
+ * 18b) in lane order, from 4 vector loads and dword permutations: blocks 0-7 have their d in
+ * bytes 0-127, blocks 8-15 in bytes 144-271, each at dword 0, 4, 9, 13, 18, 22, 27, 31 of its
+ * window (b % 8 = 0..7; byte 18b lies in dword 4.5b: odd blocks in the high half). Lane p
+ * holds block perm(p), from window B when p % 4 >= 2. An earlier version by word permutations
+ * of 4.5 loads (two VPERMT2W, a VPERMW, two blends) ran the L2-resident decode at 42-43 GB/s,
+ * this one at 46-47 (bench_kernels, 1 thread). */
 static inline __m512 d16_q4_0(const uint8_t *base)
 {
-    int16_t i1[32] = {0}, i2[32] = {0}, i3[32] = {0};
-    for (int p = 0; p < 16; p++) {
-        const int w = 9 * lane_block[p];
-        i1[p] = (int16_t)(w & 63);
-        i2[p] = (int16_t)((w - 128) & 63);
-        i3[p] = (int16_t)((w - 256) & 31);
-    }
-    const __m512i z0 = _mm512_loadu_si512((const void *)base), z1 = _mm512_loadu_si512((const void *)(base + 64));
-    const __m512i z2 = _mm512_loadu_si512((const void *)(base + 128)), z3 = _mm512_loadu_si512((const void *)(base + 192));
-    const __m512i z4 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(base + 256)));
-    const __m512i r1 = _mm512_permutex2var_epi16(z0, _mm512_loadu_si512((const void *)i1), z1);
-    const __m512i r2 = _mm512_permutex2var_epi16(z2, _mm512_loadu_si512((const void *)i2), z3);
-    const __m512i r3 = _mm512_permutexvar_epi16(_mm512_loadu_si512((const void *)i3), z4);
-    __m512i r = _mm512_mask_blend_epi16(0x3333, r2, r1);          /* lanes of blocks 0-7 */
-    r = _mm512_mask_blend_epi16(0x8000, r, r3);                    /* lane of block 15    */
-    return _mm512_cvtph_ps(_mm512_castsi512_si256(r));
+    const __m512i idx = _mm512_set_epi32(31, 13, 31, 13, 27, 9, 27, 9, 22, 4, 22, 4, 18, 0, 18, 0);
+    const __m512i shift = _mm512_set_epi32(16, 16, 16, 16, 0, 0, 0, 0, 16, 16, 16, 16, 0, 0, 0, 0);
+    const __m512i ra = _mm512_permutex2var_epi32(_mm512_loadu_si512((const void *)base), idx,
+                                                 _mm512_loadu_si512((const void *)(base + 64)));
+    const __m512i rb = _mm512_permutex2var_epi32(_mm512_loadu_si512((const void *)(base + 144)), idx,
+                                                 _mm512_loadu_si512((const void *)(base + 208)));
+    const __m512i v = _mm512_srlv_epi32(_mm512_mask_blend_epi32(0xCCCC, ra, rb), shift);
+    return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(v));
 }
 
 /* The 16 d fields of 16 consecutive Q8_0 blocks (544 bytes at base; d of block b at byte
