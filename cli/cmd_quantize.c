@@ -241,7 +241,9 @@ int cmd_quantize(int argc, char **argv)
     }
     rc = 0;
     if (report_path && write_report(report_path, pos[0], pos[1], &r)) rc = 1;
-    fprintf(stderr, "edgellm quantize: wrote %s (%s%s%s)\n", pos[1], r.scheme, r.edgellm_only ? ", edgellm-only" : "",
+    const bool none_took = !r.edgellm_only && (!strncmp(r.scheme, "I4_", 3) || !strncmp(r.scheme, "I8_", 3));
+    fprintf(stderr, "edgellm quantize: wrote %s (%s%s%s%s)\n", pos[1], r.scheme, r.edgellm_only ? ", edgellm-only" : "",
+            none_took ? ": no tensor fit it, all fell back to standard types" : "",
             rc ? "; the report could not be written" : "");
     edgellm_quantize_report_free(&r);
     goto out;

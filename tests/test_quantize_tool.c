@@ -317,6 +317,28 @@ static void test_stories_i4_and_q4_0_report_tables(void)
     }
 }
 
+/* i4 asked of a model whose rows fit no group size: every tensor falls back to F16/F32, so the
+ * file has only llama.cpp types and must say so with a valid general.file_type (MOSTLY_F16),
+ * not the edgellm-only marker and not -1 written as 4294967295 */
+static void test_i4_all_fallback_is_a_standard_file(void)
+{
+    NEED_SHARED(src, "models/random/llama-2-tiny-random.gguf");
+    char cmd[2048];
+    static char out[65536];
+    const char *opath = tmp_path("tiny-i4.gguf");
+    snprintf(cmd, sizeof cmd, "%s quantize %s %s --type i4 --group 128", EDGELLM_CLI, src, opath);
+    CHECK_EQ(run_capture(cmd, out, sizeof out), 0);
+    CHECK(strstr(out, "no tensor fit it") != NULL);
+    edgellm_gguf *g = NULL;
+    CHECK_OK(edgellm_gguf_open(opath, &g, NULL));
+    int64_t ft = -2;
+    CHECK(g && edgellm_gguf_get_i64(g, "general.file_type", &ft));
+    CHECK_EQ(ft, 1);
+    CHECK(g && edgellm_gguf_find_key(g, "edgellm.quant.scheme") < 0);
+    edgellm_gguf_close(g);
+    remove(opath);
+}
+
 static void test_keep_pattern_keeps_float(void)
 {
     NEED_SHARED(src, REF "llama-gqa-f32.gguf");
@@ -561,6 +583,7 @@ int main(void)
     RUN(test_quantized_files_logits_within_tolerance);
     RUN(test_stories_q8_0_reproduces_greedy_text);
     RUN(test_stories_i4_and_q4_0_report_tables);
+    RUN(test_i4_all_fallback_is_a_standard_file);
     RUN(test_keep_pattern_keeps_float);
     RUN(test_requantize_and_thread_independence);
     RUN(test_bf16_input_converts_exactly);

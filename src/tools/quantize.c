@@ -286,6 +286,19 @@ static edgellm_status plan_tensors(qjob *q, const edgellm_quant_recipe *rcp, siz
     return EDGELLM_OK;
 }
 
+/* llama.cpp's general.file_type for a file of float tensors only (an i4/i8 request whose
+ * rows fit no group size, so every tensor fell back): MOSTLY_F16 (1) or MOSTLY_BF16 (32) when
+ * a tensor has that type, else ALL_F32 (0) (llama.cpp's include/llama.h, enum llama_ftype). */
+static int float_file_type(const edgellm_quantize_report *rep)
+{
+    int ft = 0;
+    for (int i = 0; i < rep->n_tensors; i++) {
+        if (rep->tensors[i].type == EDGELLM_TYPE_F16) return 1;
+        if (rep->tensors[i].type == EDGELLM_TYPE_BF16) ft = 32;
+    }
+    return ft;
+}
+
 edgellm_status edgellm_quantize_file(const char *in_path, const char *out_path, const edgellm_quantize_params *pp,
                                      edgellm_quantize_report *report, edgellm_error *err)
 {
@@ -336,6 +349,8 @@ edgellm_status edgellm_quantize_file(const char *in_path, const char *out_path, 
     if ((rc = plan_tensors(&q, &rcp, &max_ne0, err)) != EDGELLM_OK) goto done;
     q.total_elems = rep->n_elements;
     rep->file_type = rep->edgellm_only ? -1 : scheme.file_type;
+    if (!rep->edgellm_only && rep->file_type < 0)   /* i4/i8 asked, but no tensor took it */
+        rep->file_type = float_file_type(rep);
     rep->src_bpw = rep->n_elements ? 8.0 * (double)rep->src_bytes / (double)rep->n_elements : 0;
     rep->dst_bpw = rep->n_elements ? 8.0 * (double)rep->dst_bytes / (double)rep->n_elements : 0;
 
@@ -362,7 +377,7 @@ edgellm_status edgellm_quantize_file(const char *in_path, const char *out_path, 
         ok = edgellm_gguf_writer_set_str(w, "edgellm.quant.scheme", label);
     } else if (ok) {
         edgellm_gguf_writer_remove_kv(w, "edgellm.quant.scheme");
-        ok = edgellm_gguf_writer_set_u32(w, "general.file_type", (uint32_t)scheme.file_type);
+        ok = edgellm_gguf_writer_set_u32(w, "general.file_type", (uint32_t)rep->file_type);
     }
     ok = ok && edgellm_gguf_writer_set_u32(w, "general.quantization_version", 2);
     for (int i = 0; ok && i < rep->n_tensors; i++) {
