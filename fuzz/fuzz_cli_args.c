@@ -27,11 +27,20 @@
 
 int edgellm_cli_main(int argc, char **argv);
 
+static char work_dir[] = "/tmp/edgellm-fuzz-cli-XXXXXX";
+
+/* The directory stays empty (nothing is ever written there): removed when the process
+ * exits normally, so runs do not pile up empty directories in /tmp (one per process). */
+static void remove_work_dir(void)
+{
+    if (chdir("/") == 0) rmdir(work_dir);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc; (void)argv;
-    char dir[] = "/tmp/edgellm-fuzz-cli-XXXXXX";
-    if (!mkdtemp(dir) || chdir(dir) != 0) { perror("fuzz_cli_args: temporary directory"); exit(1); }
+    if (!mkdtemp(work_dir) || chdir(work_dir) != 0) { perror("fuzz_cli_args: temporary directory"); exit(1); }
+    atexit(remove_work_dir);
     int fd = open("/dev/null", O_RDWR);
     if (fd < 0) { perror("/dev/null"); exit(1); }
     dup2(fd, 0);
