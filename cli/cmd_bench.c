@@ -225,28 +225,28 @@ int cmd_bench(int argc, char **argv)
         if (!val) { fprintf(stderr, "edgellm bench: %s needs a value\n", a); return cli_see_help("bench"); }
         i++;
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) {
-            if (n_models == MAX_MODELS) { fprintf(stderr, "edgellm bench: at most %d models\n", MAX_MODELS); return 2; }
+            if (n_models == MAX_MODELS) { fprintf(stderr, "edgellm bench: at most %d models\n", MAX_MODELS); return cli_see_help("bench"); }
             models[n_models++] = val;
         } else if (!strcmp(a, "-p") || !strcmp(a, "--n-prompt")) {
-            if (cli_parse_int("bench", a, val, 0, 1 << 20, &v)) return 2;
+            if (cli_parse_int("bench", a, val, 0, 1 << 20, &v)) return cli_see_help("bench");
             p.n_prompt = (int)v;
         } else if (!strcmp(a, "-n") || !strcmp(a, "--n-gen")) {
-            if (cli_parse_int("bench", a, val, 0, 1 << 20, &v)) return 2;
+            if (cli_parse_int("bench", a, val, 0, 1 << 20, &v)) return cli_see_help("bench");
             p.n_gen = (int)v;
         } else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) {
-            if (parse_list(val, p.threads, &p.n_threads_list)) return 2;
+            if (parse_list(val, p.threads, &p.n_threads_list)) return cli_see_help("bench");
         } else if (!strcmp(a, "-r") || !strcmp(a, "--repetitions")) {
-            if (cli_parse_int("bench", a, val, 1, 1000, &v)) return 2;
+            if (cli_parse_int("bench", a, val, 1, 1000, &v)) return cli_see_help("bench");
             p.n_reps = (int)v;
         } else if (!strcmp(a, "--kv-type")) {
             if (cli_parse_kv_type("bench", a, val, &p.kv_type)) return cli_see_help("bench");
         } else if (!strcmp(a, "--bw-gbps")) {
-            if (cli_parse_float("bench", a, val, &p.bw_gbps)) return 2;
-            if (!(p.bw_gbps > 0)) { fprintf(stderr, "edgellm bench: --bw-gbps must be > 0\n"); return 2; }
+            if (cli_parse_float("bench", a, val, &p.bw_gbps)) return cli_see_help("bench");
+            if (!(p.bw_gbps > 0)) { fprintf(stderr, "edgellm bench: --bw-gbps must be > 0\n"); return cli_see_help("bench"); }
         } else {
             if (strcmp(val, "md") && strcmp(val, "csv") && strcmp(val, "json")) {
                 fprintf(stderr, "edgellm bench: -o expects md, csv or json, got '%s'\n", val);
-                return 2;
+                return cli_see_help("bench");
             }
             fmt = val;
         }
@@ -258,7 +258,7 @@ int cmd_bench(int argc, char **argv)
     }
     if (p.n_prompt == 0 && p.n_gen == 0 && n_models) {
         fprintf(stderr, "edgellm bench: -p 0 and -n 0 leave nothing to measure\n");
-        return 2;
+        return cli_see_help("bench");
     }
     /* every model must open (a readable, valid GGUF) before anything reaches stdout */
     for (int mi = 0; mi < n_models; mi++) {

@@ -73,15 +73,15 @@ int cmd_synth(int argc, char **argv)
         if (!known) { fprintf(stderr, "edgellm synth: unknown option '%s'\n", a); return cli_see_help("synth"); }
         if (!val) { fprintf(stderr, "edgellm synth: %s needs a value\n", a); return cli_see_help("synth"); }
         i++;
-        if (d >= 0) { if (cli_parse_int("synth", a, val, 1, 1 << 22, &dims[d])) return 2; }
+        if (d >= 0) { if (cli_parse_int("synth", a, val, 1, 1 << 22, &dims[d])) return cli_see_help("synth"); }
         else if (!strcmp(a, "--shape")) shape_name = val;
         else if (!strcmp(a, "--arch")) arch = val;
         else if (!strcmp(a, "--type")) p.type = val;
         else if (!strcmp(a, "--group")) {
-            if (cli_parse_int("synth", a, val, 64, 256, &group)) return 2;
+            if (cli_parse_int("synth", a, val, 64, 256, &group)) return cli_see_help("synth");
             if (group != 64 && group != 128 && group != 256) {
                 fprintf(stderr, "edgellm synth: --group must be 64, 128 or 256\n");
-                return 2;
+                return cli_see_help("synth");
             }
             p.group = (int)group;
         } else if (!strcmp(a, "--seed")) {
@@ -89,17 +89,17 @@ int cmd_synth(int argc, char **argv)
             p.seed = strtoull(val, &end, 10);
             if (!*val || *end || val[0] == '-') { fprintf(stderr, "edgellm synth: --seed expects a non-negative integer\n"); return cli_see_help("synth"); }
         } else if (!strcmp(a, "--std")) {
-            if (cli_parse_float("synth", a, val, &std_)) return 2;
+            if (cli_parse_float("synth", a, val, &std_)) return cli_see_help("synth");
             if (!(std_ > 0) || !isfinite(std_) || std_ > 3.4e38) {
                 fprintf(stderr, "edgellm synth: --std must be a finite number > 0, got '%s'\n", val);
                 return cli_see_help("synth");
             }
         }
-        else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) { if (cli_parse_int("synth", a, val, 1, 64, &threads)) return 2; }
-        else if (!strcmp(a, "--ctx")) { if (cli_parse_int("synth", a, val, 1, 1 << 24, &ctx)) return 2; }
+        else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) { if (cli_parse_int("synth", a, val, 1, 64, &threads)) return cli_see_help("synth"); }
+        else if (!strcmp(a, "--ctx")) { if (cli_parse_int("synth", a, val, 1, 1 << 24, &ctx)) return cli_see_help("synth"); }
         else if (!strcmp(a, "--rope-theta") || !strcmp(a, "--rms-eps")) {
             double *dst = !strcmp(a, "--rope-theta") ? &theta : &eps;
-            if (cli_parse_float("synth", a, val, dst)) return 2;
+            if (cli_parse_float("synth", a, val, dst)) return cli_see_help("synth");
             if (!(*dst > 0) || !isfinite(*dst) || *dst > 3.4e38) {
                 fprintf(stderr, "edgellm synth: %s must be a finite number > 0, got '%s'\n", a, val);
                 return cli_see_help("synth");

@@ -130,6 +130,27 @@ static void test_cli_output_is_input_exit_2(void)
     CHECK_EQ(n, t_size);
 }
 
+/* A bad flag value names the flag and the value, exits 2 and points to the command's help,
+ * as a wrong flag does (bench and synth once returned 2 without the pointer). */
+static void test_cli_bad_values_point_to_help(void)
+{
+    static const char *cases[][2] = {
+        {"bench -m x.gguf -t 0", "bench"},        {"bench -m x.gguf -r 0", "bench"},
+        {"bench -m x.gguf -o yaml", "bench"},     {"bench -m x.gguf -p 0 -n 0", "bench"},
+        {"synth --shape tinyllama-1.1b --type q4_0 -o x -t 0", "synth"},
+        {"synth --n-embd 0", "synth"},            {"run -m x.gguf -t 0", "run"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char out[1024], err[4096], want[64];
+        snprintf(want, sizeof want, "see 'edgellm %s --help'", cases[i][1]);
+        int f0 = test_failures;
+        CHECK_EQ(run_cli(cases[i][0], out, sizeof out, err, sizeof err), 2);
+        CHECK(strstr(err, want) != NULL);
+        CHECK_EQ(count_lines(err), 2);
+        if (test_failures != f0) fprintf(stderr, "   case %s\n   -> %s", cases[i][0], err);
+    }
+}
+
 static void test_cli_bench_checks_models_before_printing(void)
 {
     NEED_SHARED(model, STORIES);
@@ -271,6 +292,7 @@ int main(void)
     RUN(test_cli_run_no_bos_empty_prompt_notes_bos);
     RUN(test_cli_info_takes_model_flag);
     RUN(test_cli_output_is_input_exit_2);
+    RUN(test_cli_bad_values_point_to_help);
     RUN(test_cli_bench_checks_models_before_printing);
     RUN(test_cli_bench_skips_a_model_that_fails);
     RUN(test_cli_sweep_no_bench_prints_dash);
