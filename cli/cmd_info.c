@@ -148,14 +148,19 @@ static void print_tensors(const edgellm_gguf *g)
         int l = format_shape(edgellm_gguf_tensor_at(g, i), shape, sizeof shape);
         shape_w = l > shape_w ? l : shape_w;
     }
+    int type_w = 8;                                     /* at least 8; I4_G128_ASYM is 12 */
+    for (int64_t i = 0; i < nt; i++) {
+        int l = (int)strlen(edgellm_type_name(edgellm_gguf_tensor_at(g, i)->type));
+        type_w = l > type_w ? l : type_w;
+    }
     printf("\ntensors: %lld (shape in ggml ne order: ne[0] is the row length)\n", (long long)nt);
-    if (nt) printf("  %-*s %-8s %-*s %12s\n", name_w, "name", "type", shape_w, "ne", "bytes");
+    if (nt) printf("  %-*s %-*s %-*s %12s\n", name_w, "name", type_w, "type", shape_w, "ne", "bytes");
     uint64_t params = 0, bytes = 0;
     for (int64_t i = 0; i < nt; i++) {
         const edgellm_gguf_tensor *t = edgellm_gguf_tensor_at(g, i);
         char nb[256], shape[128];
         format_shape(t, shape, sizeof shape);
-        printf("  %-*s %-8s %-*s %12llu\n", name_w, esc(t->name, nb, sizeof nb), edgellm_type_name(t->type), shape_w,
+        printf("  %-*s %-*s %-*s %12llu\n", name_w, esc(t->name, nb, sizeof nb), type_w, edgellm_type_name(t->type), shape_w,
                shape, (unsigned long long)t->size_bytes);
         params += t->n_elements;   /* the reader proved each fits; the sum is below the file size * 8 */
         bytes += t->size_bytes;
