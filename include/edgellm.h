@@ -416,7 +416,8 @@ typedef struct {
     int    scenario;          /* edgellm_plan_scenario listed first (both are computed)  */
     double latency_ms;        /* real-time: first-token budget, default 200 ms           */
     double reading_tps;       /* real-time: decode speed needed afterwards, default 5    */
-    int    prompt_tokens;     /* prompt length behind ttft_ms, default 64                */
+    int    prompt_tokens;     /* prompt length behind ttft_ms; 0 (default): 64, or n_ctx
+                                 when smaller; more than n_ctx: EDGELLM_ERR_MISUSE        */
     const char *types;        /* extra candidates, comma-separated ("q5_0,i4_g64_sym")   */
     double safety_margin;     /* fraction of usable memory kept free, default 0.20       */
     double calibration;       /* multiplies predicted speeds; 1.0 until calibrated       */

@@ -356,6 +356,31 @@ static const edgellm_plan_row *row_named(const edgellm_plan_report *r, const cha
     return NULL;
 }
 
+/* The first-token prompt: 64 tokens by default, the context when that is smaller (a 64-token
+ * TTFT for a 40-token context was reported once); an explicit longer one is refused. */
+static void test_plan_prompt_fits_the_context(void)
+{
+    edgellm_plan_params p = edgellm_plan_default_params();
+    edgellm_plan_report *r = malloc(sizeof *r);
+    p.model = "llama-3.2-1b";
+    p.device = "pi5-8gb";
+    p.n_ctx = 40;
+    CHECK_OK(edgellm_plan(&p, r, NULL));
+    CHECK_EQ(r->prompt_tokens, 40);
+    p.n_ctx = 2048;
+    CHECK_OK(edgellm_plan(&p, r, NULL));
+    CHECK_EQ(r->prompt_tokens, 64);
+    double ttft64 = r->n_rows > 0 ? r->rows[0].ttft_ms : 0;
+    p.prompt_tokens = 2048;
+    CHECK_OK(edgellm_plan(&p, r, NULL));
+    CHECK(r->n_rows > 0 && r->rows[0].ttft_ms > ttft64);
+    edgellm_error err = {0};
+    p.prompt_tokens = 2049;
+    CHECK_EQ(edgellm_plan(&p, r, &err), EDGELLM_ERR_MISUSE);
+    CHECK(strstr(err.msg, "2049") && strstr(err.msg, "n_ctx 2048"));
+    free(r);
+}
+
 static void test_plan_llama2_7b_on_pi5(void)
 {
     edgellm_plan_params p = edgellm_plan_default_params();
@@ -1015,6 +1040,7 @@ int main(void)
     RUN(test_plan_tied_embeddings_take_the_output_type);
     RUN(test_plan_scratch_bytes_hand_computed);
     RUN(test_plan_decode_and_prefill_speed_hand_computed);
+    RUN(test_plan_prompt_fits_the_context);
     RUN(test_plan_llama2_7b_on_pi5);
     RUN(test_plan_max_ctx_is_the_largest_that_fits);
     RUN(test_plan_nothing_fits_gives_advice);

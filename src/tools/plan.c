@@ -43,7 +43,7 @@ edgellm_plan_params edgellm_plan_default_params(void)
     p.scenario = EDGELLM_PLAN_REALTIME;
     p.latency_ms = 200.0;
     p.reading_tps = 5.0;
-    p.prompt_tokens = 64;
+    p.prompt_tokens = 0;         /* 64, or n_ctx when that is smaller */
     p.safety_margin = 0.20;
     p.calibration = 1.0;
     p.host_bench_ms = 1000;
@@ -381,7 +381,6 @@ edgellm_status edgellm_plan(const edgellm_plan_params *pp, edgellm_plan_report *
     if (!(p.calibration > 0.0)) p.calibration = 1.0;
     if (!(p.latency_ms > 0.0)) p.latency_ms = 200.0;
     if (!(p.reading_tps > 0.0)) p.reading_tps = 5.0;
-    if (p.prompt_tokens <= 0) p.prompt_tokens = 64;
 
     /* candidate recipes first: a bad --types name is a command-line error, reported before
      * anything is measured */
@@ -443,6 +442,13 @@ edgellm_status edgellm_plan(const edgellm_plan_params *pp, edgellm_plan_report *
     /* settings */
     int n_ctx = p.n_ctx;
     if (n_ctx == 0) n_ctx = m->n_ctx_train > 0 ? EDGELLM_MIN(m->n_ctx_train, 4096) : 4096;
+    if (p.prompt_tokens <= 0) p.prompt_tokens = EDGELLM_MIN(64, n_ctx);   /* the first-token prompt */
+    else if (p.prompt_tokens > n_ctx) {
+        rc = edgellm_fail(err, EDGELLM_ERR_MISUSE,
+                          "a first-token prompt of %d tokens does not fit n_ctx %d: lower --prompt or raise --ctx",
+                          p.prompt_tokens, n_ctx);
+        goto done;
+    }
     if (p.kv_type == EDGELLM_TYPE_Q8_0 && m->head_dim % 32 != 0) {   /* as edgellm_ctx_new requires */
         rc = edgellm_fail(err, EDGELLM_ERR_MISUSE, "a Q8_0 KV cache needs head_dim (%d) to be a multiple of 32",
                           m->head_dim);
