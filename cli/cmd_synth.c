@@ -162,7 +162,7 @@ int cmd_synth(int argc, char **argv)
     }
     const double ms = edgellm_time_ms() - t0;
     fprintf(stderr, "edgellm synth: wrote %s: %s shape %s (%d layers, n_embd %d, %d/%d heads, n_ff %d, vocab %d%s), "
-                    "%s, %.1fM params, %.2f MiB, %.1f s\n",
+                    "%s, %.1fM params, file %.2f MiB, %.1f s\n",
             out, s->arch, s->name, s->n_layer, s->n_embd, s->n_head, s->n_head_kv, s->n_ff, s->n_vocab,
             s->tied ? ", tied" : "", p.type, (double)n_params / 1e6, (double)bytes / 1048576.0, ms / 1000.0);
     return 0;
