@@ -97,7 +97,8 @@ static inline __m512i stride_idx(int32_t stride)
  * 18b) in lane order, from 4 vector loads and dword permutations: blocks 0-7 have their d in
  * bytes 0-127, blocks 8-15 in bytes 144-271, each at dword 0, 4, 9, 13, 18, 22, 27, 31 of its
  * window (b % 8 = 0..7; byte 18b lies in dword 4.5b: odd blocks in the high half). Lane p
- * holds block perm(p), from window B when p % 4 >= 2. An earlier version by word permutations
+ * holds block perm(p), from window B when p % 4 >= 2 (reads bytes 0-127 and 144-271 of the
+ * 288). An earlier version by word permutations
  * of 4.5 loads (two VPERMT2W, a VPERMW, two blends) ran the L2-resident decode at 42-43 GB/s,
  * this one at 46-47 (bench_kernels, 1 thread). */
 static inline __m512 d16_q4_0(const uint8_t *base)
@@ -117,8 +118,9 @@ static inline __m512 d16_q4_0(const uint8_t *base)
  * gather cost ~30 % of the L2-resident decode time; this: 53 -> 63 GB/s, bench_kernels).
  * Blocks 4j..4j+3 have their d in the 128 bytes at 136j, in dwords 0, 8, 17 and 25 (low,
  * high, low, high half: byte 34b lies in dword 8.5b); lane p holds block perm(p), so j =
- * perm(p)/4 = p%4 and the dword is off[p/4] for every j: one index vector, four
- * permutations, three blends, a shift of the odd blocks' halves. */
+ * perm(p)/4 = p%4 and the dword is (0, 8, 17, 25)[p/4] for every j: one index vector, four
+ * permutations, three blends, a shift of the odd blocks' halves. Reads bytes 0-535 of the
+ * 544. */
 static inline __m512 d16_q8_0(const uint8_t *base)
 {
     const __m512i idx = _mm512_set_epi32(25, 25, 25, 25, 17, 17, 17, 17, 8, 8, 8, 8, 0, 0, 0, 0);
