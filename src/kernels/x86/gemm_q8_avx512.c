@@ -93,6 +93,17 @@ static inline __m512i stride_idx(int32_t stride)
 
 /* --------------------------------------------------------------------- packing */
 
+/* Lane p: the F16 half that dword lane p of v holds (in its high half when block perm(p) is
+ * odd: lanes 4-7 and 12-15, since perm(p) % 2 = (p/4) % 2; else in its low half), as float.
+ * Blocks of an even size (Q4_0 18, Q8_0 34 bytes) start dword-aligned when even-numbered and
+ * 2 bytes past a dword when odd-numbered (counted from the window's start), so d16_q4_0 and
+ * d16_q8_0 both end here. */
+static inline __m512 halves_to_f32(__m512i v)
+{
+    const __m512i shift = _mm512_set_epi32(16, 16, 16, 16, 0, 0, 0, 0, 16, 16, 16, 16, 0, 0, 0, 0);
+    return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srlv_epi32(v, shift)));
+}
+
 /* The 16 d fields of 16 consecutive Q4_0 blocks (288 bytes at base; d of block b at byte
  * 18b) in lane order, from 4 vector loads and dword permutations: blocks 0-7 have their d in
  * bytes 0-127, blocks 8-15 in bytes 144-271, each at dword 0, 4, 9, 13, 18, 22, 27, 31 of its
@@ -104,13 +115,11 @@ static inline __m512i stride_idx(int32_t stride)
 static inline __m512 d16_q4_0(const uint8_t *base)
 {
     const __m512i idx = _mm512_set_epi32(31, 13, 31, 13, 27, 9, 27, 9, 22, 4, 22, 4, 18, 0, 18, 0);
-    const __m512i shift = _mm512_set_epi32(16, 16, 16, 16, 0, 0, 0, 0, 16, 16, 16, 16, 0, 0, 0, 0);
     const __m512i ra = _mm512_permutex2var_epi32(_mm512_loadu_si512((const void *)base), idx,
                                                  _mm512_loadu_si512((const void *)(base + 64)));
     const __m512i rb = _mm512_permutex2var_epi32(_mm512_loadu_si512((const void *)(base + 144)), idx,
                                                  _mm512_loadu_si512((const void *)(base + 208)));
-    const __m512i v = _mm512_srlv_epi32(_mm512_mask_blend_epi32(0xCCCC, ra, rb), shift);
-    return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(v));
+    return halves_to_f32(_mm512_mask_blend_epi32(0xCCCC, ra, rb));
 }
 
 /* The 16 d fields of 16 consecutive Q8_0 blocks (544 bytes at base; d of block b at byte
@@ -119,12 +128,10 @@ static inline __m512 d16_q4_0(const uint8_t *base)
  * Blocks 4j..4j+3 have their d in the 128 bytes at 136j, in dwords 0, 8, 17 and 25 (low,
  * high, low, high half: byte 34b lies in dword 8.5b); lane p holds block perm(p), so j =
  * perm(p)/4 = p%4 and the dword is (0, 8, 17, 25)[p/4] for every j: one index vector, four
- * permutations, three blends, a shift of the odd blocks' halves. Reads bytes 0-535 of the
- * 544. */
+ * permutations, three blends, then halves_to_f32. Reads bytes 0-535 of the 544. */
 static inline __m512 d16_q8_0(const uint8_t *base)
 {
     const __m512i idx = _mm512_set_epi32(25, 25, 25, 25, 17, 17, 17, 17, 8, 8, 8, 8, 0, 0, 0, 0);
-    const __m512i shift = _mm512_set_epi32(16, 16, 16, 16, 0, 0, 0, 0, 16, 16, 16, 16, 0, 0, 0, 0);
     __m512i r[4];
     for (int j = 0; j < 4; j++)
         r[j] = _mm512_permutex2var_epi32(_mm512_loadu_si512((const void *)(base + 136 * j)), idx,
@@ -132,7 +139,7 @@ static inline __m512 d16_q8_0(const uint8_t *base)
     __m512i v = _mm512_mask_blend_epi32(0x2222, r[0], r[1]);
     v = _mm512_mask_blend_epi32(0x4444, v, r[2]);
     v = _mm512_mask_blend_epi32(0x8888, v, r[3]);
-    return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srlv_epi32(v, shift)));
+    return halves_to_f32(v);
 }
 
 /* Blocks [b0, b0+16) of a row, b0 + 16 <= number of blocks (full group). */
