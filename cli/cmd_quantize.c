@@ -241,7 +241,7 @@ int cmd_quantize(int argc, char **argv)
     }
     rc = 0;
     if (report_path && write_report(report_path, pos[0], pos[1], &r)) rc = 1;
-    const bool none_took = !r.edgellm_only && (!strncmp(r.scheme, "I4_", 3) || !strncmp(r.scheme, "I8_", 3));
+    const bool none_took = r.scheme_edgellm && !r.edgellm_only;
     fprintf(stderr, "edgellm quantize: wrote %s (%s%s%s%s)\n", pos[1], r.scheme, r.edgellm_only ? ", edgellm-only" : "",
             none_took ? ": no tensor fit it, all fell back to standard types" : "",
             rc ? "; the report could not be written" : "");

@@ -583,6 +583,8 @@ typedef struct {
     char     scheme[32];       /* "Q4_K_M", "I4_G128_ASYM", "Q8_0"                         */
     int      file_type;        /* general.file_type written; -1: none (edgellm-only file)  */
     int      edgellm_only;     /* 1: uses edgellm's own types                              */
+    int      scheme_edgellm;   /* 1: the scheme asked for edgellm's own types (i4/i8); with
+                                * edgellm_only 0, no tensor's rows fit them (all fell back) */
     int      requantized;      /* 1: some source tensors were already quantized            */
     int      n_fallbacks;      /* tensors whose type fell back for their shape             */
     int      n_threads;

@@ -110,6 +110,8 @@ static void test_quantize_q4_0_bytes_identical_to_llamacpp(void)
     CHECK_OK(quantize(src, out, "q4_0", 2, &r));
     CHECK_EQ(r.n_fallbacks, 0);
     CHECK_EQ(r.file_type, 2);
+    CHECK_EQ(r.scheme_edgellm, 0);
+    CHECK_EQ(r.edgellm_only, 0);
     /* 7 matrices per layer x 2 + token_embd + output = 16 Q4_0 tensors */
     CHECK_EQ(compare_with_llamacpp(out, ref, 1u << EDGELLM_TYPE_Q4_0), 16);
     edgellm_quantize_report_free(&r);
@@ -336,6 +338,16 @@ static void test_i4_all_fallback_is_a_standard_file(void)
     CHECK_EQ(ft, 1);
     CHECK(g && edgellm_gguf_find_key(g, "edgellm.quant.scheme") < 0);
     edgellm_gguf_close(g);
+    /* the report says so too: edgellm's types asked for, none taken */
+    edgellm_quantize_params p = edgellm_quantize_default_params();
+    p.type = "i4";
+    p.group = 128;
+    edgellm_quantize_report r;
+    CHECK_OK(edgellm_quantize_file(src, opath, &p, &r, NULL));
+    CHECK_EQ(r.scheme_edgellm, 1);
+    CHECK_EQ(r.edgellm_only, 0);
+    CHECK_EQ(r.file_type, 1);
+    edgellm_quantize_report_free(&r);
     remove(opath);
 }
 

@@ -329,6 +329,7 @@ edgellm_status edgellm_quantize_file(const char *in_path, const char *out_path, 
     q.progress_user = p.progress_user;
     q.rep = rep;
     snprintf(rep->scheme, sizeof rep->scheme, "%s", scheme.name);
+    rep->scheme_edgellm = scheme.edgellm_only;
     rep->n_threads = q.n_threads;
 
     if ((rc = edgellm_gguf_open(in_path, &q.g, err)) != EDGELLM_OK) goto done;
