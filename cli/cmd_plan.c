@@ -332,11 +332,7 @@ int cmd_plan(int argc, char **argv)
             if ((rc = cli_parse_int("plan", a, NEXT(), 1, 1 << 24, &lv))) goto out;
             p.prompt_tokens = (int)lv;
         } else if (!strcmp(a, "--kv-type")) {
-            const char *t = NEXT();
-            if (t && !strcasecmp(t, "f16")) p.kv_type = EDGELLM_TYPE_F16;
-            else if (t && !strcasecmp(t, "q8_0")) p.kv_type = EDGELLM_TYPE_Q8_0;
-            else if (t && !strcasecmp(t, "f32")) p.kv_type = EDGELLM_TYPE_F32;
-            else { fprintf(stderr, "edgellm plan: --kv-type expects f16, q8_0 or f32, got '%s'\n", t ? t : "(nothing)"); rc = 2; goto out; }
+            if ((rc = cli_parse_kv_type("plan", a, NEXT(), &p.kv_type))) goto out;
         } else if (!strcmp(a, "--scenario")) {
             const char *s = NEXT();
             if (s && !strcmp(s, "realtime")) p.scenario = EDGELLM_PLAN_REALTIME;

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 typedef struct {
     const char *name;
@@ -93,9 +94,9 @@ int cli_parse_float(const char *cmd, const char *flag, const char *s, double *ou
 
 int cli_parse_kv_type(const char *cmd, const char *flag, const char *s, int *out)
 {
-    if (s && !strcmp(s, "f32")) *out = EDGELLM_TYPE_F32;
-    else if (s && !strcmp(s, "f16")) *out = EDGELLM_TYPE_F16;
-    else if (s && !strcmp(s, "q8_0")) *out = EDGELLM_TYPE_Q8_0;
+    if (s && !strcasecmp(s, "f32")) *out = EDGELLM_TYPE_F32;
+    else if (s && !strcasecmp(s, "f16")) *out = EDGELLM_TYPE_F16;
+    else if (s && !strcasecmp(s, "q8_0")) *out = EDGELLM_TYPE_Q8_0;
     else {
         fprintf(stderr, "edgellm %s: %s expects f32, f16 or q8_0, got '%s'\n", cmd, flag, s ? s : "(nothing)");
         return 2;

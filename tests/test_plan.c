@@ -801,6 +801,9 @@ static void test_plan_cli_bad_input(void)
     CHECK_EQ(cli("--model tinyllama-1.1b --types q4_0,zz9"), 2);
     CHECK(strstr(out, "zz9") != NULL);
     CHECK_EQ(cli("--model tinyllama-1.1b --kv-type q4_0"), 2);
+    CHECK(strstr(out, "--kv-type expects f32, f16 or q8_0, got 'q4_0'") != NULL);   /* run's and bench's words */
+    CHECK_EQ(cli("--model tinyllama-1.1b --kv-type Q8_0"), 0);                      /* type names in any case */
+    CHECK(strstr(out, "q8_0") || strstr(out, "Q8_0"));
     CHECK_EQ(cli("--frobnicate"), 2);
     char args[1024], txt[512];
     snprintf(txt, sizeof txt, "%s/not-a-model.gguf", test_tmpdir());
