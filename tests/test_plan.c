@@ -358,13 +358,31 @@ static const edgellm_plan_row *row_named(const edgellm_plan_report *r, const cha
 
 /* The first-token prompt: 64 tokens by default, the context when that is smaller (a 64-token
  * TTFT for a 40-token context was reported once); an explicit longer one is refused. */
-static void test_plan_prompt_fits_the_context(void)
+/* Parameters for a plan of model on device (n_ctx 0: the default), as most tests begin. */
+static edgellm_plan_params params_for(const char *model, const char *device, int n_ctx)
 {
     edgellm_plan_params p = edgellm_plan_default_params();
-    edgellm_plan_report *r = malloc(sizeof *r);
-    p.model = "llama-3.2-1b";
-    p.device = "pi5-8gb";
-    p.n_ctx = 40;
+    p.model = model;
+    p.device = device;
+    if (n_ctx) p.n_ctx = n_ctx;
+    return p;
+}
+
+/* A report to fill (large: on the heap); the test frees it. */
+static edgellm_plan_report *new_report(void)
+{
+    edgellm_plan_report *r = calloc(1, sizeof *r);
+    if (!r) {
+        fprintf(stderr, "out of memory\n");
+        exit(1);
+    }
+    return r;
+}
+
+static void test_plan_prompt_fits_the_context(void)
+{
+    edgellm_plan_params p = params_for("llama-3.2-1b", "pi5-8gb", 40);
+    edgellm_plan_report *r = new_report();
     CHECK_OK(edgellm_plan(&p, r, NULL));
     CHECK_EQ(r->prompt_tokens, 40);
     p.n_ctx = 2048;
@@ -383,11 +401,8 @@ static void test_plan_prompt_fits_the_context(void)
 
 static void test_plan_llama2_7b_on_pi5(void)
 {
-    edgellm_plan_params p = edgellm_plan_default_params();
-    edgellm_plan_report *r = malloc(sizeof *r);
-    p.model = "llama-2-7b";
-    p.device = "pi5-8gb";
-    p.n_ctx = 2048;
+    edgellm_plan_params p = params_for("llama-2-7b", "pi5-8gb", 2048);
+    edgellm_plan_report *r = new_report();
     CHECK_OK(edgellm_plan(&p, r, NULL));
     CHECK_EQ(r->n_rows, 7);
     const edgellm_plan_row *q4 = row_named(r, "Q4_0"), *f16 = row_named(r, "F16");
@@ -428,10 +443,8 @@ static void test_plan_llama2_7b_on_pi5(void)
 
 static void test_plan_max_ctx_is_the_largest_that_fits(void)
 {
-    edgellm_plan_params p = edgellm_plan_default_params();
-    edgellm_plan_report *r = malloc(sizeof *r);
-    p.model = "llama-3.2-3b";
-    p.device = "phone-mid";
+    edgellm_plan_params p = params_for("llama-3.2-3b", "phone-mid", 0);
+    edgellm_plan_report *r = new_report();
     CHECK_OK(edgellm_plan(&p, r, NULL));
     edgellm_plan_model m = r->model;
     for (int i = 0; i < r->n_rows; i++) {
@@ -453,10 +466,8 @@ static void test_plan_max_ctx_is_the_largest_that_fits(void)
 
 static void test_plan_nothing_fits_gives_advice(void)
 {
-    edgellm_plan_params p = edgellm_plan_default_params();
-    edgellm_plan_report *r = malloc(sizeof *r);
-    p.model = "llama-3.1-8b";
-    p.device = "phone-low";
+    edgellm_plan_params p = params_for("llama-3.1-8b", "phone-low", 0);
+    edgellm_plan_report *r = new_report();
     CHECK_OK(edgellm_plan(&p, r, NULL));
     CHECK_EQ(r->offline_pick, -1);
     CHECK_EQ(r->realtime_pick, -1);
@@ -468,11 +479,8 @@ static void test_plan_nothing_fits_gives_advice(void)
 
 static void test_plan_offline_batch_and_realtime_pick(void)
 {
-    edgellm_plan_params p = edgellm_plan_default_params();
-    edgellm_plan_report *r = malloc(sizeof *r);
-    p.model = "smollm2-135m";
-    p.device = "laptop-16gb";
-    p.n_ctx = 2048;
+    edgellm_plan_params p = params_for("smollm2-135m", "laptop-16gb", 2048);
+    edgellm_plan_report *r = new_report();
     CHECK_OK(edgellm_plan(&p, r, NULL));
     /* a 135M model on a laptop: everything fits, F16 (best quality) meets the latency */
     CHECK(r->realtime_pick >= 0 && !strcmp(r->rows[r->realtime_pick].type, "F16"));
@@ -485,12 +493,9 @@ static void test_plan_offline_batch_and_realtime_pick(void)
 
 static void test_plan_bad_params(void)
 {
-    edgellm_plan_params p = edgellm_plan_default_params();
-    edgellm_plan_report *r = malloc(sizeof *r);
+    edgellm_plan_params p = params_for("tinyllama-1.1b", "pi4-4gb", -1);
+    edgellm_plan_report *r = new_report();
     edgellm_error err = {0};
-    p.model = "tinyllama-1.1b";
-    p.device = "pi4-4gb";
-    p.n_ctx = -1;
     CHECK_EQ(edgellm_plan(&p, r, &err), EDGELLM_ERR_MISUSE);
     p.n_ctx = 0;
     p.batch = 0;
@@ -535,10 +540,8 @@ static void test_plan_user_device_and_quality(void)
     snprintf(q.type, sizeof q.type, "Q4_K_M");
     q.kld = 0.5; q.delta_ppl_pct = 9.0; q.top1_pct = NAN;
     snprintf(q.source, sizeof q.source, "edgellm eval: test");
-    edgellm_plan_params p = edgellm_plan_default_params();
-    edgellm_plan_report *r = malloc(sizeof *r);
-    p.model = "llama-3.2-1b";
-    p.device = "MY-BOARD";
+    edgellm_plan_params p = params_for("llama-3.2-1b", "MY-BOARD", 0);
+    edgellm_plan_report *r = new_report();
     p.extra_devices = &dev;
     p.n_extra_devices = 1;
     p.quality = &q;
@@ -581,10 +584,8 @@ static void test_plan_gguf_model(void)
     CHECK_EQ(m.file_weight_bytes, 4 * (260032 + 512 * 64));
     CHECK(m.file_weight_bytes < m.file_bytes);
     /* the plan's file row is exact */
-    edgellm_plan_params p = edgellm_plan_default_params();
-    edgellm_plan_report *r = malloc(sizeof *r);
-    p.model = path;
-    p.device = "pi4-4gb";
+    edgellm_plan_params p = params_for(path, "pi4-4gb", 0);
+    edgellm_plan_report *r = new_report();
     CHECK_OK(edgellm_plan(&p, r, NULL));
     CHECK(r->rows[0].weight_exact && !strcmp(r->rows[0].type, "F32"));
     CHECK_EQ(r->rows[0].weight_bytes, 4 * (260032 + 512 * 64));
@@ -626,10 +627,8 @@ static void check_estimate_equals_quantized(const char *src, const char *type, i
 
     /* the plan of the quantized file: its own row is that precision, with that quality
      * (not the F32 "no loss" row), and higher precisions need the original weights */
-    edgellm_plan_params p = edgellm_plan_default_params();
-    edgellm_plan_report *r = malloc(sizeof *r);
-    p.model = out;
-    p.device = "pi4-4gb";
+    edgellm_plan_params p = params_for(out, "pi4-4gb", 0);
+    edgellm_plan_report *r = new_report();
     CHECK_OK(edgellm_plan(&p, r, &err));
     CHECK(r->rows[0].weight_exact && !strcmp(r->rows[0].type, want_label));
     CHECK(!(r->rows[0].quality.kld == 0.0));
