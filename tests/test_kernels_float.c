@@ -298,7 +298,7 @@ static void test_attend_variants_match_generic(void)
 {
     enum { MAXHD = 200, NPOS = 300, STRIDE = 2 * MAXHD + 3 };
     static const int hds[] = {1, 7, 8, 15, 64, 72, 80, 128, 129, 200};
-    static const int nps[] = {1, 2, 17, 300};
+    static const int nps[] = {1, 2, 8, 17, 300};
     static const char *const lv[] = {"scalar", "avx2", "avx512", "neon", "dotprod"};
     float *k = malloc(sizeof(float) * NPOS * STRIDE), *v = malloc(sizeof(float) * NPOS * STRIDE);
     float q[MAXHD], a[MAXHD], b[MAXHD], sa[NPOS], sb[NPOS];
@@ -320,6 +320,7 @@ static void test_attend_variants_match_generic(void)
                 att(a, q, k + 5, v + 3, STRIDE, hd, nps[p], 0.125f, sa, dot);
                 edgellm_attend(b, q, k + 5, v + 3, STRIDE, hd, nps[p], 0.125f, sb, dot);
                 CHECK(memcmp(a, b, sizeof(float) * (size_t)hd) == 0);
+                CHECK(memcmp(sa, sb, sizeof(float) * (size_t)nps[p]) == 0);   /* the probabilities too */
                 att16(a, q, k16 + 5, v16 + 3, STRIDE, hd, nps[p], 0.125f, sa, dot16);
                 edgellm_attend_f16(b, q, k16 + 5, v16 + 3, STRIDE, hd, nps[p], 0.125f, sb, dot16);
                 CHECK(memcmp(a, b, sizeof(float) * (size_t)hd) == 0);
