@@ -185,8 +185,10 @@ static void test_cli_kv_type(void)
     snprintf(cmd, sizeof cmd, "%s run -m %s -n 8 --temp 0 --kv-type q4_0", EDGELLM_CLI, mpath);
     CHECK_EQ(run_capture(cmd, out, sizeof out), 2);
     CHECK(strstr(out, "f32, f16 or q8_0") != NULL);
-    snprintf(cmd, sizeof cmd, "%s bench -m %s --kv-type F16", EDGELLM_CLI, mpath);
+    snprintf(cmd, sizeof cmd, "%s bench -m %s --kv-type f8", EDGELLM_CLI, mpath);
     CHECK_EQ(run_capture(cmd, out, sizeof out), 2);
+    snprintf(cmd, sizeof cmd, "%s run -m %s -n 2 --temp 0 --kv-type F16", EDGELLM_CLI, mpath);   /* any case */
+    CHECK_EQ(run_capture(cmd, out, sizeof out), 0);
     /* same text with either cache (greedy agrees, test above) */
     char a[4096], b[4096];
     snprintf(cmd, sizeof cmd, "{ %s run -m %s -p 'Once upon a time' -n 24 --temp 0 --kv-type f32 2>/dev/null; }",
