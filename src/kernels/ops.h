@@ -17,7 +17,7 @@
 void edgellm_rmsnorm(float *out, const float *x, const float *w, int64_t n, float eps);
 
 /* In place: x[n] = exp(x - max) / sum(exp(x - max)), exp by edgellm_expf_vec, the sum in
- * double. n >= 1. */
+ * double (4 partial sums over elements i % 4, then (s0 + s1) + (s2 + s3)). n >= 1. */
 void edgellm_softmax(float *x, int64_t n);
 
 /* y[n] += x[n] (residual add, bias add). */
