@@ -24,6 +24,8 @@ static void usage(FILE *f)
             "  -p, --n-prompt N      prompt-processing test pp<N>: one pass of N tokens (default 128, 0 = skip)\n"
             "  -n, --n-gen N         text-generation test tg<N>: N single-token decodes (default 64, 0 = skip)\n"
             "  -t, --threads LIST    thread counts, comma-separated (default: physical cores)\n"
+            "  -d, --n-depth LIST    context depths, comma-separated (default 0): each test also runs with\n"
+            "                        that many tokens already in the KV cache, as \"tg64 @ d1024\"\n"
             "  -r, --repetitions N   runs per test (default 5), reported as mean ± stddev\n"
             "  -o, --output FMT      md (default), csv or json\n"
             "  --kv-type f32|f16|q8_0  KV cache element type (default f32)\n"
@@ -42,23 +44,23 @@ static int progress(void *user, double f, const char *what)
     return 0;
 }
 
-/* "a,b,c" of ints in [1, 64]; 0 or 2. */
-static int parse_list(const char *s, int *out, int *n)
+/* "a,b,c" of at most max ints in [lo, hi] for flag (what: their name); 0 or 2. */
+static int parse_list(const char *flag, const char *what, const char *s, long lo, long hi, int max, int *out, int *n)
 {
     *n = 0;
     const char *p = s;
     while (*p) {
         char *end;
         long v = strtol(p, &end, 10);
-        if (end == p || v < 1 || v > 64 || (*end && *end != ',') || *n == EDGELLM_BENCH_MAX_THREADS_LIST) {
-            fprintf(stderr, "edgellm bench: -t expects comma-separated thread counts in [1, 64] (at most %d), got '%s'\n",
-                    EDGELLM_BENCH_MAX_THREADS_LIST, s);
+        if (end == p || v < lo || v > hi || (*end && *end != ',') || *n == max) {
+            fprintf(stderr, "edgellm bench: %s expects comma-separated %s in [%ld, %ld] (at most %d), got '%s'\n", flag,
+                    what, lo, hi, max, s);
             return 2;
         }
         out[(*n)++] = (int)v;
         p = *end ? end + 1 : end;
     }
-    if (*n == 0) { fprintf(stderr, "edgellm bench: -t is empty\n"); return 2; }
+    if (*n == 0) { fprintf(stderr, "edgellm bench: %s is empty\n", flag); return 2; }
     return 0;
 }
 
@@ -82,11 +84,13 @@ static void cpu_info(char *buf, size_t size)
     fclose(f);
 }
 
-/* TTFT of the pp test at the same thread count (tg rows carry it too). */
-static double ttft_for(const edgellm_bench_report *r, int n_threads)
+/* TTFT of the pp test at the same thread count and depth (tg rows carry it too). */
+static double ttft_for(const edgellm_bench_report *r, const edgellm_bench_result *x)
 {
-    for (int i = 0; i < r->n_results; i++)
-        if (r->results[i].n_prompt > 0 && r->results[i].n_threads == n_threads) return r->results[i].ttft_ms;
+    for (int i = 0; i < r->n_results; i++) {
+        const edgellm_bench_result *y = &r->results[i];
+        if (y->n_prompt > 0 && y->n_threads == x->n_threads && y->n_depth == x->n_depth) return y->ttft_ms;
+    }
     return 0;
 }
 
@@ -102,7 +106,7 @@ static void print_md(const edgellm_bench_report *r)
         const edgellm_bench_result *x = &r->results[i];
         char roof[32] = "", ttft[32] = "";
         if (x->n_gen > 0) snprintf(roof, sizeof roof, "%.1f %% of %.1f GB/s", 100.0 * x->roofline_frac, x->bw_gbps);
-        double t = ttft_for(r, x->n_threads);
+        double t = ttft_for(r, x);
         if (t > 0) snprintf(ttft, sizeof ttft, "%.1f", t);
         char params[32];
         if (r->model_n_params >= 1000000000ull) snprintf(params, sizeof params, "%.2f B", (double)r->model_n_params / 1e9);
@@ -126,7 +130,7 @@ static void print_md_footer(const char *path, const edgellm_bench_report *r)
 }
 
 static const char *csv_header =
-    "model_filename,model_type,model_size,model_n_params,cpu_info,backends,n_threads,n_prompt,n_gen,test,avg_ns,"
+    "model_filename,model_type,model_size,model_n_params,cpu_info,backends,n_threads,n_prompt,n_gen,n_depth,test,avg_ns,"
     "stddev_ns,avg_ts,stddev_ts,samples_ts,load_ms,load_warm_ms,load_cold,ttft_ms,peak_rss_bytes,bytes_per_token,"
     "bw_gbps,roofline_frac,bw_all_gbps,roofline_frac_all,cpu_frac,wait_frac,test_time\n";
 
@@ -134,12 +138,12 @@ static void print_csv(const char *path, const char *cpu, const char *when, const
 {
     for (int i = 0; i < r->n_results; i++) {
         const edgellm_bench_result *x = &r->results[i];
-        printf("\"%s\",\"%s\",%llu,%llu,\"%s\",CPU,%d,%d,%d,%s,%.0f,%.0f,%.6f,%.6f,\"", path, r->model_type,
+        printf("\"%s\",\"%s\",%llu,%llu,\"%s\",CPU,%d,%d,%d,%d,%s,%.0f,%.0f,%.6f,%.6f,\"", path, r->model_type,
                (unsigned long long)r->model_size, (unsigned long long)r->model_n_params, cpu, x->n_threads,
-               x->n_prompt, x->n_gen, x->test, x->avg_ns, x->stddev_ns, x->avg_ts, x->stddev_ts);
+               x->n_prompt, x->n_gen, x->n_depth, x->test, x->avg_ns, x->stddev_ns, x->avg_ts, x->stddev_ts);
         for (int k = 0; k < x->n_reps && k < 32; k++) printf("%s%.6f", k ? ";" : "", x->samples_ts[k]);
         printf("\",%.3f,%.3f,%d,%.3f,%llu,%llu,%.3f,%.6f,%.3f,%.6f,%.4f,%.4f,%s\n", r->load_ms, r->load_warm_ms,
-               r->load_cold, ttft_for(r, x->n_threads), (unsigned long long)r->peak_rss_bytes,
+               r->load_cold, ttft_for(r, x), (unsigned long long)r->peak_rss_bytes,
                (unsigned long long)x->bytes_per_token, x->n_gen > 0 ? x->bw_gbps : r->bw_gbps,
                x->n_gen > 0 ? x->roofline_frac : 0.0, r->bw_gbps, x->n_gen > 0 ? x->roofline_frac_all : 0.0,
                x->cpu_frac, x->wait_frac, when);
@@ -160,12 +164,12 @@ static void print_json(const char *path, const char *cpu, const char *when, cons
         cli_json_str(stdout, cpu);
         const char *kv = cli_kv_type_name(r->kv_type);
         printf(",\n    \"backends\": \"CPU\",\n    \"type_k\": \"%s\",\n    \"type_v\": \"%s\",\n    \"use_mmap\": true,"
-               "\n    \"n_threads\": %d,\n    \"n_prompt\": %d,\n    \"n_gen\": %d,\n    \"n_depth\": 0,\n"
+               "\n    \"n_threads\": %d,\n    \"n_prompt\": %d,\n    \"n_gen\": %d,\n    \"n_depth\": %d,\n"
                "    \"test\": \"%s\",\n    \"test_time\": \"%s\",\n    \"avg_ns\": %.0f,\n    \"stddev_ns\": %.0f,\n"
                "    \"avg_ts\": %.6f,\n    \"stddev_ts\": %.6f,\n    \"samples_ts\": [",
-               kv, kv, x->n_threads, x->n_prompt, x->n_gen, x->test, when, x->avg_ns, x->stddev_ns, x->avg_ts, x->stddev_ts);
+               kv, kv, x->n_threads, x->n_prompt, x->n_gen, x->n_depth, x->test, when, x->avg_ns, x->stddev_ns, x->avg_ts, x->stddev_ts);
         for (int k = 0; k < x->n_reps && k < 32; k++) printf("%s%.6f", k ? ", " : "", x->samples_ts[k]);
-        double t = ttft_for(r, x->n_threads);
+        double t = ttft_for(r, x);
         printf("],\n    \"load_ms\": %.3f,\n    \"load_warm_ms\": %.3f,\n    \"load_cold\": %s,\n    \"ttft_ms\": ",
                r->load_ms, r->load_warm_ms, r->load_cold ? "true" : "false");
         if (t > 0) printf("%.3f", t);
@@ -219,6 +223,7 @@ int cmd_bench(int argc, char **argv)
         if (!strcmp(a, "--no-cold")) { p.cold_load = 0; continue; }
         const int takes = !strcmp(a, "-m") || !strcmp(a, "--model") || !strcmp(a, "-p") || !strcmp(a, "--n-prompt") ||
                           !strcmp(a, "-n") || !strcmp(a, "--n-gen") || !strcmp(a, "-t") || !strcmp(a, "--threads") ||
+                          !strcmp(a, "-d") || !strcmp(a, "--n-depth") ||
                           !strcmp(a, "-r") || !strcmp(a, "--repetitions") || !strcmp(a, "-o") ||
                           !strcmp(a, "--output") || !strcmp(a, "--bw-gbps") || !strcmp(a, "--kv-type");
         if (!takes) { fprintf(stderr, "edgellm bench: unknown option '%s'\n", a); return cli_see_help("bench"); }
@@ -234,7 +239,11 @@ int cmd_bench(int argc, char **argv)
             if (cli_parse_int("bench", a, val, 0, 1 << 20, &v)) return cli_see_help("bench");
             p.n_gen = (int)v;
         } else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) {
-            if (parse_list(val, p.threads, &p.n_threads_list)) return cli_see_help("bench");
+            if (parse_list(a, "thread counts", val, 1, 64, EDGELLM_BENCH_MAX_THREADS_LIST, p.threads, &p.n_threads_list))
+                return cli_see_help("bench");
+        } else if (!strcmp(a, "-d") || !strcmp(a, "--n-depth")) {
+            if (parse_list(a, "depths", val, 0, 1 << 20, EDGELLM_BENCH_MAX_DEPTHS, p.depths, &p.n_depths))
+                return cli_see_help("bench");
         } else if (!strcmp(a, "-r") || !strcmp(a, "--repetitions")) {
             if (cli_parse_int("bench", a, val, 1, 1000, &v)) return cli_see_help("bench");
             p.n_reps = (int)v;

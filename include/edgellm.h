@@ -162,8 +162,14 @@ EDGELLM_API edgellm_status edgellm_tokenizer_load(const char *path, edgellm_toke
                                                   edgellm_error *err);
 EDGELLM_API void edgellm_tokenizer_free(edgellm_tokenizer *t);
 
-/* The model's tokenizer: borrowed, valid while the model lives. */
+/* The model's tokenizer: borrowed, valid while the model lives. NULL when the file has no
+ * tokenizer edgellm reads (no tokenizer.ggml.model, or a type other than llama/gpt2): the
+ * model then runs on token ids only. */
 EDGELLM_API const edgellm_tokenizer *edgellm_model_tokenizer(const edgellm_model *m);
+
+/* The same for work on text: NULL with EDGELLM_ERR_UNSUPPORTED in err, naming the file and
+ * why it has no tokenizer, where edgellm_model_tokenizer gives NULL. */
+EDGELLM_API const edgellm_tokenizer *edgellm_model_text_tokenizer(const edgellm_model *m, edgellm_error *err);
 
 /* Encode len bytes of UTF-8 text into token ids. add_bos: prepend BOS when the vocab asks
  * for it (tokenizer.ggml.add_bos_token, default per model type); add_special = 0 never adds.
@@ -666,6 +672,8 @@ EDGELLM_API edgellm_status edgellm_synth(const edgellm_synth_params *p, const ch
  * inside the timing (token ids are fixed pseudo-random ids).
  * ---------------------------------------------------------------------------------- */
 #define EDGELLM_BENCH_MAX_THREADS_LIST 16
+#define EDGELLM_BENCH_MAX_DEPTHS 8
+#define EDGELLM_BENCH_MAX_RESULTS 64   /* thread counts x depths x (pp, tg) at most this */
 
 typedef struct {
     int    n_prompt;           /* pp test size, 0 = no pp test (default 128)              */
@@ -685,16 +693,23 @@ typedef struct {
     void  *progress_user;
     int    kv_type;            /* KV cache type of the contexts (edgellm_ctx_params.kv_type):
                                   EDGELLM_TYPE_F32 (default) or EDGELLM_TYPE_F16           */
+    int    depths[EDGELLM_BENCH_MAX_DEPTHS];   /* context depths (llama-bench -d): each test
+                                  also runs with that many tokens already in the KV cache
+                                  (filled once per depth, untimed; each repetition starts
+                                  from it), e.g. "tg64 @ d1024"                              */
+    int    n_depths;           /* 0: depth 0 only                                          */
 } edgellm_bench_params;
 
 typedef struct {
-    char     test[32];         /* "pp128", "tg64"                                          */
+    char     test[32];         /* "pp128", "tg64", "tg64 @ d1024" (llama-bench's names)   */
     int      n_prompt, n_gen, n_threads, n_reps;
+    int      n_depth;          /* tokens in the KV cache before the test                   */
     double   avg_ts, stddev_ts;   /* tokens per second over the repetitions                */
     double   avg_ns, stddev_ns;   /* time per repetition, ns                               */
     double   samples_ts[32];   /* first min(n_reps, 32) repetitions                        */
     double   ttft_ms;          /* prefill of n_prompt tokens + one decode (mean); 0 if no pp */
-    uint64_t bytes_per_token;  /* tg: weights read per token + KV read at the mean depth   */
+    uint64_t bytes_per_token;  /* tg: weights read per token + KV read at the mean depth
+                                  (n_depth + (n_gen + 1) / 2 rows per layer)               */
     double   bw_gbps;          /* tg: read bandwidth with n_threads threads (the roofline of
                                   this test: decode on t threads cannot stream faster than t
                                   threads can read), GB/s; 0 for pp                        */
@@ -726,7 +741,7 @@ typedef struct {
     int      bw_measured;      /* 1: measured here (also per thread count: results' bw_gbps);
                                   0: given, used for every thread count                   */
     int      n_results;
-    edgellm_bench_result results[2 * EDGELLM_BENCH_MAX_THREADS_LIST];
+    edgellm_bench_result results[EDGELLM_BENCH_MAX_RESULTS];   /* by thread count, depth, pp/tg */
     int      kv_type;          /* KV cache type the tests ran with (the params' kv_type)   */
 } edgellm_bench_report;
 
@@ -734,7 +749,8 @@ EDGELLM_API edgellm_bench_params edgellm_bench_default_params(void);
 
 /* Run the tests on model_path, filling *report (plain data, nothing to free). Statuses:
  * those of edgellm_model_load / edgellm_ctx_new / edgellm_decode, EDGELLM_ERR_MISUSE
- * (n_prompt/n_gen < 0, both 0, n_reps outside 1..1000, a thread count outside 1..64),
+ * (n_prompt/n_gen < 0, both 0, n_reps outside 1..1000, a thread count outside 1..64, a
+ * depth outside 0..2^20, more than EDGELLM_BENCH_MAX_RESULTS tests),
  * EDGELLM_ERR_CANCELLED. Uses the CPU for as long as the tests take; run alone. */
 EDGELLM_API edgellm_status edgellm_bench(const char *model_path, const edgellm_bench_params *p,
                                          edgellm_bench_report *report, edgellm_error *err);

@@ -391,6 +391,77 @@ static void test_bench_library(void)
     CHECK_EQ(edgellm_bench("/nonexistent.gguf", &p, &r, &err), EDGELLM_ERR_IO);
 }
 
+/* Context depth (llama-bench -d): the tests run again with D tokens in the KV cache,
+ * labelled "tg8 @ d24"; the runs really start from D tokens (n_depth is the cache's
+ * n_past when each run began), and the roofline bytes count the D + (n+1)/2 rows read. */
+static void test_bench_depth(void)
+{
+    edgellm_shape s = tiny_shape("llama", 1);
+    const char *m = tmp_path("bench-depth.gguf");
+    synth_file(&s, "q8_0", 1, 2, m);
+    edgellm_bench_params p = edgellm_bench_default_params();
+    p.n_prompt = 16;
+    p.n_gen = 8;
+    p.n_reps = 3;   /* each repetition must go back to the depth, or the cache would overflow */
+    p.threads[0] = 1;
+    p.threads[1] = 2;
+    p.n_threads_list = 2;
+    p.depths[0] = 0;
+    p.depths[1] = 24;
+    p.n_depths = 2;
+    p.bw_gbps = 10.0;
+    edgellm_bench_report r;
+    edgellm_error err = {0};
+    CHECK_EQ(edgellm_bench(m, &p, &r, &err), EDGELLM_OK);
+    CHECK_EQ(r.n_results, 8);   /* 2 thread counts x 2 depths x (pp, tg) */
+    static const char *const tests[] = {"pp16", "tg8", "pp16 @ d24", "tg8 @ d24"};
+    for (int i = 0; i < r.n_results && i < 8; i++) {
+        CHECK(!strcmp(r.results[i].test, tests[i % 4]));
+        CHECK_EQ(r.results[i].n_depth, i % 4 < 2 ? 0 : 24);
+        CHECK_EQ(r.results[i].n_threads, i < 4 ? 1 : 2);
+        CHECK(r.results[i].avg_ts > 0);
+    }
+    /* 2 layers x (24 + (8+1)/2) rows of kv_dim 64 floats, K and V, more than at depth 0 */
+    CHECK_EQ(r.results[3].bytes_per_token - r.results[1].bytes_per_token, 2ull * 2 * 24 * 64 * 4);
+    CHECK(r.results[2].ttft_ms > 0);
+    /* bad depths */
+    p.depths[1] = -1;
+    CHECK_EQ(edgellm_bench(m, &p, &r, &err), EDGELLM_ERR_MISUSE);
+    CHECK(strstr(err.msg, "depth -1") != NULL);
+    p.depths[1] = 24;
+    p.n_depths = EDGELLM_BENCH_MAX_DEPTHS + 1;
+    CHECK_EQ(edgellm_bench(m, &p, &r, NULL), EDGELLM_ERR_MISUSE);
+    p.n_depths = EDGELLM_BENCH_MAX_DEPTHS;   /* 16 thread counts x 8 depths x 2 > the results */
+    for (int i = 0; i < EDGELLM_BENCH_MAX_DEPTHS; i++) p.depths[i] = i;
+    for (int i = 0; i < EDGELLM_BENCH_MAX_THREADS_LIST; i++) p.threads[i] = 1;
+    p.n_threads_list = EDGELLM_BENCH_MAX_THREADS_LIST;
+    CHECK_EQ(edgellm_bench(m, &p, &r, &err), EDGELLM_ERR_MISUSE);
+    CHECK(strstr(err.msg, "more than") != NULL);
+    /* the command line: -d, its JSON n_depth and CSV column, bad values */
+    char cmd[2048];
+    static char out[65536];
+    snprintf(cmd, sizeof cmd, "(%s bench -m %s -p 4 -n 2 -d 0,12 -t 1 -r 1 -o json --bw-gbps 5 2>/dev/null)",
+             EDGELLM_CLI, m);
+    CHECK_EQ(run_capture(cmd, out, sizeof out), 0);
+    CHECK(json_valid(out) && count_str(out, "\"test\": ") == 4);
+    CHECK_EQ(count_str(out, "\"n_depth\": 12"), 2);
+    CHECK_EQ(count_str(out, "\"n_depth\": 0"), 2);
+    CHECK(strstr(out, "\"test\": \"tg2 @ d12\"") != NULL);
+    snprintf(cmd, sizeof cmd, "(%s bench -m %s -p 0 -n 2 --n-depth 12 -t 1 -r 1 -o csv --bw-gbps 5 2>/dev/null)",
+             EDGELLM_CLI, m);
+    CHECK_EQ(run_capture(cmd, out, sizeof out), 0);
+    CHECK(strstr(out, ",n_gen,n_depth,test,") && strstr(out, ",0,2,12,tg2 @ d12,"));
+    snprintf(cmd, sizeof cmd, "(%s bench -m %s -p 0 -n 2 -d 12 -t 1 -r 1 --bw-gbps 5 2>/dev/null)", EDGELLM_CLI, m);
+    CHECK_EQ(run_capture(cmd, out, sizeof out), 0);
+    CHECK(strstr(out, "| tg2 @ d12 |") != NULL);
+    static const char *bad[] = {"-d -1", "-d 1,x", "-d ''", "-d 1,2,3,4,5,6,7,8,9", "-d 1048577"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(cmd, sizeof cmd, "%s bench -m %s %s", EDGELLM_CLI, m, bad[i]);
+        CHECK_EQ(run_capture(cmd, out, sizeof out), 2);
+        CHECK(strstr(out, "-d") != NULL);
+    }
+}
+
 static void test_bench_cli_json_and_md(void)
 {
     edgellm_shape s = tiny_shape("qwen2", 0);
@@ -470,6 +541,7 @@ int main(void)
     RUN(test_synth_oom_sweep);
     RUN(test_synth_cli);
     RUN(test_bench_library);
+    RUN(test_bench_depth);
     RUN(test_bench_cli_json_and_md);
     RUN(test_bench_bandwidth_cli);
     RUN(test_membw_read_of_a_buffer);

@@ -7,6 +7,10 @@
  * in anchors.md §1.5):
  *   pp<N>  one edgellm_decode of N prompt tokens from an empty KV cache;
  *   tg<N>  N edgellm_decode calls of one token each, from an empty KV cache;
+ *   "... @ d<D>"  the same test with D tokens already in the KV cache (llama-bench -d):
+ *          the D tokens are decoded once per context and depth, untimed, and every run
+ *          (warm-up included) starts from them (edgellm_ctx_truncate back to D: the same
+ *          cache llama-bench's per-run refill gives, without D tokens of prefill per run);
  *   a warm-up precedes the timed runs (pp: one full prompt pass; tg: one token), each test
  *   is repeated n_reps times and reported as mean ± sample standard deviation of tokens
  *   per second (and of nanoseconds per run); tokenization and sampling are not timed —
@@ -30,7 +34,8 @@
  *   roofline_frac   tg tok/s × bytes read per token ÷ read bandwidth, where bytes per
  *                   token = every weight tensor once, except the token-embedding table,
  *                   which contributes one row (a lookup) unless it is also the output head,
- *                   + the KV cache rows attended at the test's mean depth ((N+1)/2 for tgN).
+ *                   + the KV cache rows attended at the test's mean depth (D + (N+1)/2
+ *                   for tgN @ dD).
  *                   Bandwidth, unless given (--bw-gbps): before the first tg repetition
  *                   and after each one, a plain read (membw.c's kernel, best of 2 passes)
  *                   of the model's own tensor data by the test's thread count — the bytes
@@ -247,6 +252,8 @@ static double read_ranges_gbps(const weight_ranges *w, int n_threads)
 
 typedef struct {
     edgellm_ctx *c;
+    int depth;                  /* tokens in the cache when a run starts                    */
+    int start_past;             /* edgellm_ctx_n_past when the last run started (= depth)   */
     const int32_t *pp_tok, *tg_tok;
     const edgellm_bench_params *p;
     edgellm_error *err;
@@ -266,10 +273,21 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* Back to the state a run starts from: an empty cache, or the depth's tokens. */
+static edgellm_status rewind_ctx(runner *r)
+{
+    edgellm_status rc = EDGELLM_OK;
+    if (r->depth == 0) edgellm_ctx_reset(r->c);
+    else rc = edgellm_ctx_truncate(r->c, r->depth, r->err);
+    r->start_past = edgellm_ctx_n_past(r->c);
+    return rc;
+}
+
 /* One pp run: ns of the prompt pass, and of prompt + first decode in *ttft_ns. */
 static edgellm_status run_pp(runner *r, double *ns, double *ttft_ns)
 {
-    edgellm_ctx_reset(r->c);
+    edgellm_status rc0 = rewind_ctx(r);
+    if (rc0 != EDGELLM_OK) return rc0;
     double t0 = edgellm_time_ms();
     edgellm_status rc = edgellm_decode(r->c, r->pp_tok, r->p->n_prompt, NULL, r->err);
     double t1 = edgellm_time_ms();
@@ -282,7 +300,8 @@ static edgellm_status run_pp(runner *r, double *ns, double *ttft_ns)
 
 static edgellm_status run_tg(runner *r, int n, double *ns)
 {
-    edgellm_ctx_reset(r->c);
+    edgellm_status rc0 = rewind_ctx(r);
+    if (rc0 != EDGELLM_OK) return rc0;
     double t0 = edgellm_time_ms();
     for (int i = 0; i < n; i++) {
         edgellm_status rc = edgellm_decode(r->c, r->tg_tok + i, 1, NULL, r->err);
@@ -308,7 +327,6 @@ static edgellm_status run_test(runner *r, bool is_pp, int n_threads, edgellm_ben
     edgellm_status rc = EDGELLM_OK;
     if (!ns || !ts || !ttft || !gb || !frac) { rc = edgellm_fail_nomem(r->err, "bench"); goto done; }
     memset(res, 0, sizeof *res);
-    snprintf(res->test, sizeof res->test, "%s%d", is_pp ? "pp" : "tg", n);
     res->n_prompt = is_pp ? n : 0;
     res->n_gen = is_pp ? 0 : n;
     res->n_threads = n_threads;
@@ -327,6 +345,9 @@ static edgellm_status run_test(runner *r, bool is_pp, int n_threads, edgellm_ben
         frac[i] = gb[i] > 0 ? ts[i] * (double)r->tg_bytes / (gb[i] * 1e9) : 0;
     }
     if (rc != EDGELLM_OK) goto done;
+    res->n_depth = r->start_past;   /* where the runs started: the cache they attended to */
+    if (res->n_depth > 0) snprintf(res->test, sizeof res->test, "%s%d @ d%d", is_pp ? "pp" : "tg", n, res->n_depth);
+    else snprintf(res->test, sizeof res->test, "%s%d", is_pp ? "pp" : "tg", n);
     if (paired && gb[0] > 0) {
         res->bw_gbps = median(gb, p->n_reps);
         res->roofline_frac = median(frac, p->n_reps);
@@ -418,6 +439,23 @@ edgellm_status edgellm_bench(const char *path, const edgellm_bench_params *pp, e
         p.threads[0] = EDGELLM_MIN(edgellm_n_physical_cores(), EDGELLM_MAX_THREADS);
         p.n_threads_list = 1;
     }
+    if (p.n_depths < 0 || p.n_depths > EDGELLM_BENCH_MAX_DEPTHS)
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "bench: %d depths, expected at most %d", p.n_depths,
+                            EDGELLM_BENCH_MAX_DEPTHS);
+    if (p.n_depths == 0) {
+        p.depths[0] = 0;
+        p.n_depths = 1;
+    }
+    int max_depth = 0;
+    for (int i = 0; i < p.n_depths; i++) {
+        if (p.depths[i] < 0 || p.depths[i] > (1 << 20))
+            return edgellm_fail(err, EDGELLM_ERR_MISUSE, "bench: depth %d outside 0..%d", p.depths[i], 1 << 20);
+        max_depth = EDGELLM_MAX(max_depth, p.depths[i]);
+    }
+    const int n_kinds = (p.n_prompt > 0) + (p.n_gen > 0);
+    if (p.n_threads_list * p.n_depths * n_kinds > EDGELLM_BENCH_MAX_RESULTS)
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "bench: %d thread counts x %d depths x %d tests is more than %d",
+                            p.n_threads_list, p.n_depths, n_kinds, EDGELLM_BENCH_MAX_RESULTS);
     for (int i = 0; i < p.n_threads_list; i++)
         if (p.threads[i] < 1 || p.threads[i] > EDGELLM_MAX_THREADS)
             return edgellm_fail(err, EDGELLM_ERR_MISUSE, "bench: thread count %d outside 1..%d", p.threads[i],
@@ -426,7 +464,7 @@ edgellm_status edgellm_bench(const char *path, const edgellm_bench_params *pp, e
     edgellm_status rc = EDGELLM_OK;
     edgellm_model *m = NULL;
     edgellm_ctx *c = NULL;
-    int32_t *pp_tok = NULL, *tg_tok = NULL;
+    int32_t *pp_tok = NULL, *tg_tok = NULL, *dp_tok = NULL;
 
     (void)reset_peak_rss();   /* so an earlier model of the same process does not count */
     /* load: cold first (when the kernel lets us drop the cache), then warm */
@@ -468,37 +506,48 @@ edgellm_status edgellm_bench(const char *path, const edgellm_bench_params *pp, e
     const int n_vocab = m->hp.n_vocab;
     pp_tok = edgellm_malloc((size_t)EDGELLM_MAX(p.n_prompt, 1) * sizeof *pp_tok);
     tg_tok = edgellm_malloc((size_t)EDGELLM_MAX(p.n_gen, 1) * sizeof *tg_tok);
-    if (!pp_tok || !tg_tok) { rc = edgellm_fail_nomem(err, path); goto done; }
+    dp_tok = edgellm_malloc((size_t)EDGELLM_MAX(max_depth, 1) * sizeof *dp_tok);
+    if (!pp_tok || !tg_tok || !dp_tok) { rc = edgellm_fail_nomem(err, path); goto done; }
     fill_tokens(pp_tok, p.n_prompt, n_vocab, 1);
     fill_tokens(tg_tok, EDGELLM_MAX(p.n_gen, 1), n_vocab, 2);
+    fill_tokens(dp_tok, max_depth, n_vocab, 3);
 
-    const int n_tests = p.n_threads_list * ((p.n_prompt > 0) + (p.n_gen > 0));
+    const int n_tests = p.n_threads_list * p.n_depths * n_kinds;
     int done_tests = 0;
     for (int ti = 0; ti < p.n_threads_list && rc == EDGELLM_OK; ti++) {
         edgellm_ctx_params cp = edgellm_ctx_default_params();
-        cp.n_ctx = p.n_prompt + EDGELLM_MAX(p.n_gen, 1) + 1;
+        cp.n_ctx = max_depth + p.n_prompt + EDGELLM_MAX(p.n_gen, 1) + 1;
         cp.n_threads = p.threads[ti];
         cp.kv_type = p.kv_type;
         if ((rc = edgellm_ctx_new(m, &cp, &c, err)) != EDGELLM_OK) break;
-        runner run = {c, pp_tok, tg_tok, &p, err, &wr,
-                      r->weight_bytes_per_token + edgellm_bench_kv_bytes_per_token(m, (p.n_gen + 1) / 2, p.kv_type)};
-        for (int k = 0; k < 2 && rc == EDGELLM_OK; k++) {
-            bool is_pp = k == 0;
-            if ((is_pp ? p.n_prompt : p.n_gen) == 0) continue;
-            if (p.progress) {
-                char what[64];
-                snprintf(what, sizeof what, "%s%d, %d thread%s", is_pp ? "pp" : "tg", is_pp ? p.n_prompt : p.n_gen,
-                         p.threads[ti], p.threads[ti] == 1 ? "" : "s");
-                if (p.progress(p.progress_user, (double)done_tests / n_tests, what)) {
-                    rc = edgellm_fail(err, EDGELLM_ERR_CANCELLED, "%s: bench cancelled", path);
-                    break;
-                }
+        for (int di = 0; di < p.n_depths && rc == EDGELLM_OK; di++) {
+            const int depth = p.depths[di];
+            runner run = {c, depth, 0, pp_tok, tg_tok, &p, err, &wr,
+                          r->weight_bytes_per_token +
+                              edgellm_bench_kv_bytes_per_token(m, depth + (p.n_gen + 1) / 2, p.kv_type)};
+            if (depth > 0) {                /* the depth's tokens, once, untimed */
+                edgellm_ctx_reset(c);
+                if ((rc = edgellm_decode(c, dp_tok, depth, NULL, err)) != EDGELLM_OK) break;
             }
-            edgellm_bench_result *res = &r->results[r->n_results];
-            if ((rc = run_test(&run, is_pp, p.threads[ti], res)) != EDGELLM_OK) break;
-            if (!is_pp) res->bytes_per_token = run.tg_bytes;
-            r->n_results++;
-            done_tests++;
+            for (int k = 0; k < 2 && rc == EDGELLM_OK; k++) {
+                bool is_pp = k == 0;
+                if ((is_pp ? p.n_prompt : p.n_gen) == 0) continue;
+                if (p.progress) {
+                    char what[64], at[24] = "";
+                    if (depth > 0) snprintf(at, sizeof at, " @ d%d", depth);
+                    snprintf(what, sizeof what, "%s%d%s, %d thread%s", is_pp ? "pp" : "tg", is_pp ? p.n_prompt : p.n_gen,
+                             at, p.threads[ti], p.threads[ti] == 1 ? "" : "s");
+                    if (p.progress(p.progress_user, (double)done_tests / n_tests, what)) {
+                        rc = edgellm_fail(err, EDGELLM_ERR_CANCELLED, "%s: bench cancelled", path);
+                        break;
+                    }
+                }
+                edgellm_bench_result *res = &r->results[r->n_results];
+                if ((rc = run_test(&run, is_pp, p.threads[ti], res)) != EDGELLM_OK) break;
+                if (!is_pp) res->bytes_per_token = run.tg_bytes;
+                r->n_results++;
+                done_tests++;
+            }
         }
         edgellm_ctx_free(c);
         c = NULL;
@@ -529,5 +578,6 @@ done:
     edgellm_model_free(m);
     edgellm_free(pp_tok);
     edgellm_free(tg_tok);
+    edgellm_free(dp_tok);
     return rc;
 }
