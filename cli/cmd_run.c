@@ -227,8 +227,9 @@ int cmd_run(int argc, char **argv)
         int n_tok = 0;
         int32_t *ids = plen < (size_t)INT_MAX - 16 ? malloc((plen + 16) * sizeof *ids) : NULL;
         if (!ids) { fprintf(stderr, "edgellm run: %s: out of memory for the prompt's tokens\n", model_path); goto done; }
-        edgellm_status ts = edgellm_tokenize(edgellm_model_tokenizer(model), prompt, plen, gp.add_bos, ids,
-                                             (int)plen + 16, &n_tok, &err);
+        const edgellm_tokenizer *tok = edgellm_model_text_tokenizer(model, &err);
+        edgellm_status ts = tok ? edgellm_tokenize(tok, prompt, plen, gp.add_bos, ids, (int)plen + 16, &n_tok, &err)
+                                : EDGELLM_ERR_UNSUPPORTED;
         free(ids);
         if (ts != EDGELLM_OK) { cli_print_error("run", &err); goto done; }
         if (n_tok > n_ctx) {

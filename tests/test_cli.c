@@ -132,6 +132,47 @@ static void test_cli_output_is_input_exit_2(void)
 
 /* A bad flag value names the flag and the value, exits 2 and points to the command's help,
  * as a wrong flag does (bench and synth once returned 2 without the pointer). */
+/* A model whose file has no tokenizer (tokenizer.ggml.model renamed) still loads (it runs on
+ * token ids: logits --tokens), but every command given text fails with exit 1 and names the
+ * file and the missing key, not an internal "NULL argument" (a new user's find). */
+static void test_cli_text_commands_need_a_tokenizer(void)
+{
+    NEED_SHARED(model, STORIES);
+    NEED_SHARED(text, VAL_TEXT);
+    size_t n = 0;
+    char *data = read_file(model, &n);
+    CHECK(data != NULL);
+    if (!data) return;
+    static const char key[] = "tokenizer.ggml.model";
+    char *k = memmem(data, n, key, sizeof key - 1);
+    CHECK(k != NULL);
+    if (k) k[sizeof key - 2] = 'X';
+    const char *notok = tmp_path("notok.gguf"), *task = tmp_path("notok-task.jsonl");
+    CHECK(write_file(notok, data, n) == 0);
+    free(data);
+    static const char item[] = "{\"context\": \"a b\", \"choices\": [\" c\", \" d\"], \"label\": 0}\n";
+    CHECK(write_file(task, item, sizeof item - 1) == 0);
+    char args[4096], err[4096];
+    const char *cmds[] = {"run -m %s -p hi -n 2", "eval ppl -m %s -f %s -c 64", "eval save-logits -m %s -f %s -c 64 -o x.bin",
+                          "eval task -m %s --data %s"};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        snprintf(args, sizeof args, cmds[i], notok, i == 3 ? task : text);
+        CHECK_EQ(run_cli(args, NULL, 0, err, sizeof err), 1);
+        CHECK(strstr(err, "notok.gguf") && strstr(err, "tokenizer.ggml.model is missing"));
+        if (!strstr(err, "tokenizer.ggml.model is missing")) fprintf(stderr, "   %s: %s\n", args, err);
+    }
+    /* the reference without a tokenizer, and the model under test */
+    snprintf(args, sizeof args, "eval compare -m %s --ref %s -f %s -c 64", model, notok, text);
+    CHECK_EQ(run_cli(args, NULL, 0, err, sizeof err), 1);
+    CHECK(strstr(err, "notok.gguf") && strstr(err, "tokenizer.ggml.model is missing"));
+    snprintf(args, sizeof args, "eval compare -m %s --ref %s -f %s -c 64", notok, model, text);
+    CHECK_EQ(run_cli(args, NULL, 0, err, sizeof err), 1);
+    CHECK(strstr(err, "notok.gguf") && strstr(err, "tokenizer.ggml.model is missing"));
+    /* token ids still work */
+    snprintf(args, sizeof args, "logits -m %s --tokens \"1 2 3\" -o %s", notok, tmp_path("notok.f32"));
+    CHECK_EQ(run_cli(args, NULL, 0, err, sizeof err), 0);
+}
+
 static void test_cli_bad_values_point_to_help(void)
 {
     static const char *cases[][2] = {
@@ -293,6 +334,7 @@ int main(void)
     RUN(test_cli_info_takes_model_flag);
     RUN(test_cli_output_is_input_exit_2);
     RUN(test_cli_bad_values_point_to_help);
+    RUN(test_cli_text_commands_need_a_tokenizer);
     RUN(test_cli_bench_checks_models_before_printing);
     RUN(test_cli_bench_skips_a_model_that_fails);
     RUN(test_cli_sweep_no_bench_prints_dash);

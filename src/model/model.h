@@ -70,6 +70,7 @@ struct edgellm_model {
     char              *path;           /* owned copy, for messages                   */
     edgellm_gguf      *gguf;           /* owns the mapping all views point into      */
     edgellm_tokenizer *tok;            /* owned; NULL when the tokenizer is unsupported */
+    char tok_error[512];               /* why tok is NULL (the loader's message)        */
     const edgellm_arch *arch;
     edgellm_hparams    hp;
     edgellm_tensor     token_embd;     /* [n_vocab][n_embd]                          */

@@ -344,6 +344,7 @@ edgellm_status edgellm_model_load(const char *path, const edgellm_model_params *
     rc = edgellm_tokenizer_from_gguf(m->gguf, &m->tok, &terr);
     if (rc == EDGELLM_ERR_UNSUPPORTED) {
         m->tok = NULL;              /* the model still runs on token ids */
+        snprintf(m->tok_error, sizeof m->tok_error, "%s", terr.msg);
         rc = EDGELLM_OK;
     } else if (rc != EDGELLM_OK) {
         if (err) *err = terr;
@@ -388,3 +389,15 @@ void edgellm_model_get_info(const edgellm_model *m, edgellm_model_info *out)
 }
 
 const edgellm_tokenizer *edgellm_model_tokenizer(const edgellm_model *m) { return m ? m->tok : NULL; }
+
+const edgellm_tokenizer *edgellm_model_text_tokenizer(const edgellm_model *m, edgellm_error *err)
+{
+    if (!m) {
+        edgellm_fail(err, EDGELLM_ERR_MISUSE, "text tokenizer: model is NULL");
+        return NULL;
+    }
+    if (!m->tok)
+        edgellm_fail(err, EDGELLM_ERR_UNSUPPORTED, "%s; text needs one (the model runs on token ids only)",
+                     m->tok_error[0] ? m->tok_error : "no tokenizer");
+    return m->tok;
+}

@@ -182,7 +182,8 @@ edgellm_status edgellm_eval_compare(const edgellm_model *m, const edgellm_model 
     memset(&rr, 0, sizeof rr);
     memset(&acc, 0, sizeof acc);
     edgellm_status rc = EDGELLM_OK;
-    const edgellm_tokenizer *tok = edgellm_model_tokenizer(m);
+    const edgellm_tokenizer *tok = edgellm_model_text_tokenizer(m, err);
+    if (!tok) return EDGELLM_ERR_UNSUPPORTED;
     int n_vocab = edgellm_tokenizer_n_vocab(tok);
 
     if (ref_logits_path) {
@@ -191,7 +192,11 @@ edgellm_status edgellm_eval_compare(const edgellm_model *m, const edgellm_model 
         if ((rc = layout_from_file(f, ref_logits_path, params ? params : &dp, &p, err)) != EDGELLM_OK) goto done;
         snprintf(out->ref_name, sizeof out->ref_name, "%s", edgellm_eval_logits_model_name(f));
     } else {
-        const edgellm_tokenizer *rt = edgellm_model_tokenizer(ref);
+        const edgellm_tokenizer *rt = edgellm_model_text_tokenizer(ref, err);
+        if (!rt) {
+            rc = EDGELLM_ERR_UNSUPPORTED;
+            goto done;
+        }
         if (edgellm_tokenizer_n_vocab(rt) != n_vocab || edgellm_eval_tokenizer_hash(rt) != edgellm_eval_tokenizer_hash(tok)) {
             rc = edgellm_fail(err, EDGELLM_ERR_MISUSE,
                               "%s: its tokenizer (%d tokens) differs from the reference %s's (%d tokens): "

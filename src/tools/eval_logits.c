@@ -232,7 +232,8 @@ edgellm_status edgellm_eval_save_logits(const edgellm_model *ref, const char *te
     char *tmp = NULL;
     uint8_t *rec = NULL, *mask = NULL;
     int32_t *ids = NULL;
-    const edgellm_tokenizer *tok = edgellm_model_tokenizer(ref);
+    const edgellm_tokenizer *tok = edgellm_model_text_tokenizer(ref, err);
+    if (!tok) return EDGELLM_ERR_UNSUPPORTED;
     edgellm_status rc = edgellm_eval_plan_make(tok, text, len, p, &pl, err);
     if (rc != EDGELLM_OK) return rc;
     if ((rc = edgellm_eval_runner_init(&r, ref, &pl, p->n_threads, p->kv_type, err)) != EDGELLM_OK) goto done;
@@ -385,8 +386,12 @@ edgellm_status edgellm_eval_logits_open(const char *path, const edgellm_model *m
 
     /* the model under test against the file */
     const logits_header *h = &lf->h;
-    const edgellm_tokenizer *tok = edgellm_model_tokenizer(m);
+    const edgellm_tokenizer *tok = edgellm_model_text_tokenizer(m, err);
     const char *mp = edgellm_eval_model_path(m);
+    if (!tok) {
+        rc = EDGELLM_ERR_UNSUPPORTED;
+        goto fail;
+    }
     int nv = edgellm_tokenizer_n_vocab(tok);
     if ((uint32_t)nv != h->n_vocab || edgellm_eval_tokenizer_hash(tok) != h->tokenizer_hash) {
         rc = edgellm_fail(err, EDGELLM_ERR_MISUSE,

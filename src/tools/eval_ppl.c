@@ -39,7 +39,9 @@ edgellm_status edgellm_eval_ppl(const edgellm_model *m, const char *text, size_t
     edgellm_eval_plan pl;
     edgellm_eval_runner r;
     memset(&r, 0, sizeof r);
-    edgellm_status rc = edgellm_eval_plan_make(edgellm_model_tokenizer(m), text, len, p, &pl, err);
+    const edgellm_tokenizer *tok = edgellm_model_text_tokenizer(m, err);
+    if (!tok) return EDGELLM_ERR_UNSUPPORTED;
+    edgellm_status rc = edgellm_eval_plan_make(tok, text, len, p, &pl, err);
     if (rc != EDGELLM_OK) return rc;
     if ((rc = edgellm_eval_runner_init(&r, m, &pl, p->n_threads, p->kv_type, err)) != EDGELLM_OK) goto done;
 

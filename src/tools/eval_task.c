@@ -151,7 +151,8 @@ done:
 edgellm_status edgellm_eval_choice_scores(edgellm_ctx *ctx, const edgellm_eval_item *it, int item, float **logits,
                                           size_t *logits_cap, double *scores, edgellm_error *err)
 {
-    const edgellm_tokenizer *tok = edgellm_model_tokenizer(edgellm_ctx_model(ctx));
+    const edgellm_tokenizer *tok = edgellm_model_text_tokenizer(edgellm_ctx_model(ctx), err);
+    if (!tok) return EDGELLM_ERR_UNSUPPORTED;
     int32_t *ctx_ids = NULL;
     int n_ctx_ids = 0, cached = 0;
     edgellm_ctx_reset(ctx);
