@@ -482,13 +482,75 @@ static void test_plan_offline_batch_and_realtime_pick(void)
     edgellm_plan_params p = params_for("smollm2-135m", "laptop-16gb", 2048);
     edgellm_plan_report *r = new_report();
     CHECK_OK(edgellm_plan(&p, r, NULL));
-    /* a 135M model on a laptop: everything fits, F16 (best quality) meets the latency */
-    CHECK(r->realtime_pick >= 0 && !strcmp(r->rows[r->realtime_pick].type, "F16"));
-    CHECK(r->rows[r->realtime_pick].ttft_ms <= 200.0);
+    /* real-time: the best quality among the precisions that fit and reach the first token
+     * within 200 ms */
+    CHECK(r->realtime_pick >= 0);
+    const edgellm_plan_row *rt = r->realtime_pick >= 0 ? &r->rows[r->realtime_pick] : NULL;
+    CHECK(rt && rt->ttft_ms <= 200.0);
+    for (int i = 0; rt && i < r->n_rows; i++)
+        if (r->rows[i].verdict == EDGELLM_PLAN_FITS && r->rows[i].ttft_ms <= 200.0)
+            CHECK(!(r->rows[i].quality.kld < rt->quality.kld));
+    /* F16 has no tile kernel in edgellm: its prefill costs ~7x Q4_0's per multiply-add
+     * (edgellm_plan_kernel_cost), so 64 tokens miss 200 ms here and Q8_0 is picked */
+    const edgellm_plan_row *f16 = row_named(r, "F16"), *q4 = row_named(r, "Q4_0"), *i4 = row_named(r, "I4_G128_SYM");
+    CHECK(f16 && q4 && i4);
+    if (f16 && q4 && i4) {
+        CHECK(f16->ttft_ms > 4 * q4->ttft_ms && i4->ttft_ms > 3 * q4->ttft_ms);
+        CHECK(i4->decode_tps < q4->decode_tps);   /* fewer bytes, but a slower kernel */
+    }
+    CHECK(rt && !strcmp(rt->type, "Q8_0"));
+    /* offline: F16, the best quality; one sequence is already compute-bound, so a batch
+     * would not be faster and none is advised */
+    CHECK(r->offline_pick >= 0 && !strcmp(r->rows[r->offline_pick].type, "F16"));
+    CHECK_EQ(r->offline_batch, 1);
+    if (r->offline_pick >= 0)
+        CHECK_NEAR(r->offline_batch_tps, r->rows[r->offline_pick].decode_tps, 1e-9 * r->offline_batch_tps);
+    CHECK(strstr(r->offline_why, "would not be faster") != NULL);
+    /* with compute to spare (Q4_0 prefill at 300 GFLOP/s per core, as measured on the dev
+     * machine), memory bounds one sequence: a batch of 8 pays */
+    edgellm_plan_device fast;
+    CHECK_OK(edgellm_plan_find_device("laptop-16gb", &fast, NULL));
+    snprintf(fast.name, sizeof fast.name, "fast-laptop");
+    fast.gflops_big = 300;
+    p.device = "fast-laptop";
+    p.extra_devices = &fast;
+    p.n_extra_devices = 1;
+    CHECK_OK(edgellm_plan(&p, r, NULL));
     CHECK(r->offline_pick >= 0 && !strcmp(r->rows[r->offline_pick].type, "F16"));
     CHECK_EQ(r->offline_batch, 8);
-    CHECK(r->offline_batch_tps > r->rows[r->offline_pick].decode_tps);
+    CHECK(r->offline_pick >= 0 && r->offline_batch_tps > 2 * r->rows[r->offline_pick].decode_tps);
     free(r);
+}
+
+/* Kernel costs relative to Q4_0 prefill: Q4_0 itself 1, the tile-kernel types near it,
+ * edgellm's group-wise types and F16 several times dearer; decode dearer than prefill for
+ * the tile-kernel types (a row at a time); the plan's weighted params follow the recipe. */
+static void test_plan_kernel_costs(void)
+{
+    double pp, dec;
+    edgellm_plan_kernel_cost(EDGELLM_TYPE_Q4_0, &pp, &dec);
+    CHECK_NEAR(pp, 1.0, 0);
+    CHECK(dec > 1.5 && dec < 2.5);
+    edgellm_plan_kernel_cost(EDGELLM_TYPE_Q8_0, &pp, &dec);
+    CHECK(pp > 0.9 && pp < 1.2);
+    edgellm_plan_kernel_cost(EDGELLM_TYPE_I4_G128_SYM, &pp, &dec);
+    CHECK(pp > 5 && dec > 5);
+    double pp64, dec64;
+    edgellm_plan_kernel_cost(EDGELLM_TYPE_I4_G64_ASYM, &pp64, &dec64);
+    CHECK(pp64 > pp);   /* asymmetric: dearer */
+    edgellm_plan_kernel_cost(EDGELLM_TYPE_F16, &pp, &dec);
+    CHECK(pp > 5);
+    edgellm_plan_model m;
+    CHECK_OK(edgellm_plan_model_from_shape(2, 256, 4, 4, 512, 1000, &m, NULL));
+    edgellm_plan_tensor t[64];
+    size_t n = edgellm_plan_shape_tensors(&m, t, 64);
+    edgellm_plan_recipe rq;
+    CHECK_OK(edgellm_plan_recipe_from_name("Q8_0", &rq, NULL));
+    edgellm_plan_weights w;
+    edgellm_plan_recipe_weights(&rq, t, n, m.n_layer, m.tied_embeddings, &w);
+    edgellm_plan_kernel_cost(EDGELLM_TYPE_Q8_0, &pp, &dec);
+    CHECK_NEAR((double)w.pp_params, pp * (double)w.matmul_params, 1.0);   /* every matrix Q8_0 */
+    CHECK_NEAR((double)w.dec_params, dec * (double)w.matmul_params, 1.0);
 }
 
 static void test_plan_bad_params(void)
@@ -1047,6 +1109,7 @@ int main(void)
     RUN(test_plan_max_ctx_is_the_largest_that_fits);
     RUN(test_plan_nothing_fits_gives_advice);
     RUN(test_plan_offline_batch_and_realtime_pick);
+    RUN(test_plan_kernel_costs);
     RUN(test_plan_bad_params);
     RUN(test_plan_user_device_and_quality);
     RUN(test_plan_gguf_model);

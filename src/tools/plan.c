@@ -142,13 +142,13 @@ static void fill_row(const plan_job *j, const edgellm_plan_params *p, const edge
     row->max_ctx = max_ctx_within(j, &w, row->budget_bytes);
     uint64_t kv_read = edgellm_plan_kv_bytes(j->m->n_layer, j->n_ctx, j->m->n_head_kv, j->m->head_dim, j->kv_type);
     row->read_bytes_per_token = w.read_bytes + kv_read;
-    double steps = edgellm_plan_decode_steps_per_s(j->m, j->d, w.read_bytes, w.matmul_params, j->n_ctx, j->kv_type,
+    double steps = edgellm_plan_decode_steps_per_s(j->m, j->d, w.read_bytes, w.dec_params, j->n_ctx, j->kv_type,
                                                    j->batch, j->eff);
     row->decode_tps = steps * p->calibration;
     row->decode_tps_total = row->decode_tps * j->batch;
-    double pp_ms = edgellm_plan_prefill_ms(j->m, j->d, w.read_bytes, w.matmul_params, 512, j->eff);
+    double pp_ms = edgellm_plan_prefill_ms(j->m, j->d, w.read_bytes, w.pp_params, 512, j->eff);
     row->prefill_tps = pp_ms > 0 ? 512.0 / (pp_ms / 1000.0) * p->calibration : 0.0;
-    row->ttft_ms = edgellm_plan_prefill_ms(j->m, j->d, w.read_bytes, w.matmul_params, p->prompt_tokens, j->eff) /
+    row->ttft_ms = edgellm_plan_prefill_ms(j->m, j->d, w.read_bytes, w.pp_params, p->prompt_tokens, j->eff) /
                    p->calibration;
     find_quality(p, row->type, &row->quality);
 }
@@ -181,7 +181,7 @@ static int max_prompt_within(const plan_job *j, const edgellm_plan_weights *w, d
     int lo = 0, hi = 1 << 20;
     while (hi - lo > 1) {
         int mid = lo + (hi - lo) / 2;
-        double ms = edgellm_plan_prefill_ms(j->m, j->d, w->read_bytes, w->matmul_params, mid, j->eff) / calibration;
+        double ms = edgellm_plan_prefill_ms(j->m, j->d, w->read_bytes, w->pp_params, mid, j->eff) / calibration;
         if (ms <= budget_ms) lo = mid;
         else hi = mid;
     }
@@ -249,17 +249,31 @@ static void recommend_offline(const plan_job *j, const edgellm_plan_params *p, c
     edgellm_plan_weights w;
     edgellm_plan_recipe_weights(&recipes[pick], j->t, j->n, j->m->n_layer, j->m->tied_embeddings, &w);
     uint64_t budget = budget_of(j);
-    int b = 1;
-    for (int k = EDGELLM_PLAN_MAX_BATCH; k >= 1; k--)
-        if (total_at(j, &w, j->n_ctx, k) <= budget) { b = k; break; }
-    double steps = edgellm_plan_decode_steps_per_s(j->m, j->d, w.read_bytes, w.matmul_params, j->n_ctx, j->kv_type,
-                                                   b, j->eff);
-    double alone = edgellm_plan_decode_steps_per_s(j->m, j->d, w.read_bytes, w.matmul_params, j->n_ctx, j->kv_type,
-                                                   1, j->eff) * p->calibration;
+    /* b sequences decode as a b-token batch (the prefill kernels' cost per multiply-add):
+     * the batch that fits and gives the most tokens per second in total, the smallest of
+     * equals; where compute already bounds one sequence (a type without a tile kernel),
+     * batching gains nothing and b stays 1 */
+    const double alone = edgellm_plan_decode_steps_per_s(j->m, j->d, w.read_bytes, w.dec_params, j->n_ctx,
+                                                         j->kv_type, 1, j->eff) * p->calibration;
+    int b = 1, fits = 1;
+    double best = alone;
+    for (int k = 2; k <= EDGELLM_PLAN_MAX_BATCH; k++) {
+        if (total_at(j, &w, j->n_ctx, k) > budget) break;
+        fits = k;
+        const double total = k * p->calibration *
+                             edgellm_plan_decode_steps_per_s(j->m, j->d, w.read_bytes, w.pp_params, j->n_ctx,
+                                                             j->kv_type, k, j->eff);
+        if (total > best * 1.0001) { best = total; b = k; }
+    }
     r->offline_batch = b;
-    r->offline_batch_tps = steps * b * p->calibration;
+    r->offline_batch_tps = best;
     const edgellm_plan_row *row = &r->rows[pick];
-    if (b > 1)
+    if (b == 1 && fits > 1)
+        snprintf(r->offline_why, sizeof r->offline_why,
+                 "%s: the best quality that fits (%.2f of %.2f GiB), %.1f tok/s; batching would not be faster "
+                 "(compute bounds it, not memory).",
+                 row->type, row->total_bytes / GIB_D, row->budget_bytes / GIB_D, alone);
+    else if (b > 1)
         snprintf(r->offline_why, sizeof r->offline_why,
                  "%s: the best quality that fits (%.2f of %.2f GiB). Decode %d sequences as a batch: %.1f tok/s in "
                  "total (%.1f alone)%s.",

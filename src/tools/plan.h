@@ -120,8 +120,19 @@ typedef struct {
     uint64_t read_bytes;      /* streamed per decode step: all but token_embd (one row)  */
     uint64_t matmul_params;   /* weights multiplied per token: all matrices but token_embd
                                  (tied: token_embd is the output matrix and counts)      */
+    uint64_t pp_params;       /* matmul_params, each tensor's times its type's prefill cost
+                                 and decode cost (edgellm_plan_kernel_cost): the compute  */
+    uint64_t dec_params;      /* a token takes, in Q4_0-prefill multiply-adds            */
     uint64_t n_params;
 } edgellm_plan_weights;
+
+/* Cost of a multiply-add with weights of `type` in edgellm's matrix kernels, relative to
+ * Q4_0 prefill (the kernel `plan --device host` measures GFLOP/s with, compute_bench.c):
+ * *pp in prefill (tile kernels for Q4_0/Q8_0/Q4_K/Q6_K; the others a dot per row and
+ * token), *dec in decode (one row at a time). Measured with bench_kernels on the Zen 5 dev
+ * machine, AVX-512 level, one thread (pp64 and L2-resident decode GFLOP/s); other CPUs'
+ * ratios differ (a NEON build has tile kernels for Q4_0/Q8_0 only). */
+void edgellm_plan_kernel_cost(int type, double *pp, double *dec);
 
 void edgellm_plan_recipe_weights(const edgellm_plan_recipe *r, const edgellm_plan_tensor *t, size_t n,
                                  int n_layer, int tied, edgellm_plan_weights *out);

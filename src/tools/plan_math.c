@@ -11,9 +11,13 @@
  *   overhead = executable, libc, stacks + tokenizer tables (n_vocab x 40 B)
  * Speed (anchors.md §4.1 roofline):
  *   decode step  = max(bytes read / (bandwidth x efficiency), FLOPs / (big cores x GFLOP/s))
+ *                  (GFLOP/s: Q4_0 prefill's; each matrix's FLOPs weighted by its type's kernel
+ *                  cost relative to that, edgellm_plan_kernel_cost: decode runs one row at a
+ *                  time, and most types have no tile kernel, ~2-15x the cost)
  *                  + n_layer x 20 us (thread hand-offs; matters for tiny models only)
  *                  bytes read = every matrix once (token_embd: one row) + the KV cache
- *   prefill      = max(FLOPs / compute, weights streamed once per 512-token ubatch)
+ *   prefill      = max(FLOPs / compute, weights streamed once per 512-token ubatch), FLOPs
+ *                  weighted by the types' prefill kernel cost (I4/Q5_0/F16: ~7-10x Q4_0's)
  *                  + n_layer x 20 us per ubatch
  *   FLOPs/token  = 2 x matmul weights + 4 x n_layer x n_head x head_dim x position
  *
@@ -240,15 +244,48 @@ edgellm_status edgellm_plan_recipe_from_name(const char *name, edgellm_plan_reci
     return EDGELLM_OK;
 }
 
+/* GFLOP/s of each type's kernels, bench_kernels on the dev machine (2048 x 2048 matrix,
+ * one thread, AVX-512 level, 2026-11-30): {type, pp64 prefill, L2-resident decode}. The
+ * types without a tile kernel run prefill as a dot per row and token, ~10x slower than
+ * Q4_0's; group-wise sizes other than 128 are taken as g128. */
+static const struct { int type; double pp, dec; } kernel_gflops[] = {
+    {EDGELLM_TYPE_Q4_0, 302, 157},  {EDGELLM_TYPE_Q8_0, 284, 108},  {EDGELLM_TYPE_Q4_K, 164, 149},
+    {EDGELLM_TYPE_Q6_K, 149, 131},  {EDGELLM_TYPE_Q5_K, 67, 72},    {EDGELLM_TYPE_Q2_K, 74, 78},
+    {EDGELLM_TYPE_Q3_K, 18, 20},    {EDGELLM_TYPE_Q4_1, 25, 29},    {EDGELLM_TYPE_Q5_0, 31, 39},
+    {EDGELLM_TYPE_Q5_1, 28, 30},    {EDGELLM_TYPE_F16, 43, 57},     {EDGELLM_TYPE_BF16, 43, 57},
+    {EDGELLM_TYPE_F32, 31, 33},
+};
+
+void edgellm_plan_kernel_cost(int type, double *pp, double *dec)
+{
+    const double q4_pp = 302;
+    double gpp = 0, gdec = 0;
+    for (size_t i = 0; i < sizeof kernel_gflops / sizeof kernel_gflops[0]; i++)
+        if (kernel_gflops[i].type == type) {
+            gpp = kernel_gflops[i].pp;
+            gdec = kernel_gflops[i].dec;
+        }
+    int bits = 0, group = 0, asym = 0;
+    if (gpp == 0 && own_type(type, &bits, &group, &asym)) {
+        gpp = bits == 8 ? 48 : asym ? 33 : 47;        /* I8_G128_SYM, I4_G128_ASYM, I4_G128_SYM */
+        gdec = bits == 8 ? 58 : asym ? 35 : 51;
+    }
+    if (gpp == 0) gpp = gdec = q4_pp / 4;            /* unmeasured: a slow dot loop */
+    *pp = q4_pp / gpp;
+    *dec = q4_pp / gdec;
+}
+
 void edgellm_plan_recipe_weights(const edgellm_plan_recipe *r, const edgellm_plan_tensor *t, size_t n, int n_layer,
                                  int tied, edgellm_plan_weights *out)
 {
     (void)tied;   /* a tied token_embd already carries the OUTPUT role */
     memset(out, 0, sizeof *out);
+    double pp = 0, dec = 0;
     for (size_t i = 0; i < n; i++) {
         uint64_t bytes;
+        const int type = r->file && t[i].file_type >= 0 ? t[i].file_type : edgellm_plan_tensor_type(r, &t[i], n_layer);
         if (r->file && t[i].file_type >= 0) bytes = t[i].file_bytes;
-        else bytes = edgellm_plan_type_bytes(edgellm_plan_tensor_type(r, &t[i], n_layer), t[i].ne0, t[i].n_rows);
+        else bytes = edgellm_plan_type_bytes(type, t[i].ne0, t[i].n_rows);
         uint64_t params = (uint64_t)t[i].ne0 * (uint64_t)t[i].n_rows;
         out->weight_bytes += bytes;
         out->n_params += params;
@@ -256,9 +293,17 @@ void edgellm_plan_recipe_weights(const edgellm_plan_recipe *r, const edgellm_pla
             out->read_bytes += t[i].n_rows ? bytes / (uint64_t)t[i].n_rows : 0;   /* one row per token */
         } else {
             out->read_bytes += bytes;
-            if (t[i].role != EDGELLM_PT_NORM) out->matmul_params += params;
+            if (t[i].role != EDGELLM_PT_NORM) {
+                double cpp, cdec;
+                edgellm_plan_kernel_cost(type, &cpp, &cdec);
+                out->matmul_params += params;
+                pp += cpp * (double)params;
+                dec += cdec * (double)params;
+            }
         }
     }
+    out->pp_params = (uint64_t)llround(pp);
+    out->dec_params = (uint64_t)llround(dec);
 }
 
 /* ------------------------------------------------------------------- memory ---- */
