@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #define MAX_KEEP 64
@@ -129,13 +130,41 @@ static int write_report(const char *path, const char *in, const char *out, const
     return 0;
 }
 
+/* edgellm's group-wise types by the short names --type and plan --types take: "i4", "i8"
+ * (group 128, symmetric), "i4_g64", "i4:g64", "i8_g256_asym", "i4:g128:asym", any case ->
+ * "I4_G64_SYM" style in out; false for anything else. */
+static bool group_alias(const char *s, char *out, size_t n)
+{
+    int bits = 0, group = 128, len = 0;
+    if (sscanf(s, "%*1[iI]%1d%n", &bits, &len) != 1 || (bits != 4 && bits != 8)) return false;
+    const char *p = s + len;
+    if ((*p == '_' || *p == ':') && (p[1] == 'g' || p[1] == 'G')) {
+        int used = 0;
+        if (sscanf(p + 2, "%d%n", &group, &used) != 1 || (group != 64 && group != 128 && group != 256)) return false;
+        p += 2 + used;
+    }
+    bool asym = false;
+    if (*p == '_' || *p == ':') {
+        if (!strcasecmp(p + 1, "asym")) asym = true;
+        else if (strcasecmp(p + 1, "sym")) return false;
+        p += strlen(p);
+    }
+    if (*p) return false;
+    snprintf(out, n, "I%d_G%d_%s", bits, group, asym ? "ASYM" : "SYM");
+    return true;
+}
+
 /* A computable type name for --output-type / --embd-type; 2 on error. */
 static int parse_type(const char *flag, const char *s, int *out)
 {
+    char canon[32];
+    if (group_alias(s, canon, sizeof canon)) s = canon;
     int t = edgellm_type_from_name(s);
     const edgellm_type_traits *tr = t >= 0 ? edgellm_type_get_traits(t) : NULL;
     if (!tr || !tr->from_float_ref || !(tr->computable || !tr->is_quantized)) {
-        fprintf(stderr, "edgellm quantize: %s: '%s' is not a type edgellm can write and compute with\n", flag, s);
+        fprintf(stderr, "edgellm quantize: %s: '%s' is not a type edgellm can write and compute with (f32, f16, "
+                        "bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, i4 or i8 with an optional "
+                        "_g64/_g128/_g256 and _asym, e.g. i4_g64_asym)\n", flag, s);
         return 2;
     }
     *out = t;

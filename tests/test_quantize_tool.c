@@ -546,6 +546,37 @@ static void test_quantize_oom_sweep(void)
     CHECK_EQ(leftover_temporaries(), 0);
 }
 
+/* --embd-type / --output-type take edgellm's group-wise types by the short names --type
+ * takes ("i4", "i4_g64", "i8:g256:asym", any case), not only I4_G128_SYM; a wrong one is
+ * refused with the list of names (a new user tried i4 and got no hint) */
+static void test_cli_tensor_type_aliases(void)
+{
+    NEED_SHARED(src, REF "llama-gqa-f32.gguf");
+    const char *out = tmp_path("alias.gguf");
+    char cmd[2048], buf[16384];
+    static const struct { const char *flag; int want; } ok[] = {
+        {"--embd-type i4_g64", EDGELLM_TYPE_I4_G64_SYM}, {"--embd-type I8:G64:ASYM", EDGELLM_TYPE_I8_G64_ASYM},
+        {"--output-type i4_g64_asym", EDGELLM_TYPE_I4_G64_ASYM}, {"--embd-type Q4_0", EDGELLM_TYPE_Q4_0}};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        snprintf(cmd, sizeof cmd, "%s quantize %s %s --type q8_0 %s", EDGELLM_CLI, src, out, ok[i].flag);
+        CHECK_EQ(run_capture(cmd, buf, sizeof buf), 0);
+        edgellm_gguf *g = NULL;
+        CHECK_OK(edgellm_gguf_open(out, &g, NULL));
+        const edgellm_gguf_tensor *t =
+            g ? edgellm_gguf_find_tensor(g, strstr(ok[i].flag, "embd") ? "token_embd.weight" : "output.weight") : NULL;
+        CHECK(t && (int)t->type == ok[i].want);
+        edgellm_gguf_close(g);
+        remove(out);
+    }
+    static const char *const bad[] = {"i4_g32", "i5", "i4_asymm", "i4_g64_x"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(cmd, sizeof cmd, "%s quantize %s %s --type q8_0 --embd-type %s", EDGELLM_CLI, src, out, bad[i]);
+        CHECK_EQ(run_capture(cmd, buf, sizeof buf), 2);
+        CHECK(strstr(buf, bad[i]) && strstr(buf, "i4_g64_asym"));
+        CHECK(!exists(out));
+    }
+}
+
 static void test_cli_exit_codes(void)
 {
     NEED_SHARED(src, REF "llama-gqa-f32.gguf");
@@ -602,6 +633,7 @@ int main(void)
     RUN(test_nan_input_fails_without_output);
     RUN(test_writer_stream_contract);
     RUN(test_quantize_oom_sweep);
+    RUN(test_cli_tensor_type_aliases);
     RUN(test_cli_exit_codes);
     return test_summary();
 }
