@@ -185,6 +185,11 @@ static void test_plan_recipe_names(void)
     CHECK(!strcmp(r.name, "I4_G128_SYM") && r.base == EDGELLM_TYPE_I4_G128_SYM);
     CHECK_OK(edgellm_plan_recipe_from_name("i8_g64_asym", &r, NULL));
     CHECK(!strcmp(r.name, "I8_G64_ASYM") && r.base == EDGELLM_TYPE_I8_G64_ASYM);
+    CHECK_OK(edgellm_plan_recipe_from_name("i4", &r, NULL));    /* quantize --type i4's default */
+    CHECK(!strcmp(r.name, "I4_G128_SYM") && r.base == EDGELLM_TYPE_I4_G128_SYM);
+    CHECK_OK(edgellm_plan_recipe_from_name("I8", &r, NULL));
+    CHECK(!strcmp(r.name, "I8_G128_SYM") && r.base == EDGELLM_TYPE_I8_G128_SYM);
+    CHECK_EQ(edgellm_plan_recipe_from_name("i5", &r, NULL), EDGELLM_ERR_MISUSE);
     CHECK_OK(edgellm_plan_recipe_from_name("Q8_0", &r, NULL));
     CHECK_EQ(r.output, -1);                        /* Q8_0 keeps its output in Q8_0 */
     CHECK_OK(edgellm_plan_recipe_from_name("q4_0", &r, NULL));

@@ -204,7 +204,12 @@ edgellm_status edgellm_plan_recipe_from_name(const char *name, edgellm_plan_reci
      * parsed here because their traits may not be registered yet */
     int bits, group, own_id = -1;
     char kind[8] = "";
-    if ((sscanf(name, "%*[iI]%d_%*[gG]%d%7s", &bits, &group, kind) >= 2 ||
+    const bool bare = name_eq(name, "i4") || name_eq(name, "i8");   /* quantize --type's default: g128 sym */
+    if (bare) {
+        bits = name[1] - '0';
+        group = 128;
+    }
+    if ((bare || sscanf(name, "%*[iI]%d_%*[gG]%d%7s", &bits, &group, kind) >= 2 ||
          sscanf(name, "%*[iI]%d:%*[gG]%d%7s", &bits, &group, kind) >= 2) &&
         (bits == 4 || bits == 8) && (group == 64 || group == 128 || group == 256)) {
         int asym = strstr(name, "asym") || strstr(name, "ASYM");
