@@ -14,6 +14,7 @@
  * terminal. Exit status: 0 done, 1 a failed operation (unreadable file, text too short,
  * mismatched saved logits, malformed task line), 2 a wrong command line. */
 #include "commands.h"
+#include "format/gguf.h"
 #include "eval_json.h"
 #include "common/common.h"   /* edgellm_time_ms */
 #include <errno.h>
@@ -212,6 +213,27 @@ static int exit_code(edgellm_status rc, const edgellm_error *err)
     return param ? 2 : 1;
 }
 
+/* A note when the evaluation context is longer than the model was trained for (its
+ * <arch>.context_length): the numbers then measure the model past its range, as `run -c`
+ * warns too. Nothing when the file or the key cannot be read (the load reports the file). */
+static void warn_past_training(const char *cmd, const char *path, const eval_flags *fl)
+{
+    if (!path || (fl->ref_logits && !fl->n_ctx_set)) return;   /* the saved file's n_ctx */
+    edgellm_gguf *g = NULL;
+    if (edgellm_gguf_open(path, &g, NULL) != EDGELLM_OK) return;
+    edgellm_str arch;
+    int64_t train = 0;
+    char key[96];
+    if (edgellm_gguf_get_str(g, "general.architecture", &arch) && arch.len < 64) {
+        snprintf(key, sizeof key, "%.*s.context_length", (int)arch.len, arch.ptr);
+        if (!edgellm_gguf_get_i64(g, key, &train)) train = 0;
+    }
+    edgellm_gguf_close(g);
+    if (train > 0 && fl->n_ctx > train)
+        fprintf(stderr, "edgellm %s: warning: -c %ld exceeds %s's trained context length %lld; its numbers past "
+                        "that measure the model outside its range\n", cmd, fl->n_ctx, path, (long long)train);
+}
+
 static edgellm_model *load(const char *cmd, const char *path, const eval_flags *fl)
 {
     edgellm_model_params mp = edgellm_model_default_params();
@@ -258,6 +280,7 @@ static int run_ppl(const eval_flags *fl)
     size_t len = 0;
     char *text = read_text(fl->text, &len, &err);
     if (!text) { cli_print_error(cmd, &err); return 1; }
+    warn_past_training(cmd, fl->model, fl);
     edgellm_model *m = load(cmd, fl->model, fl);
     if (!m) { free(text); return 1; }
     progress_bar bar;
@@ -314,6 +337,7 @@ static int run_compare(const eval_flags *fl)
     size_t len = 0;
     char *text = read_text(fl->text, &len, &err);
     if (!text) { cli_print_error(cmd, &err); return 1; }
+    warn_past_training(cmd, fl->model, fl);
     edgellm_model *m = load(cmd, fl->model, fl), *ref = NULL;
     if (!m || (fl->ref && !(ref = load(cmd, fl->ref, fl)))) { edgellm_model_free(m); free(text); return 1; }
     progress_bar bar;
@@ -340,6 +364,7 @@ static int run_save(const eval_flags *fl)
     size_t len = 0;
     char *text = read_text(fl->text, &len, &err);
     if (!text) { cli_print_error(cmd, &err); return 1; }
+    warn_past_training(cmd, fl->model, fl);
     edgellm_model *m = load(cmd, fl->model, fl);
     if (!m) { free(text); return 1; }
     progress_bar bar;
@@ -435,6 +460,7 @@ static int run_sweep(const eval_flags *fl)
 {
     const char *cmd = "eval sweep";
     if (need(cmd, fl->model, "-m REF.gguf") || need(cmd, fl->text, "-f TEXT.txt")) return 2;
+    warn_past_training(cmd, fl->model, fl);
     /* results file: -o, or MODEL.eval.json next to MODEL.gguf (what edgellm plan looks for) */
     char out[4096];
     if (fl->out) {

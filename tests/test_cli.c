@@ -173,6 +173,21 @@ static void test_cli_text_commands_need_a_tokenizer(void)
     CHECK_EQ(run_cli(args, NULL, 0, err, sizeof err), 0);
 }
 
+/* eval past the model's trained context (stories260K: 2048) still runs but says so, as run
+ * -c does; within it, no note */
+static void test_cli_eval_warns_past_trained_context(void)
+{
+    NEED_SHARED(model, STORIES);
+    NEED_SHARED(text, VAL_TEXT);
+    char args[4096], err[8192];
+    snprintf(args, sizeof args, "eval ppl -m %s -f %s -c 4096 --chunks 1", model, text);
+    CHECK_EQ(run_cli(args, NULL, 0, err, sizeof err), 0);
+    CHECK(strstr(err, "warning: -c 4096 exceeds") && strstr(err, "trained context length 2048"));
+    snprintf(args, sizeof args, "eval ppl -m %s -f %s -c 256 --chunks 1", model, text);
+    CHECK_EQ(run_cli(args, NULL, 0, err, sizeof err), 0);
+    CHECK(strstr(err, "trained context") == NULL);
+}
+
 static void test_cli_bad_values_point_to_help(void)
 {
     static const char *cases[][2] = {
@@ -335,6 +350,7 @@ int main(void)
     RUN(test_cli_output_is_input_exit_2);
     RUN(test_cli_bad_values_point_to_help);
     RUN(test_cli_text_commands_need_a_tokenizer);
+    RUN(test_cli_eval_warns_past_trained_context);
     RUN(test_cli_bench_checks_models_before_printing);
     RUN(test_cli_bench_skips_a_model_that_fails);
     RUN(test_cli_sweep_no_bench_prints_dash);
