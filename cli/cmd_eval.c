@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------- progress bar ---- */
@@ -74,6 +75,12 @@ static char *read_text(const char *path, size_t *len, edgellm_error *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f) { snprintf(err->msg, sizeof err->msg, "%s: %s", path, strerror(errno)); return NULL; }
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode)) {
+        snprintf(err->msg, sizeof err->msg, "%s: not a regular file", path);
+        fclose(f);
+        return NULL;
+    }
     size_t cap = 1 << 16, n = 0, r;
     char *buf = malloc(cap);
     while (buf && (r = fread(buf + n, 1, cap - n - 1, f)) > 0) {

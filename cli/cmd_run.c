@@ -133,7 +133,7 @@ int cmd_run(int argc, char **argv)
             if (!(bad = cli_parse_int("run", a, val, 0, INT_MAX, &v))) gp.n_predict = (int)v;
         } else if (!strcmp(a, "--temp")) {
             if (!(bad = cli_parse_float("run", a, val, &d)) && !(d >= 0 && d < 1e6)) {
-                fprintf(stderr, "edgellm run: --temp must be a finite number >= 0, got '%s'\n", val);
+                fprintf(stderr, "edgellm run: --temp must be a number in [0, 1e6), got '%s'\n", val);
                 bad = 2;
             }
             gp.sampling.temperature = (float)d;
@@ -153,7 +153,7 @@ int cmd_run(int argc, char **argv)
             gp.sampling.min_p = (float)d;
         } else if (!strcmp(a, "--repeat-penalty")) {
             if (!(bad = cli_parse_float("run", a, val, &d)) && !(d > 0 && d < 1e6)) {
-                fprintf(stderr, "edgellm run: --repeat-penalty must be > 0, got '%s'\n", val);
+                fprintf(stderr, "edgellm run: --repeat-penalty must be a number in (0, 1e6), got '%s'\n", val);
                 bad = 2;
             }
             gp.sampling.repeat_penalty = (float)d;

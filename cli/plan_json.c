@@ -151,10 +151,15 @@ edgellm_status cli_plan_read_devices(const char *path, edgellm_plan_device **out
         }
         if (usable < 0) usable = ram / 2;
         /* ram_gib <= 2^20 (1 PiB): the byte counts below must fit uint64 (1e300 GiB was UB) */
-        if (usable == 0 || usable > ram || ram > 1048576.0 || little < 0 || gb <= 0 || gl < 0 || big > 1024 ||
-            little > 1024) {
-            snprintf(what, sizeof what, "%s: need 0 < usable_gib <= ram_gib <= 1048576, gflops > 0, cores in range",
-                     where);
+        const char *why = ram > 1048576.0                   ? "ram_gib must be at most 1048576"
+                          : usable == 0 || usable > ram      ? "usable_gib must be > 0 and at most ram_gib"
+                          : big > 1024                       ? "big_cores must be at most 1024"
+                          : little < 0 || little > 1024      ? "little_cores must be in 0..1024"
+                          : gb <= 0                          ? "gflops_per_big_core must be > 0"
+                          : gl < 0                           ? "gflops_per_little_core must be >= 0"
+                                                             : NULL;
+        if (why) {
+            snprintf(what, sizeof what, "%s: %s", where, why);
             goto bad;
         }
         d->ram_bytes = (uint64_t)(ram * 1073741824.0);

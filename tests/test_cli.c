@@ -186,6 +186,10 @@ static void test_cli_eval_warns_past_trained_context(void)
     snprintf(args, sizeof args, "eval ppl -m %s -f %s -c 256 --chunks 1", model, text);
     CHECK_EQ(run_cli(args, NULL, 0, err, sizeof err), 0);
     CHECK(strstr(err, "trained context") == NULL);
+    /* a directory given as the text: named, as the other commands do, not "read failed" */
+    snprintf(args, sizeof args, "eval ppl -m %s -f %s", model, test_tmpdir());
+    CHECK_EQ(run_cli(args, NULL, 0, err, sizeof err), 1);
+    CHECK(strstr(err, "not a regular file") != NULL);
 }
 
 static void test_cli_bad_values_point_to_help(void)

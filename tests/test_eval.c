@@ -326,7 +326,18 @@ static void test_eval_saved_logits_mismatch_refused(void)
     bytes[0] = 'X';
     CHECK_EQ(write_file(g, bytes, fsz), 0);
     CHECK_EQ(edgellm_eval_compare(m, NULL, g, text, len, &fp, &r, &err), EDGELLM_ERR_FORMAT);
+    CHECK(strstr(err.msg, "does not begin with the magic") != NULL);
     bytes[0] = 'E';
+    bytes[13] ^= 0x7f;   /* header size (offset 12, little-endian u32): damaged, version intact */
+    CHECK_EQ(write_file(g, bytes, fsz), 0);
+    CHECK_EQ(edgellm_eval_compare(m, NULL, g, text, len, &fp, &r, &err), EDGELLM_ERR_FORMAT);
+    CHECK(strstr(err.msg, "the header says") && strstr(err.msg, "damaged") && !strstr(err.msg, "this build reads"));
+    bytes[13] ^= 0x7f;
+    bytes[8] = 9;        /* another version */
+    CHECK_EQ(write_file(g, bytes, fsz), 0);
+    CHECK_EQ(edgellm_eval_compare(m, NULL, g, text, len, &fp, &r, &err), EDGELLM_ERR_FORMAT);
+    CHECK(strstr(err.msg, "format version 9") && strstr(err.msg, "this build reads version 1"));
+    bytes[8] = 1;
     bytes[512] = (char)0xff; bytes[513] = (char)0xff;   /* first record's target id: 65535 >= n_vocab */
     CHECK_EQ(write_file(g, bytes, fsz), 0);
     CHECK_EQ(edgellm_eval_compare(m, NULL, g, text, len, &fp, &r, &err), EDGELLM_ERR_FORMAT);

@@ -1041,6 +1041,21 @@ static void test_plan_cli_device_and_eval_files(void)
     write_file(dev, "{not json", 9);
     CHECK_EQ(cli(args), 1);
     CHECK(strstr(out, "not valid JSON") != NULL);
+    /* a value out of range: the message names that field */
+    static const struct { const char *json; const char *field; } ranges[] = {
+        {"\"ram_gib\": 8, \"usable_gib\": 9, \"bandwidth_gbps\": 10, \"big_cores\": 4", "usable_gib"},
+        {"\"ram_gib\": 8, \"bandwidth_gbps\": 10, \"big_cores\": 100000", "big_cores"},
+        {"\"ram_gib\": 8, \"bandwidth_gbps\": 10, \"big_cores\": 4, \"gflops_per_big_core\": -1", "gflops_per_big_core"},
+        {"\"ram_gib\": 8, \"bandwidth_gbps\": 10, \"big_cores\": 4, \"little_cores\": -2", "little_cores"},
+    };
+    for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
+        char js[512];
+        snprintf(js, sizeof js, "{\"devices\": [{\"name\": \"x\", %s}]}", ranges[i].json);
+        write_file(dev, js, strlen(js));
+        CHECK_EQ(cli(args), 1);
+        CHECK(strstr(out, ranges[i].field) != NULL);
+        if (!strstr(out, ranges[i].field)) fprintf(stderr, "   %s -> %s\n", js, out);
+    }
 #endif
 }
 

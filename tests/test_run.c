@@ -154,7 +154,13 @@ static void test_run_bad_flags_exit_2(void)
         char args[1024], err2[8192];
         snprintf(args, sizeof args, "run -m %s --temp inf", model);
         CHECK_EQ(run_cli(args, NULL, err2, sizeof err2), 2);
-        CHECK(strstr(err2, "finite number >= 0") != NULL);
+        CHECK(strstr(err2, "in [0, 1e6)") != NULL);
+        snprintf(args, sizeof args, "run -m %s --temp 1e6", model);      /* the bound is in the message */
+        CHECK_EQ(run_cli(args, NULL, err2, sizeof err2), 2);
+        CHECK(strstr(err2, "in [0, 1e6)") != NULL);
+        snprintf(args, sizeof args, "run -m %s --repeat-penalty 1e9", model);
+        CHECK_EQ(run_cli(args, NULL, err2, sizeof err2), 2);
+        CHECK(strstr(err2, "in (0, 1e6)") != NULL);
     }
     char err[8192];
     CHECK_EQ(run_cli("run -p hi", NULL, err, sizeof err), 2);   /* no -m */

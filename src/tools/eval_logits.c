@@ -371,13 +371,18 @@ edgellm_status edgellm_eval_logits_open(const char *path, const edgellm_model *m
         goto fail;
     }
     if (fread(hb, 1, LOGITS_HEADER, lf->f) != LOGITS_HEADER || memcmp(hb, LOGITS_MAGIC, 8) != 0) {
-        rc = edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: not an edgellm saved-logits file (magic \"%s\")", path,
-                          LOGITS_MAGIC);
+        rc = edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: not an edgellm saved-logits file (it does not begin with "
+                          "the magic \"%s\")", path, LOGITS_MAGIC);
         goto fail;
     }
-    if (get_u32(hb + 8) != LOGITS_VERSION || get_u32(hb + 12) != LOGITS_HEADER) {
-        rc = edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: format version %u (header %u bytes); this build reads version %u",
-                          path, get_u32(hb + 8), get_u32(hb + 12), LOGITS_VERSION);
+    if (get_u32(hb + 8) != LOGITS_VERSION) {
+        rc = edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: format version %u; this build reads version %u", path,
+                          get_u32(hb + 8), LOGITS_VERSION);
+        goto fail;
+    }
+    if (get_u32(hb + 12) != LOGITS_HEADER) {
+        rc = edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: the header says it is %u bytes; version %u headers are %u "
+                          "(a damaged file)", path, get_u32(hb + 12), LOGITS_VERSION, LOGITS_HEADER);
         goto fail;
     }
     header_decode(hb, &lf->h);
