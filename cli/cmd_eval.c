@@ -482,6 +482,15 @@ static int run_sweep(const eval_flags *fl)
         fprintf(stderr, "edgellm %s: this build cannot write JSON (install libcjson-dev); use --no-results\n", cmd);
         return 2;
     }
+    if (!fl->no_results) {   /* find out now, not after the whole sweep, that the file cannot be written */
+        char dir[4096];
+        const char *slash = strrchr(out, '/');
+        snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash == out ? 1 : slash - out) : 1, slash ? out : ".");
+        if (access(dir, W_OK | X_OK) != 0) {
+            fprintf(stderr, "edgellm %s: %s: cannot write it (%s: %s)\n", cmd, out, dir, strerror(errno));
+            return 1;
+        }
+    }
     edgellm_error err = {0};
     size_t len = 0;
     char *text = read_text(fl->text, &len, &err);

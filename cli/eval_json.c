@@ -247,7 +247,7 @@ edgellm_status cli_eval_write_results(const char *path, const char *ref_path, co
         goto done;
     }
     FILE *f = fopen(tmp, "wb");
-    if (!f) { rc = fail(err, EDGELLM_ERR_IO, "%s: %s", tmp, strerror(errno)); goto done; }
+    if (!f) { rc = fail(err, EDGELLM_ERR_IO, "%s: cannot write it (its temporary %s: %s)", path, tmp, strerror(errno)); goto done; }
     size_t n = strlen(json);
     int ok = fwrite(json, 1, n, f) == n && fputc('\n', f) != EOF;
     ok = (fclose(f) == 0) && ok;

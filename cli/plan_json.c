@@ -23,6 +23,7 @@
  *                 "delta_ppl_pct": 2.8, "kld_mean": 0.031, "top1_pct": 91.9}]}
  */
 #include "plan_json.h"
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +53,7 @@ static edgellm_status set_err(edgellm_error *err, edgellm_status code, const cha
 static cJSON *parse_file(const char *path, edgellm_error *err, edgellm_status *rc)
 {
     FILE *f = fopen(path, "rb");
-    if (!f) { *rc = set_err(err, EDGELLM_ERR_IO, "%s: %s", path, "cannot open"); return NULL; }
+    if (!f) { *rc = set_err(err, EDGELLM_ERR_IO, "%s: cannot open: %s", path, strerror(errno)); return NULL; }
     char *buf = NULL;
     size_t len = 0, cap = 0, r;
     char tmp[65536];

@@ -192,6 +192,26 @@ static void test_cli_eval_warns_past_trained_context(void)
     CHECK(strstr(err, "not a regular file") != NULL);
 }
 
+/* Output paths that cannot be written: named as given (not their .tmp), and eval sweep
+ * says so before it measures anything; an unreadable --eval file says why */
+static void test_cli_unwritable_outputs(void)
+{
+    NEED_SHARED(model, STORIES);
+    NEED_SHARED(text, VAL_TEXT);
+    char args[4096], err[8192];
+    snprintf(args, sizeof args, "eval sweep -m %s -f %s -o /nonexistent-dir/x.json", model, text);
+    CHECK_EQ(run_cli(args, NULL, 0, err, sizeof err), 1);
+    CHECK(strstr(err, "/nonexistent-dir/x.json: cannot write it") != NULL);
+    CHECK(strstr(err, "Q8_0") == NULL);   /* refused before the sweep: no row measured */
+    snprintf(args, sizeof args, "eval save-logits -m %s -f %s -c 64 -o /nonexistent-dir/x.bin", model, text);
+    CHECK_EQ(run_cli(args, NULL, 0, err, sizeof err), 1);
+    CHECK(strstr(err, "save-logits: /nonexistent-dir/x.bin: cannot write it") != NULL);
+#ifdef EDGELLM_HAVE_CJSON
+    CHECK_EQ(run_cli("plan --model tinyllama-1.1b --eval /nonexistent-dir/r.eval.json", NULL, 0, err, sizeof err), 1);
+    CHECK(strstr(err, "r.eval.json: cannot open: No such file") != NULL);
+#endif
+}
+
 static void test_cli_bad_values_point_to_help(void)
 {
     static const char *cases[][2] = {
@@ -355,6 +375,7 @@ int main(void)
     RUN(test_cli_bad_values_point_to_help);
     RUN(test_cli_text_commands_need_a_tokenizer);
     RUN(test_cli_eval_warns_past_trained_context);
+    RUN(test_cli_unwritable_outputs);
     RUN(test_cli_bench_checks_models_before_printing);
     RUN(test_cli_bench_skips_a_model_that_fails);
     RUN(test_cli_sweep_no_bench_prints_dash);
