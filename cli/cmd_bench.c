@@ -142,11 +142,16 @@ static void print_csv(const char *path, const char *cpu, const char *when, const
                (unsigned long long)r->model_size, (unsigned long long)r->model_n_params, cpu, x->n_threads,
                x->n_prompt, x->n_gen, x->n_depth, x->test, x->avg_ns, x->stddev_ns, x->avg_ts, x->stddev_ts);
         for (int k = 0; k < x->n_reps && k < 32; k++) printf("%s%.6f", k ? ";" : "", x->samples_ts[k]);
-        printf("\",%.3f,%.3f,%d,%.3f,%llu,%llu,%.3f,%.6f,%.3f,%.6f,%.4f,%.4f,%s\n", r->load_ms, r->load_warm_ms,
+        /* pp rows have no roofline: empty fields, as JSON's null (0 would read as 0 %) */
+        char roof[32] = "", roof_all[32] = "";
+        if (x->n_gen > 0) {
+            snprintf(roof, sizeof roof, "%.6f", x->roofline_frac);
+            snprintf(roof_all, sizeof roof_all, "%.6f", x->roofline_frac_all);
+        }
+        printf("\",%.3f,%.3f,%d,%.3f,%llu,%llu,%.3f,%s,%.3f,%s,%.4f,%.4f,%s\n", r->load_ms, r->load_warm_ms,
                r->load_cold, ttft_for(r, x), (unsigned long long)r->peak_rss_bytes,
-               (unsigned long long)x->bytes_per_token, x->n_gen > 0 ? x->bw_gbps : r->bw_gbps,
-               x->n_gen > 0 ? x->roofline_frac : 0.0, r->bw_gbps, x->n_gen > 0 ? x->roofline_frac_all : 0.0,
-               x->cpu_frac, x->wait_frac, when);
+               (unsigned long long)x->bytes_per_token, x->n_gen > 0 ? x->bw_gbps : r->bw_gbps, roof, r->bw_gbps,
+               roof_all, x->cpu_frac, x->wait_frac, when);
     }
 }
 

@@ -492,6 +492,17 @@ static void test_bench_cli_json_and_md(void)
     snprintf(cmd, sizeof cmd, "(%s bench -m %s -p 8 -n 2 -t 1 -r 1 -o csv --bw-gbps 5 2>/dev/null)", EDGELLM_CLI, m);
     CHECK_EQ(run_capture(cmd, out, sizeof out), 0);
     CHECK(!strncmp(out, "model_filename,model_type", 25) && count_str(out, "\n") == 3);
+    /* the pp row's roofline fields are empty (JSON: null), the tg row's a number */
+    const char *pp_row = strstr(out, ",pp8,"), *tg_row = strstr(out, ",tg2,");
+    CHECK(pp_row && tg_row);
+    if (pp_row && tg_row) {
+        int commas = 0;
+        const char *q = pp_row;
+        for (; *q && *q != '\n' && commas < 1000; q++) commas += *q == ',';
+        CHECK(strstr(pp_row, ",,") != NULL && strstr(pp_row, ",,") < q);
+        const char *e = strchr(tg_row, '\n');
+        CHECK(e && !memmem(tg_row, (size_t)(e - tg_row), ",,", 2));
+    }
     /* bad command lines and files */
     static const char *bad[] = {"-m x.gguf -o xml", "-m x.gguf -t 0", "-m x.gguf -p 0 -n 0", "-m x.gguf -r 0",
                                 "", "-m x.gguf --frobnicate"};
