@@ -239,6 +239,7 @@ static bool attend_avx2_level(void)
 edgellm_attend_fn edgellm_kernels_attend_f32(void)
 {
 #if defined(__x86_64__)
+    if (!strcmp(edgellm_kernels_name(), "avx512")) return edgellm_attend_avx512;
     if (attend_avx2_level()) return edgellm_attend_avx2;
 #endif
     return edgellm_attend;

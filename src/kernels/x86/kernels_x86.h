@@ -44,6 +44,10 @@ void edgellm_quant_q8_1_avx2(const float *src, void *dst, int64_t n);
 void edgellm_quant_q8_K_avx2(const float *src, void *dst, int64_t n);
 
 /* ---- AVX-512 (F/BW/VL/DQ + VNNI) ---- */
+/* edgellm_attend (ops.h) with dot = edgellm_dot_f32_avx2 (the avx512 level's F32 dot), 16
+ * lanes at a time: bit-identical to it and to edgellm_attend_avx2 (attend_avx512.c) */
+void edgellm_attend_avx512(float *out, const float *q, const float *k, const float *v, int64_t stride, int head_dim,
+                           int64_t n_pos, float scale, float *scores, edgellm_vec_dot_fn dot);
 float edgellm_dot_f16_avx512(int64_t n, const void *w, const void *x);
 float edgellm_dot_q4_0_q8_0_avx512(int64_t n, const void *w, const void *x);
 float edgellm_dot_q8_0_q8_0_avx512(int64_t n, const void *w, const void *x);
