@@ -82,7 +82,7 @@ edgellm_status edgellm_ctx_new(const edgellm_model *m, const edgellm_ctx_params 
     c->n_batch = EDGELLM_MIN(MAX_N_BATCH, n_ctx);
     size_t B = (size_t)c->n_batch;
     if ((rc = edgellm_threadpool_new(n_threads, &c->pool, err))) goto done;
-    if ((rc = edgellm_kv_cache_init(&c->kv, hp->n_layer, n_ctx, hp->kv_dim, p.kv_type, err))) {
+    if ((rc = edgellm_kv_cache_init(&c->kv, hp->n_layer, n_ctx, hp->n_head_kv, hp->head_dim, p.kv_type, err))) {
         /* name the model in the message */
         edgellm_error e2 = err ? *err : (edgellm_error){0};
         rc = edgellm_fail(err, rc, "%s: %s", m->path, e2.msg);

@@ -68,8 +68,6 @@ static void attention_task(void *arg, int ith, int nth)
     const edgellm_hparams *hp = &c->model->hp;
     int group = hp->n_head / hp->n_head_kv;
     float *scores = c->scores + (size_t)ith * (size_t)c->n_ctx;             /* [n_ctx] */
-    const void *k0 = edgellm_kv_k_row(&c->kv, j->il, 0);                    /* [n_ctx][kv_dim] */
-    const void *v0 = edgellm_kv_v_row(&c->kv, j->il, 0);                    /* [n_ctx][kv_dim] */
     bool f16 = c->kv.type == EDGELLM_TYPE_F16, quant = c->kv.type == EDGELLM_TYPE_Q8_0;
     edgellm_to_float_fn deq = quant ? edgellm_kernels_to_float(c->kv.type) : NULL;
     float tmp[EDGELLM_KV_QUANT_MAX_HEAD_DIM];                               /* a dequantized head row */
@@ -81,18 +79,17 @@ static void attention_task(void *arg, int ith, int nth)
     attention_items(j->n, hp->n_head, j->pos0, ith, nth, &i0, &i1);
     for (int64_t i = i0; i < i1; i++) {
         int t = (int)(i / hp->n_head), h = (int)(i % hp->n_head), kvh = h / group;
-        size_t qo = (size_t)t * hp->n_embd + (size_t)h * hp->head_dim, ko = (size_t)kvh * hp->head_dim;
+        size_t qo = (size_t)t * hp->n_embd + (size_t)h * hp->head_dim;
         int64_t n_pos = (int64_t)j->pos0 + t + 1;
-        if (quant) {
-            const size_t kq = edgellm_type_row_size(c->kv.type, (int64_t)kvh * hp->head_dim);   /* bytes before head kvh */
-            edgellm_attend_quant(c->att + qo, c->q + qo, (const uint8_t *)k0 + kq, (const uint8_t *)v0 + kq,
-                                 c->kv.row_bytes, hp->head_dim, n_pos, j->scale, scores, j->dot, deq, tmp);
-        } else if (f16)
-            j->attend_f16(c->att + qo, c->q + qo, (const uint16_t *)k0 + ko, (const uint16_t *)v0 + ko,
-                               hp->kv_dim, hp->head_dim, n_pos, j->scale, scores, j->dot);
+        const void *k = edgellm_kv_k_head(&c->kv, j->il, kvh);             /* [n_ctx][head_dim] */
+        const void *v = edgellm_kv_v_head(&c->kv, j->il, kvh);
+        if (quant)
+            edgellm_attend_quant(c->att + qo, c->q + qo, k, v, c->kv.row_bytes, hp->head_dim, n_pos, j->scale, scores,
+                                 j->dot, deq, tmp);
+        else if (f16)
+            j->attend_f16(c->att + qo, c->q + qo, k, v, hp->head_dim, hp->head_dim, n_pos, j->scale, scores, j->dot);
         else
-            j->attend(c->att + qo, c->q + qo, (const float *)k0 + ko, (const float *)v0 + ko, hp->kv_dim, hp->head_dim,
-                      n_pos, j->scale, scores, j->dot);
+            j->attend(c->att + qo, c->q + qo, k, v, hp->head_dim, hp->head_dim, n_pos, j->scale, scores, j->dot);
     }
 }
 
