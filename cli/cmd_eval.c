@@ -75,9 +75,9 @@ static char *read_text(const char *path, size_t *len, edgellm_error *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f) { snprintf(err->msg, sizeof err->msg, "%s: %s", path, strerror(errno)); return NULL; }
-    struct stat st;
-    if (fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode)) {
-        snprintf(err->msg, sizeof err->msg, "%s: not a regular file", path);
+    struct stat st;   /* a directory opens but cannot be read; pipes and devices can */
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(err->msg, sizeof err->msg, "%s: is a directory, not a text file", path);
         fclose(f);
         return NULL;
     }
@@ -237,8 +237,9 @@ static void warn_past_training(const char *cmd, const char *path, const eval_fla
     }
     edgellm_gguf_close(g);
     if (train > 0 && fl->n_ctx > train)
-        fprintf(stderr, "edgellm %s: warning: -c %ld exceeds %s's trained context length %lld; its numbers past "
-                        "that measure the model outside its range\n", cmd, fl->n_ctx, path, (long long)train);
+        fprintf(stderr, "edgellm %s: warning: -c %ld%s exceeds %s's trained context length %lld; its numbers past "
+                        "that measure the model outside its range\n", cmd, fl->n_ctx,
+                fl->n_ctx_set ? "" : " (the default)", path, (long long)train);
 }
 
 static edgellm_model *load(const char *cmd, const char *path, const eval_flags *fl)
@@ -488,6 +489,11 @@ static int run_sweep(const eval_flags *fl)
         snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash == out ? 1 : slash - out) : 1, slash ? out : ".");
         if (access(dir, W_OK | X_OK) != 0) {
             fprintf(stderr, "edgellm %s: %s: cannot write it (%s: %s)\n", cmd, out, dir, strerror(errno));
+            return 1;
+        }
+        struct stat st;
+        if (stat(out, &st) == 0 && S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "edgellm %s: %s: is a directory; give the results file's name\n", cmd, out);
             return 1;
         }
     }

@@ -135,13 +135,16 @@ static int write_report(const char *path, const char *in, const char *out, const
  * "I4_G64_SYM" style in out; false for anything else. */
 static bool group_alias(const char *s, char *out, size_t n)
 {
-    int bits = 0, group = 128, len = 0;
-    if (sscanf(s, "%*1[iI]%1d%n", &bits, &len) != 1 || (bits != 4 && bits != 8)) return false;
-    const char *p = s + len;
-    if ((*p == '_' || *p == ':') && (p[1] == 'g' || p[1] == 'G')) {
-        int used = 0;
-        if (sscanf(p + 2, "%d%n", &group, &used) != 1 || (group != 64 && group != 128 && group != 256)) return false;
-        p += 2 + used;
+    int group = 128;
+    if ((s[0] != 'i' && s[0] != 'I') || (s[1] != '4' && s[1] != '8')) return false;
+    const int bits = s[1] - '0';
+    const char *p = s + 2;
+    if ((*p == '_' || *p == ':') && (p[1] == 'g' || p[1] == 'G')) {   /* digits only: no sign, no space */
+        const size_t nd = strspn(p + 2, "0123456789");
+        if (nd == 0 || nd > 3) return false;
+        group = atoi(p + 2);
+        if (group != 64 && group != 128 && group != 256) return false;
+        p += 2 + nd;
     }
     bool asym = false;
     if (*p == '_' || *p == ':') {

@@ -186,10 +186,12 @@ static void test_cli_eval_warns_past_trained_context(void)
     snprintf(args, sizeof args, "eval ppl -m %s -f %s -c 256 --chunks 1", model, text);
     CHECK_EQ(run_cli(args, NULL, 0, err, sizeof err), 0);
     CHECK(strstr(err, "trained context") == NULL);
-    /* a directory given as the text: named, as the other commands do, not "read failed" */
+    /* a directory given as the text: named, not "read failed"; a pipe still reads */
     snprintf(args, sizeof args, "eval ppl -m %s -f %s", model, test_tmpdir());
     CHECK_EQ(run_cli(args, NULL, 0, err, sizeof err), 1);
-    CHECK(strstr(err, "not a regular file") != NULL);
+    CHECK(strstr(err, "is a directory") != NULL);
+    snprintf(args, sizeof args, "eval ppl -m %s -f /dev/stdin -c 128 --chunks 1 < %s", model, text);
+    CHECK_EQ(run_cli(args, NULL, 0, err, sizeof err), 0);
 }
 
 /* Output paths that cannot be written: named as given (not their .tmp), and eval sweep
@@ -203,6 +205,9 @@ static void test_cli_unwritable_outputs(void)
     CHECK_EQ(run_cli(args, NULL, 0, err, sizeof err), 1);
     CHECK(strstr(err, "/nonexistent-dir/x.json: cannot write it") != NULL);
     CHECK(strstr(err, "Q8_0") == NULL);   /* refused before the sweep: no row measured */
+    snprintf(args, sizeof args, "eval sweep -m %s -f %s -o %s", model, text, test_tmpdir());   /* a directory */
+    CHECK_EQ(run_cli(args, NULL, 0, err, sizeof err), 1);
+    CHECK(strstr(err, "is a directory") && strstr(err, "Q8_0") == NULL);
     snprintf(args, sizeof args, "eval save-logits -m %s -f %s -c 64 -o /nonexistent-dir/x.bin", model, text);
     CHECK_EQ(run_cli(args, NULL, 0, err, sizeof err), 1);
     CHECK(strstr(err, "save-logits: /nonexistent-dir/x.bin: cannot write it") != NULL);

@@ -568,7 +568,8 @@ static void test_cli_tensor_type_aliases(void)
         edgellm_gguf_close(g);
         remove(out);
     }
-    static const char *const bad[] = {"i4_g32", "i5", "i4_asymm", "i4_g64_x"};
+    static const char *const bad[] = {"i4_g32", "i5", "i4_asymm", "i4_g64_x", "'i 4'", "i4_g+64", "i4_g0128",
+                                      "i4_g99999999999"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         snprintf(cmd, sizeof cmd, "%s quantize %s %s --type q8_0 --embd-type %s", EDGELLM_CLI, src, out, bad[i]);
         CHECK_EQ(run_capture(cmd, buf, sizeof buf), 2);

@@ -4,7 +4,7 @@
  * for the forward pass (llama.c) and checks the logits.
  *
  * Memory of a context (floats unless noted):
- *   KV cache      2 × n_layer × n_ctx × kv_dim elements of kv_type (4 bytes F32, 2 bytes F16,
+ *   KV cache      2 × n_layer × n_head_kv × n_ctx × head_dim elements of kv_type (4 bytes F32, 2 bytes F16,
  *                 34/32 bytes Q8_0)
  *   activations   n_batch × (4·n_embd + 2·kv_dim + 2·n_ff + rope_dim)
  *   scores        n_threads × n_ctx

@@ -87,7 +87,7 @@ struct edgellm_model {
 struct edgellm_ctx {
     const edgellm_model *model;        /* borrowed: must outlive the context         */
     edgellm_threadpool  *pool;         /* owned                                      */
-    edgellm_kv_cache     kv;           /* owned; [n_layer][n_ctx][kv_dim] K and V     */
+    edgellm_kv_cache     kv;           /* owned; K and V, [n_layer][n_head_kv][n_ctx][head_dim] */
     int    n_ctx;
     int    n_past;                     /* positions filled in the cache              */
     int    n_batch;                    /* max tokens per forward chunk               */

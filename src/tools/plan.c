@@ -12,8 +12,9 @@
  *    (default 200 ms, the guide's perceptible-lag threshold) and then decodes at least at
  *    reading speed (default 5 tok/s: ~240 words/min silent reading, Brysbaert 2019, x ~1.3
  *    tokens per word).
- *  - offline: the best quality that fits; suggests the largest batch <= 8 that still fits
- *    (the guide's 4-8).
+ *  - offline: the best quality that fits; suggests the batch <= 8 that fits and gives the
+ *    most tokens per second in total (the guide's 4-8 where memory, not compute, bounds
+ *    one sequence; none where compute does).
  *  - quality order: lower mean KLD when both candidates have one (measured by `edgellm
  *    eval`, else published), otherwise more bits per weight.
  *  - a GGUF file's own row is labelled with its real precision (plan_source.c,
@@ -249,10 +250,10 @@ static void recommend_offline(const plan_job *j, const edgellm_plan_params *p, c
     edgellm_plan_weights w;
     edgellm_plan_recipe_weights(&recipes[pick], j->t, j->n, j->m->n_layer, j->m->tied_embeddings, &w);
     uint64_t budget = budget_of(j);
-    /* b sequences decode as a b-token batch (the prefill kernels' cost per multiply-add):
-     * the batch that fits and gives the most tokens per second in total, the smallest of
-     * equals; where compute already bounds one sequence (a type without a tile kernel),
-     * batching gains nothing and b stays 1 */
+    /* b sequences decoded side by side, each at the decode kernels' cost per multiply-add
+     * (as `--batch` rows are): the batch that fits and gives the most tokens per second in
+     * total, the smallest of equals; where compute already bounds one sequence, batching
+     * gains nothing and b stays 1 */
     const double alone = edgellm_plan_decode_steps_per_s(j->m, j->d, w.read_bytes, w.dec_params, j->n_ctx,
                                                          j->kv_type, 1, j->eff) * p->calibration;
     int b = 1, fits = 1;
@@ -261,7 +262,7 @@ static void recommend_offline(const plan_job *j, const edgellm_plan_params *p, c
         if (total_at(j, &w, j->n_ctx, k) > budget) break;
         fits = k;
         const double total = k * p->calibration *
-                             edgellm_plan_decode_steps_per_s(j->m, j->d, w.read_bytes, w.pp_params, j->n_ctx,
+                             edgellm_plan_decode_steps_per_s(j->m, j->d, w.read_bytes, w.dec_params, j->n_ctx,
                                                              j->kv_type, k, j->eff);
         if (total > best * 1.0001) { best = total; b = k; }
     }

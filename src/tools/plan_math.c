@@ -307,8 +307,8 @@ void edgellm_plan_recipe_weights(const edgellm_plan_recipe *r, const edgellm_pla
             }
         }
     }
-    out->pp_params = (uint64_t)llround(pp);
-    out->dec_params = (uint64_t)llround(dec);
+    out->pp_params = pp < 9e18 ? (uint64_t)llround(pp) : UINT64_MAX / 2;   /* absurd shapes: no UB */
+    out->dec_params = dec < 9e18 ? (uint64_t)llround(dec) : UINT64_MAX / 2;
 }
 
 /* ------------------------------------------------------------------- memory ---- */
