@@ -296,8 +296,9 @@ static void test_attend_matches_double(void)
  * The double-precision check above holds for edgellm_attend; this carries it over. */
 static void test_attend_variants_match_generic(void)
 {
-    enum { MAXHD = 200, NPOS = 300, STRIDE = 2 * MAXHD + 3 };
-    static const int hds[] = {1, 7, 8, 15, 64, 72, 80, 128, 129, 200};
+    enum { MAXHD = 288, NPOS = 300, STRIDE = 2 * MAXHD + 3 };
+    /* 32..256 in 32s: the AVX-512 kernel's own path; 288 and the rest: its AVX2 fallback */
+    static const int hds[] = {1, 7, 8, 15, 32, 64, 72, 80, 96, 128, 129, 200, 256, 288};
     static const int nps[] = {1, 2, 8, 17, 300};
     static const char *const lv[] = {"scalar", "avx2", "avx512", "neon", "dotprod"};
     float *k = malloc(sizeof(float) * NPOS * STRIDE), *v = malloc(sizeof(float) * NPOS * STRIDE);
