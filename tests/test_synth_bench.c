@@ -334,19 +334,27 @@ static int count_str(const char *s, const char *needle)
     return n;
 }
 
+/* pp16 and tg8 at 1 and 2 threads, n_reps repetitions, against a given 10 GB/s (no
+ * 1-second bandwidth run in a unit test) */
+static edgellm_bench_params small_bench(int n_reps)
+{
+    edgellm_bench_params p = edgellm_bench_default_params();
+    p.n_prompt = 16;
+    p.n_gen = 8;
+    p.n_reps = n_reps;
+    p.threads[0] = 1;
+    p.threads[1] = 2;
+    p.n_threads_list = 2;
+    p.bw_gbps = 10.0;
+    return p;
+}
+
 static void test_bench_library(void)
 {
     edgellm_shape s = tiny_shape("llama", 1);
     const char *m = tmp_path("bench.gguf");
     synth_file(&s, "q8_0", 1, 2, m);
-    edgellm_bench_params p = edgellm_bench_default_params();
-    p.n_prompt = 16;
-    p.n_gen = 8;
-    p.n_reps = 2;
-    p.threads[0] = 1;
-    p.threads[1] = 2;
-    p.n_threads_list = 2;
-    p.bw_gbps = 10.0;   /* given: no 1-second bandwidth run in a unit test */
+    edgellm_bench_params p = small_bench(2);
     edgellm_bench_report r;
     edgellm_error err = {0};
     CHECK_EQ(edgellm_bench(m, &p, &r, &err), EDGELLM_OK);
@@ -399,17 +407,10 @@ static void test_bench_depth(void)
     edgellm_shape s = tiny_shape("llama", 1);
     const char *m = tmp_path("bench-depth.gguf");
     synth_file(&s, "q8_0", 1, 2, m);
-    edgellm_bench_params p = edgellm_bench_default_params();
-    p.n_prompt = 16;
-    p.n_gen = 8;
-    p.n_reps = 3;   /* each repetition must go back to the depth, or the cache would overflow */
-    p.threads[0] = 1;
-    p.threads[1] = 2;
-    p.n_threads_list = 2;
+    edgellm_bench_params p = small_bench(3);   /* each run must go back to the depth, or the cache overflows */
     p.depths[0] = 0;
     p.depths[1] = 24;
     p.n_depths = 2;
-    p.bw_gbps = 10.0;
     edgellm_bench_report r;
     edgellm_error err = {0};
     CHECK_EQ(edgellm_bench(m, &p, &r, &err), EDGELLM_OK);
