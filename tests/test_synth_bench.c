@@ -455,6 +455,12 @@ static void test_bench_depth(void)
     snprintf(cmd, sizeof cmd, "(%s bench -m %s -p 0 -n 2 -d 12 -t 1 -r 1 --bw-gbps 5 2>/dev/null)", EDGELLM_CLI, m);
     CHECK_EQ(run_capture(cmd, out, sizeof out), 0);
     CHECK(strstr(out, "| tg2 @ d12 |") != NULL);
+    CHECK(strstr(out, "trained context") == NULL);
+    /* past the trained context (the tiny shape's 256): measured, with a note on stderr */
+    snprintf(cmd, sizeof cmd, "%s bench -m %s -p 0 -n 2 -d 300 -t 1 -r 1 --bw-gbps 5", EDGELLM_CLI, m);
+    CHECK_EQ(run_capture(cmd, out, sizeof out), 0);
+    CHECK(strstr(out, "reach 302 positions") && strstr(out, "trained context length 256") &&
+          strstr(out, "| tg2 @ d300 |"));
     static const char *bad[] = {"-d -1", "-d 1,x", "-d ''", "-d 1,2,3,4,5,6,7,8,9", "-d 1048577"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         snprintf(cmd, sizeof cmd, "%s bench -m %s %s", EDGELLM_CLI, m, bad[i]);
