@@ -274,29 +274,21 @@ int cmd_bench(int argc, char **argv)
         fprintf(stderr, "edgellm bench: -p 0 and -n 0 leave nothing to measure\n");
         return cli_see_help("bench");
     }
-    /* every model must open (a readable, valid GGUF) before anything reaches stdout */
+    /* every model must open (a readable, valid GGUF) before anything reaches stdout; a note
+     * when the tests reach past a model's trained context (speed is measured all the same;
+     * a model's output there is another matter) */
+    long reach = (long)p.n_prompt + (p.n_gen > 0 ? p.n_gen : 1), max_depth = 0;
+    for (int d = 0; d < p.n_depths; d++) max_depth = p.depths[d] > max_depth ? p.depths[d] : max_depth;
+    reach += max_depth;
     for (int mi = 0; mi < n_models; mi++) {
         edgellm_gguf *g = NULL;
         edgellm_error err = {0};
         if (edgellm_gguf_open(models[mi], &g, &err) != EDGELLM_OK) { cli_print_error("bench", &err); return 1; }
-        /* a note when the tests reach past the trained context (speed is measured all the
-         * same; a model's output there is another matter) */
-        long reach = (long)p.n_prompt + (p.n_gen > 0 ? p.n_gen : 1);
-        int max_depth = 0;
-        for (int d = 0; d < p.n_depths; d++) max_depth = p.depths[d] > max_depth ? p.depths[d] : max_depth;
-        reach += max_depth;
-        edgellm_str arch;
-        int64_t train = 0;
-        char key[96];
-        if (edgellm_gguf_get_str(g, "general.architecture", &arch) && arch.len < 64) {
-            snprintf(key, sizeof key, "%.*s.context_length", (int)arch.len, arch.ptr);
-            if (!edgellm_gguf_get_i64(g, key, &train)) train = 0;
-        }
+        edgellm_gguf_close(g);
+        const long long train = cli_gguf_n_ctx_train(models[mi]);
         if (train > 0 && reach > train)
             fprintf(stderr, "edgellm bench: note: %s: the tests reach %ld positions (-d + -p + -n), past its trained "
-                            "context length %lld; the speed is measured all the same\n", models[mi], reach,
-                    (long long)train);
-        edgellm_gguf_close(g);
+                            "context length %lld; the speed is measured all the same\n", models[mi], reach, train);
     }
     if (bandwidth) {
         double gbps;

@@ -14,7 +14,6 @@
  * terminal. Exit status: 0 done, 1 a failed operation (unreadable file, text too short,
  * mismatched saved logits, malformed task line), 2 a wrong command line. */
 #include "commands.h"
-#include "format/gguf.h"
 #include "eval_json.h"
 #include "common/common.h"   /* edgellm_time_ms */
 #include <errno.h>
@@ -226,20 +225,11 @@ static int exit_code(edgellm_status rc, const edgellm_error *err)
 static void warn_past_training(const char *cmd, const char *path, const eval_flags *fl)
 {
     if (!path || (fl->ref_logits && !fl->n_ctx_set)) return;   /* the saved file's n_ctx */
-    edgellm_gguf *g = NULL;
-    if (edgellm_gguf_open(path, &g, NULL) != EDGELLM_OK) return;
-    edgellm_str arch;
-    int64_t train = 0;
-    char key[96];
-    if (edgellm_gguf_get_str(g, "general.architecture", &arch) && arch.len < 64) {
-        snprintf(key, sizeof key, "%.*s.context_length", (int)arch.len, arch.ptr);
-        if (!edgellm_gguf_get_i64(g, key, &train)) train = 0;
-    }
-    edgellm_gguf_close(g);
+    const long long train = cli_gguf_n_ctx_train(path);
     if (train > 0 && fl->n_ctx > train)
         fprintf(stderr, "edgellm %s: warning: -c %ld%s exceeds %s's trained context length %lld; its numbers past "
                         "that measure the model outside its range\n", cmd, fl->n_ctx,
-                fl->n_ctx_set ? "" : " (the default)", path, (long long)train);
+                fl->n_ctx_set ? "" : " (the default)", path, train);
 }
 
 static edgellm_model *load(const char *cmd, const char *path, const eval_flags *fl)

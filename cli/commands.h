@@ -28,6 +28,9 @@ int cli_parse_float(const char *cmd, const char *flag, const char *s, double *ou
 int cli_parse_kv_type(const char *cmd, const char *flag, const char *s, int *out);
 /* The --kv-type spelling of a KV cache type (f32, f16, q8_0). */
 const char *cli_kv_type_name(int type);
+/* The trained context length of a GGUF file (<general.architecture>.context_length), or 0
+ * when the file cannot be opened or does not say. Reads the metadata only. */
+long long cli_gguf_n_ctx_train(const char *path);
 
 /* Progress bar on stderr, for a library progress callback (edgellm_quantize_params,
  * edgellm_synth_params): "\r[######....] 42% what", redrawn only when the whole percentage

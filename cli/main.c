@@ -2,6 +2,7 @@
  * parse flags, call the library and print results; the helpers they share (error lines,
  * number flags, progress bar, JSON strings; declared in commands.h) follow the table. */
 #include "commands.h"
+#include "format/gguf.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +103,21 @@ int cli_parse_kv_type(const char *cmd, const char *flag, const char *s, int *out
         return 2;
     }
     return 0;
+}
+
+long long cli_gguf_n_ctx_train(const char *path)
+{
+    edgellm_gguf *g = NULL;
+    if (!path || edgellm_gguf_open(path, &g, NULL) != EDGELLM_OK) return 0;
+    edgellm_str arch;
+    int64_t train = 0;
+    char key[96];
+    if (edgellm_gguf_get_str(g, "general.architecture", &arch) && arch.len < 64) {
+        snprintf(key, sizeof key, "%.*s.context_length", (int)arch.len, arch.ptr);
+        if (!edgellm_gguf_get_i64(g, key, &train) || train < 0) train = 0;
+    }
+    edgellm_gguf_close(g);
+    return (long long)train;
 }
 
 const char *cli_kv_type_name(int type)
