@@ -252,30 +252,29 @@ edgellm_status edgellm_plan_recipe_from_name(const char *name, edgellm_plan_reci
 /* GFLOP/s of each type's kernels, bench_kernels on the dev machine (2048 x 2048 matrix,
  * one thread, AVX-512 level, 2026-11-30): {type, pp64 prefill, L2-resident decode}. The
  * types without a tile kernel run prefill as a dot per row and token, ~10x slower than
- * Q4_0's; group-wise sizes other than 128 are taken as g128. */
+ * Q4_0's; group-wise sizes other than 128 are taken as g128 (edgellm_plan_kernel_cost). */
 static const struct { int type; double pp, dec; } kernel_gflops[] = {
     {EDGELLM_TYPE_Q4_0, 302, 157},  {EDGELLM_TYPE_Q8_0, 284, 108},  {EDGELLM_TYPE_Q4_K, 164, 149},
     {EDGELLM_TYPE_Q6_K, 149, 131},  {EDGELLM_TYPE_Q5_K, 67, 72},    {EDGELLM_TYPE_Q2_K, 74, 78},
     {EDGELLM_TYPE_Q3_K, 18, 20},    {EDGELLM_TYPE_Q4_1, 25, 29},    {EDGELLM_TYPE_Q5_0, 31, 39},
     {EDGELLM_TYPE_Q5_1, 28, 30},    {EDGELLM_TYPE_F16, 43, 57},     {EDGELLM_TYPE_BF16, 43, 57},
-    {EDGELLM_TYPE_F32, 31, 33},
+    {EDGELLM_TYPE_F32, 31, 33},     {EDGELLM_TYPE_I4_G128_SYM, 47, 51}, {EDGELLM_TYPE_I4_G128_ASYM, 33, 35},
+    {EDGELLM_TYPE_I8_G128_SYM, 48, 58},
 };
 
 void edgellm_plan_kernel_cost(int type, double *pp, double *dec)
 {
     const double q4_pp = 302;
-    double gpp = 0, gdec = 0;
+    int bits = 0, group = 0, asym = 0;
+    if (own_type(type, &bits, &group, &asym))   /* any group size as g128; I8 asymmetric as I8 sym */
+        type = bits == 8 ? EDGELLM_TYPE_I8_G128_SYM : asym ? EDGELLM_TYPE_I4_G128_ASYM : EDGELLM_TYPE_I4_G128_SYM;
+    double gpp = q4_pp / 4, gdec = q4_pp / 4;     /* unmeasured: a slow dot loop */
     for (size_t i = 0; i < sizeof kernel_gflops / sizeof kernel_gflops[0]; i++)
         if (kernel_gflops[i].type == type) {
             gpp = kernel_gflops[i].pp;
             gdec = kernel_gflops[i].dec;
+            break;
         }
-    int bits = 0, group = 0, asym = 0;
-    if (gpp == 0 && own_type(type, &bits, &group, &asym)) {
-        gpp = bits == 8 ? 48 : asym ? 33 : 47;        /* I8_G128_SYM, I4_G128_ASYM, I4_G128_SYM */
-        gdec = bits == 8 ? 58 : asym ? 35 : 51;
-    }
-    if (gpp == 0) gpp = gdec = q4_pp / 4;            /* unmeasured: a slow dot loop */
     *pp = q4_pp / gpp;
     *dec = q4_pp / gdec;
 }
