@@ -5,6 +5,7 @@
 #include "test_util.h"
 #include "common/threadpool.h"
 #include <stdatomic.h>
+#include <unistd.h>
 
 /* ---- split_range ---- */
 static void test_split_range_covers_exactly_once(void)
@@ -100,6 +101,46 @@ static void test_pool_back_to_back_tasks(void)
     }
 }
 
+/* Workers ith >= 1 sleep 2 ms inside every 8th task (longer than the caller's spin, so
+ * the caller goes to sleep on the condvar and a worker must wake it), and the caller
+ * sleeps 2 ms before every 5th task (longer than the workers' spin, so they sleep and the
+ * caller must wake them). A lost wake-up on either path hangs (ctest timeout); a task run
+ * twice or skipped shows in the sum. */
+typedef struct {
+    atomic_long sum;
+    atomic_int round;
+} sleepy_job;
+
+static void sleepy_task(void *arg, int ith, int nth)
+{
+    (void)nth;
+    sleepy_job *j = arg;
+    if (ith >= 1 && atomic_load(&j->round) % 8 == 7) usleep(2000);
+    atomic_fetch_add(&j->sum, ith + 1);
+}
+
+static void test_pool_wakes_sleepers_both_ways(void)
+{
+    int counts[] = {2, 3, 5};
+    for (size_t a = 0; a < sizeof counts / sizeof counts[0]; a++) {
+        int nth = counts[a];
+        edgellm_threadpool *p = NULL;
+        CHECK_EQ(edgellm_threadpool_new(nth, &p, NULL), EDGELLM_OK);
+        if (!p) return;
+        sleepy_job j;
+        atomic_init(&j.sum, 0);
+        atomic_init(&j.round, 0);
+        const int runs = 60;
+        for (int r = 0; r < runs; r++) {
+            atomic_store(&j.round, r);
+            if (r % 5 == 4) usleep(2000);
+            edgellm_threadpool_run(p, sleepy_task, &j);
+        }
+        CHECK_EQ(atomic_load(&j.sum), (long)runs * nth * (nth + 1) / 2);
+        edgellm_threadpool_free(p);
+    }
+}
+
 static void test_pool_null_runs_on_caller(void)
 {
     count_job j;
@@ -135,6 +176,7 @@ int main(void)
     RUN(test_split_range_covers_exactly_once);
     RUN(test_pool_every_thread_count_covers_items);
     RUN(test_pool_back_to_back_tasks);
+    RUN(test_pool_wakes_sleepers_both_ways);
     RUN(test_pool_null_runs_on_caller);
     RUN(test_pool_rejects_bad_counts_and_oom);
     return test_summary();

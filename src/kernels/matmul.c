@@ -11,7 +11,9 @@
  *     16-row tiles, form one list (job after job), shared among the threads as the
  *     caller asks (edgellm_matmul_sched, matmul.h):
  *     - STREAM (default): thread i owns tiles [i·T/nth, (i+1)·T/nth) and takes them front
- *       to back, CHUNK_TILES at a time, from an atomic (lo, hi) pair; a thread whose range
+ *       to back, a quarter of what is left of it at a time (at least one tile: fewer
+ *       locked compare-exchanges, each a full fence on x86, and a fine last take), from
+ *       an atomic (lo, hi) pair; a thread whose range
  *       is empty cuts the back half off the largest range left (the owner's next take
  *       then fails its compare-exchange and rereads). Each thread reads one sequential
  *       stream, as the hardware prefetchers like, and the threads still finish together.
@@ -49,7 +51,8 @@
  * 0.84-0.89 (IN_ORDER), Q4_K_M 0.90-0.95 vs 0.82-0.86. */
 #define GUIDED_DIV 2
 #define MIN_TAKE_TILES 2
-#define CHUNK_TILES 4              /* STREAM: tiles per take from the own range         */
+#define STREAM_DIV 4               /* STREAM: a take is the own range's tiles left / 4 ... */
+#define STREAM_MIN_TILES 1         /* ... but at least one tile                             */
 #define SCRATCH_ALIGN 64
 #define MAX_BATCH 8
 
@@ -222,8 +225,8 @@ static inline uint64_t range_pack(int64_t lo, int64_t hi) { return (uint64_t)lo 
 static inline int64_t range_lo(uint64_t v) { return (int64_t)(v >> 32); }
 static inline int64_t range_hi(uint64_t v) { return (int64_t)(v & 0xffffffffu); }
 
-/* EDGELLM_MATMUL_STREAM: thread ith walks its own range front to back, CHUNK_TILES at a
- * time; when it is empty, the thread cuts the back half off the largest range left and
+/* EDGELLM_MATMUL_STREAM: thread ith walks its own range front to back, left / STREAM_DIV
+ * tiles at a time (at least STREAM_MIN_TILES); when it is empty, the thread cuts the back half off the largest range left and
  * makes that its own, until no range has tiles left. */
 static void dot_task_stream(matmul_task *m, int ith, int nth)
 {
@@ -231,7 +234,8 @@ static void dot_task_stream(matmul_task *m, int ith, int nth)
     for (;;) {
         uint64_t v = atomic_load_explicit(own, memory_order_relaxed);
         while (range_lo(v) < range_hi(v)) {
-            const int64_t lo = range_lo(v), t1 = EDGELLM_MIN(lo + CHUNK_TILES, range_hi(v));
+            const int64_t lo = range_lo(v), left = range_hi(v) - lo;
+            const int64_t t1 = EDGELLM_MIN(lo + EDGELLM_MAX(left / STREAM_DIV, STREAM_MIN_TILES), range_hi(v));
             if (!atomic_compare_exchange_weak_explicit(own, &v, range_pack(t1, range_hi(v)), memory_order_relaxed,
                                                        memory_order_relaxed))
                 continue;                               /* a thief cut the range: v reloaded */
