@@ -309,9 +309,11 @@ int cmd_plan(int argc, char **argv)
         else if (!strcmp(a, "--list")) { print_list(stdout); goto out; }
         else if (!strcmp(a, "--json")) json = 1;
         else if (!strcmp(a, "-m") || !strcmp(a, "--model")) {
+            if (p.shape) { fprintf(stderr, "edgellm plan: give --model or --shape, not both\n"); rc = 2; goto out; }
             if (!(p.model = NEXT())) { fprintf(stderr, "edgellm plan: %s needs a value\n", a); rc = 2; goto out; }
             have_model = 1;
         } else if (!strcmp(a, "--shape")) {
+            if (p.model) { fprintf(stderr, "edgellm plan: give --model or --shape, not both\n"); rc = 2; goto out; }
             if ((rc = parse_shape(NEXT(), &shape))) goto out;
             p.shape = &shape;
             have_model = 1;
@@ -348,6 +350,10 @@ int cmd_plan(int argc, char **argv)
             p.calibration = dv;
         } else if (!strcmp(a, "--types")) {
             if (!(p.types = NEXT())) { fprintf(stderr, "edgellm plan: --types needs a list\n"); rc = 2; goto out; }
+        } else if (a[0] != '-' && p.shape && !p.model) {
+            fprintf(stderr, "edgellm plan: give a model (%s) or --shape, not both\n", a);
+            rc = 2;
+            goto out;
         } else if (a[0] != '-' && !have_model) {
             p.model = a;          /* `edgellm plan model.gguf` */
             have_model = 1;

@@ -27,6 +27,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #ifdef EDGELLM_HAVE_CJSON
 #include <cjson/cJSON.h>
 #endif
@@ -133,6 +134,11 @@ edgellm_status cli_plan_read_devices(const char *path, edgellm_plan_device **out
         get_str(o, "name", d->name, sizeof d->name);
         if (!d->name[0]) { snprintf(what, sizeof what, "%s: \"name\" (a string) is required", where); goto bad; }
         if (!strcmp(d->name, "host")) { snprintf(what, sizeof what, "%s: the name \"host\" is reserved", where); goto bad; }
+        for (int k = 0; k < i; k++)   /* names are looked up ignoring case: two would shadow */
+            if (!strcasecmp(devs[k].name, d->name)) {
+                snprintf(what, sizeof what, "%s: the name '%.40s' is also devices[%d]'s", where, d->name, k);
+                goto bad;
+            }
         snprintf(where, sizeof where, "device '%.40s'", d->name);
         get_str(o, "description", d->description, sizeof d->description);
         get_str(o, "source", d->source, sizeof d->source);
@@ -155,7 +161,9 @@ edgellm_status cli_plan_read_devices(const char *path, edgellm_plan_device **out
         const char *why = ram > 1048576.0                   ? "ram_gib must be at most 1048576"
                           : usable == 0 || usable > ram      ? "usable_gib must be > 0 and at most ram_gib"
                           : big > 1024                       ? "big_cores must be at most 1024"
+                          : big != floor(big)                ? "big_cores must be a whole number"
                           : little < 0 || little > 1024      ? "little_cores must be in 0..1024"
+                          : little != floor(little)          ? "little_cores must be a whole number"
                           : gb <= 0                          ? "gflops_per_big_core must be > 0"
                           : gl < 0                           ? "gflops_per_little_core must be >= 0"
                                                              : NULL;

@@ -864,6 +864,13 @@ static void test_plan_cli_bad_input(void)
     CHECK_EQ(cli("--shape 32,4096,30,8,11008,32000"), 2);
     CHECK(strstr(out, "not a multiple of n_head") != NULL);
     CHECK_EQ(cli("--shape 32,4096"), 2);
+    /* a model and a shape: which one was meant? (the shape used to win silently) */
+    CHECK_EQ(cli("--model tinyllama-1.1b --shape 22,2048,32,4,5632,32000"), 2);
+    CHECK(strstr(out, "not both") != NULL);
+    CHECK_EQ(cli("--shape 22,2048,32,4,5632,32000 --model tinyllama-1.1b"), 2);
+    CHECK_EQ(cli("--shape 22,2048,32,4,5632,32000 tinyllama.gguf"), 2);
+    CHECK(strstr(out, "not both") && strstr(out, "tinyllama.gguf"));
+    CHECK_EQ(cli("--shape 22,2048,32,4,5632,32000"), 0);
     CHECK_EQ(cli("--model tinyllama-1.1b --types q4_0,zz9"), 2);
     CHECK(strstr(out, "zz9") != NULL);
     CHECK_EQ(cli("--model tinyllama-1.1b --kv-type q4_0"), 2);
@@ -1047,6 +1054,8 @@ static void test_plan_cli_device_and_eval_files(void)
         {"\"ram_gib\": 8, \"bandwidth_gbps\": 10, \"big_cores\": 100000", "big_cores"},
         {"\"ram_gib\": 8, \"bandwidth_gbps\": 10, \"big_cores\": 4, \"gflops_per_big_core\": -1", "gflops_per_big_core"},
         {"\"ram_gib\": 8, \"bandwidth_gbps\": 10, \"big_cores\": 4, \"little_cores\": -2", "little_cores"},
+        {"\"ram_gib\": 8, \"bandwidth_gbps\": 10, \"big_cores\": 2.5", "big_cores must be a whole number"},
+        {"\"ram_gib\": 8, \"bandwidth_gbps\": 10, \"big_cores\": 4, \"little_cores\": 0.5", "little_cores must be a whole"},
     };
     for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
         char js[512];
@@ -1056,6 +1065,12 @@ static void test_plan_cli_device_and_eval_files(void)
         CHECK(strstr(out, ranges[i].field) != NULL);
         if (!strstr(out, ranges[i].field)) fprintf(stderr, "   %s -> %s\n", js, out);
     }
+    /* two devices of one name (lookups ignore case): the second would never be found */
+    const char *dup = "{\"devices\": [{\"name\": \"board\", \"ram_gib\": 8, \"bandwidth_gbps\": 10, \"big_cores\": 4},"
+                      " {\"name\": \"Board\", \"ram_gib\": 16, \"bandwidth_gbps\": 20, \"big_cores\": 8}]}";
+    write_file(dev, dup, strlen(dup));
+    CHECK_EQ(cli(args), 1);
+    CHECK(strstr(out, "'Board'") && strstr(out, "devices[0]"));
 #endif
 }
 
