@@ -436,6 +436,16 @@ static int run_task(const eval_flags *fl)
             printf("\n");
         }
         printf("\n(%.1f s)\n", r.elapsed_ms / 1000.0);
+        /* an item longer than the model was trained on: its score measures the model outside
+         * its range (as ppl/kld warn for -c) */
+        for (int k = 0; k < 2; k++) {
+            const char *path = k ? fl->ref : fl->model;
+            const long long train = path ? cli_gguf_n_ctx_train(path) : 0;
+            if (train > 0 && r.max_positions > train)
+                fprintf(stderr, "edgellm %s: warning: item %d uses %d positions, beyond %s's trained context %lld; "
+                                "its score measures the model outside its range\n",
+                        cmd, r.max_positions_item, r.max_positions, path, train);
+        }
     } else {
         cli_print_error(cmd, &err);
     }

@@ -115,8 +115,8 @@ static void print_report(FILE *f, const edgellm_plan_report *r)
             r->safety_margin * 100, d->bw_gbps, d->bw_measured ? "measured read" : "peak", r->efficiency,
             d->n_big_cores, d->n_little_cores, d->has_npu ? "yes (edgellm uses the CPU)" : "no");
     fprintf(f, "        source: %s\n", d->source);
-    fprintf(f, "context n_ctx %d, KV cache %s, batch %d, first-token prompt %d tokens\n\n", r->n_ctx,
-            edgellm_type_name(r->kv_type), r->batch, r->prompt_tokens);
+    fprintf(f, "context n_ctx %d, KV cache %s, batch %d, first-token prompt %d token%s\n\n", r->n_ctx,
+            edgellm_type_name(r->kv_type), r->batch, r->prompt_tokens, r->prompt_tokens == 1 ? "" : "s");
 
     /* memory in GiB, or MiB for models under 1 GiB (tiny test models) */
     uint64_t largest = 0;

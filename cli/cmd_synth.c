@@ -3,6 +3,7 @@
  * edgellm_synth (src/tools/synth.c); shapes live in src/tools/shapes.c. */
 #include "commands.h"
 #include "common/common.h"   /* edgellm_time_ms */
+#include "tools/quantize.h"  /* edgellm_quant_scheme_parse: the group-wise types' full names */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,9 +162,13 @@ int cmd_synth(int argc, char **argv)
         return st == EDGELLM_ERR_MISUSE ? 2 : 1;
     }
     const double ms = edgellm_time_ms() - t0;
+    edgellm_quant_scheme sc;   /* "i4 g128 asym" rather than "i4": the group is part of the type */
+    const char *tname = edgellm_quant_scheme_parse(p.type, p.group, p.asym, &sc, NULL) == EDGELLM_OK && sc.edgellm_only
+                            ? sc.label
+                            : p.type;
     fprintf(stderr, "edgellm synth: wrote %s: %s shape %s (%d layers, n_embd %d, %d/%d heads, n_ff %d, vocab %d%s), "
                     "%s, %.1fM params, file %.2f MiB, %.1f s\n",
             out, s->arch, s->name, s->n_layer, s->n_embd, s->n_head, s->n_head_kv, s->n_ff, s->n_vocab,
-            s->tied ? ", tied" : "", p.type, (double)n_params / 1e6, (double)bytes / 1048576.0, ms / 1000.0);
+            s->tied ? ", tied" : "", tname, (double)n_params / 1e6, (double)bytes / 1048576.0, ms / 1000.0);
     return 0;
 }

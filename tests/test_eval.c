@@ -444,6 +444,24 @@ static void test_eval_task_scores_match_direct(void)
     CHECK(r.metrics[2].pct == 100.0 && r.metrics[3].pct == 100.0);   /* exact, contains */
     CHECK(r.metrics[0].gap_pts == 0.0 && r.metrics[0].gap_pct == 0.0);
     CHECK_NEAR(r.metrics[0].err_pct, 0.0, 1e-12);
+    /* positions: with only the multiple-choice items, the most any item used is the longest
+     * context + choice, BOS included, counted here by the tokenizer */
+    {
+        const edgellm_tokenizer *tok = edgellm_model_tokenizer(m);
+        int most = 0, most_item = -1;
+        for (int i = 0; i < 3; i++)
+            for (int c = 0; c < 3; c++) {
+                char joined[256];
+                int32_t ids[256];
+                int n = 0;
+                snprintf(joined, sizeof joined, "%s%s", ctxs[i], choices[i][c]);
+                CHECK_OK(edgellm_tokenize(tok, joined, strlen(joined), 1, ids, 256, &n, NULL));
+                if (n > most) { most = n; most_item = i; }
+            }
+        CHECK_EQ(edgellm_eval_task(m, NULL, right, 3, &tp, &r, &err), EDGELLM_OK);
+        CHECK_EQ(r.max_positions, most);
+        CHECK_EQ(r.max_positions_item, most_item);
+    }
     CHECK_EQ(edgellm_eval_task(m, NULL, wrong, 4, &tp, &r, &err), EDGELLM_OK);
     CHECK(r.metrics[0].pct == 0.0);
     CHECK(r.metrics[2].pct == 0.0 && r.metrics[3].pct == 0.0);
@@ -581,6 +599,29 @@ static int cli(const char *args, char *out, size_t n)
     return run_capture(cmd, out, n);
 }
 
+/* An item longer than the model's trained context (stories260K: 2048) gets a warning
+ * naming the item; short items none. */
+static void test_eval_cli_task_warns_past_training(void)
+{
+    NEED_SHARED(mpath, STORIES);
+    const char *f = tmp_path("long.jsonl");
+    size_t cap = 64 * 1024, n = 0;
+    char *text = malloc(cap);
+    n += (size_t)snprintf(text + n, cap - n, "{\"prompt\": \"Tom had a dog. Tom loved his\", \"answer\": \"dog\"}\n");
+    n += (size_t)snprintf(text + n, cap - n, "{\"context\": \"");
+    for (int i = 0; i < 300; i++) n += (size_t)snprintf(text + n, cap - n, "Lily had a red ball. ");
+    n += (size_t)snprintf(text + n, cap - n, "She played with her\", \"choices\": [\" ball\", \" cat\"], \"label\": 0}\n");
+    write_file(f, text, n);
+    char out[8192], args[1024];
+    snprintf(args, sizeof args, "eval task -m %s --data %s", mpath, f);
+    CHECK_EQ(cli(args, out, sizeof out), 0);
+    CHECK(strstr(out, "warning: item 1 uses") && strstr(out, "trained context 2048"));
+    snprintf(args, sizeof args, "eval task -m %s --data %s --limit 1", mpath, f);   /* the short item only */
+    CHECK_EQ(cli(args, out, sizeof out), 0);
+    CHECK(strstr(out, "trained context") == NULL);
+    free(text);
+}
+
 static void test_eval_cli_jsonl_errors_name_the_line(void)
 {
     NEED_SHARED(mpath, STORIES);
@@ -691,6 +732,7 @@ int main(void)
     RUN(test_eval_sweep_rows_match_compare);
     RUN(test_eval_alloc_failures_leak_nothing);
     RUN(test_eval_cli_jsonl_errors_name_the_line);
+    RUN(test_eval_cli_task_warns_past_training);
     RUN(test_eval_cli_commands);
     return test_summary();
 }

@@ -181,9 +181,9 @@ edgellm_status edgellm_eval_plan_make(const edgellm_tokenizer *tok, const char *
     if (n < need) {
         edgellm_free(ids);
         return edgellm_fail(err, EDGELLM_ERR_MISUSE,
-                            "%s: the text is too short: %d tokens, and n_ctx %d needs at least %lld "
+                            "%s: the text is too short: %d token%s, and n_ctx %d needs at least %lld "
                             "(2 x n_ctx, the llama-perplexity rule); use a longer text or a smaller -c",
-                            name, n, p->n_ctx, (long long)need);
+                            name, n, n == 1 ? "" : "s", p->n_ctx, (long long)need);
     }
     out->tokens = ids;
     out->n_tokens = n;

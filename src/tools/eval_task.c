@@ -93,7 +93,7 @@ static edgellm_status check_item(const edgellm_eval_item *it, int i, edgellm_err
  * *cached leading context tokens (positions 0 .. *cached-1) and maybe later rows. */
 static edgellm_status score_choice(edgellm_ctx *ctx, const edgellm_tokenizer *tok, const int32_t *ctx_ids, int n_ctx_ids,
                                    const char *context, const char *choice, int item, int *cached, float **logits,
-                                   size_t *logits_cap, double *score, edgellm_error *err)
+                                   size_t *logits_cap, double *score, int *positions, edgellm_error *err)
 {
     size_t lc = strlen(context), lh = strlen(choice);
     char *joined = edgellm_malloc(lc + lh + 1);
@@ -143,13 +143,15 @@ static edgellm_status score_choice(edgellm_ctx *ctx, const edgellm_tokenizer *to
         s += (double)row[whole[p + i]] - edgellm_eval_logsumexp(row, n_vocab);
     }
     *score = s;
+    *positions = EDGELLM_MAX(*positions, n_whole);
 done:
     edgellm_free(whole);
     return rc;
 }
 
-edgellm_status edgellm_eval_choice_scores(edgellm_ctx *ctx, const edgellm_eval_item *it, int item, float **logits,
-                                          size_t *logits_cap, double *scores, edgellm_error *err)
+/* edgellm_eval_choice_scores, and the most positions one choice used into *positions */
+static edgellm_status choice_scores(edgellm_ctx *ctx, const edgellm_eval_item *it, int item, float **logits,
+                                    size_t *logits_cap, double *scores, int *positions, edgellm_error *err)
 {
     const edgellm_tokenizer *tok = edgellm_model_text_tokenizer(edgellm_ctx_model(ctx), err);
     if (!tok) return EDGELLM_ERR_UNSUPPORTED;
@@ -159,9 +161,16 @@ edgellm_status edgellm_eval_choice_scores(edgellm_ctx *ctx, const edgellm_eval_i
     edgellm_status rc = tokenize_alloc(tok, it->context, &ctx_ids, &n_ctx_ids, err);
     for (int c = 0; c < it->n_choices && rc == EDGELLM_OK; c++)
         rc = score_choice(ctx, tok, ctx_ids, n_ctx_ids, it->context, it->choices[c], item, &cached, logits, logits_cap,
-                          &scores[c], err);
+                          &scores[c], positions, err);
     edgellm_free(ctx_ids);
     return rc;
+}
+
+edgellm_status edgellm_eval_choice_scores(edgellm_ctx *ctx, const edgellm_eval_item *it, int item, float **logits,
+                                          size_t *logits_cap, double *scores, edgellm_error *err)
+{
+    int positions = 0;
+    return choice_scores(ctx, it, item, logits, logits_cap, scores, &positions, err);
 }
 
 typedef struct {
@@ -201,10 +210,11 @@ static bool exact_match(const char *gen, const char *answer)
     return !isalnum((unsigned char)gen[n]);
 }
 
-/* Score every item with one model into t. */
+/* Score every item with one model into t; the most positions an item used (and which)
+ * raise *max_pos / *max_item. */
 static edgellm_status run_items(const edgellm_model *m, int kv_type, const edgellm_eval_item *items, int n_items,
                                 const edgellm_eval_task_params *p, int n_ctx, double *done_frac, double frac_step,
-                                task_tally *t, edgellm_error *err)
+                                task_tally *t, int *max_pos, int *max_item, edgellm_error *err)
 {
     edgellm_ctx *ctx = NULL;
     edgellm_ctx_params cp = edgellm_ctx_default_params();
@@ -234,7 +244,9 @@ static edgellm_status run_items(const edgellm_model *m, int kv_type, const edgel
                     goto done;
                 }
             }
-            if ((rc = edgellm_eval_choice_scores(ctx, it, i, &logits, &logits_cap, scores, err)) != EDGELLM_OK) goto done;
+            int positions = 0;
+            if ((rc = choice_scores(ctx, it, i, &logits, &logits_cap, scores, &positions, err)) != EDGELLM_OK) goto done;
+            if (positions > *max_pos) { *max_pos = positions; *max_item = i; }
             int best = 0, best_norm = 0;
             double bn = scores[0] / (double)strlen(it->choices[0]);
             for (int c = 1; c < it->n_choices; c++) {
@@ -258,6 +270,7 @@ static edgellm_status run_items(const edgellm_model *m, int kv_type, const edgel
                 goto done;
             }
             if (g.oom) { rc = edgellm_fail_nomem(err, "eval task: generated text"); goto done; }
+            if (edgellm_ctx_n_past(ctx) > *max_pos) { *max_pos = edgellm_ctx_n_past(ctx); *max_item = i; }
             const char *out = g.buf ? g.buf : "";
             t->n[M_EXACT]++;
             t->n[M_CONTAINS]++;
@@ -325,8 +338,11 @@ edgellm_status edgellm_eval_task(const edgellm_model *m, const edgellm_model *re
     int n_ctx = needed_ctx(items, n_items, p.max_gen_tokens);
     double t0 = edgellm_time_ms(), frac = 0.0, step = 1.0 / ((double)n_items * (ref ? 2 : 1));
     task_tally tm = {{0}, {0}}, tr = {{0}, {0}};
-    if ((rc = run_items(m, p.kv_type, items, n_items, &p, n_ctx, &frac, step, &tm, err)) != EDGELLM_OK) return rc;
-    if (ref && (rc = run_items(ref, EDGELLM_TYPE_F32, items, n_items, &p, n_ctx, &frac, step, &tr, err)) != EDGELLM_OK)
+    if ((rc = run_items(m, p.kv_type, items, n_items, &p, n_ctx, &frac, step, &tm, &out->max_positions,
+                        &out->max_positions_item, err)) != EDGELLM_OK)
+        return rc;
+    if (ref && (rc = run_items(ref, EDGELLM_TYPE_F32, items, n_items, &p, n_ctx, &frac, step, &tr, &out->max_positions,
+                               &out->max_positions_item, err)) != EDGELLM_OK)
         return rc;
     for (int k = 0; k < M_COUNT; k++) {
         edgellm_eval_metric *me = &out->metrics[k];
