@@ -18,10 +18,10 @@
  * which the waiter holds until it waits) or the waiter's re-check sees the change: no
  * wake-up is lost.
  *
- * Costs measured on the 2-core Zen 5 VM (tiny empty tasks back to back): with the mutex
- * and broadcast on every run and a sched_yield() every 256 pauses (~11k cycles; one
- * yield costs ~2.7k cycles there) an empty run took ~1.5-2.4k cycles; see the README's
- * "Threads" notes for the decode effect.
+ * Costs measured on the 2-core Zen 5 VM (empty tasks back to back, TSC cycles): with the
+ * mutex and broadcast on every run and a sched_yield() every 256 pauses (~11k cycles; one
+ * yield costs ~2.7k there) an empty run took 1.5-2.4k, now 1.05-1.15k (README, "Kernels,
+ * threads and speed", for what a decode token spends around the hand-offs).
  */
 #include "threadpool.h"
 #include <pthread.h>
