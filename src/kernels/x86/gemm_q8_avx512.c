@@ -33,7 +33,10 @@
  *   - prefill: rows in tiles of 4, packed once per tile into an L1 buffer; tokens in tiles
  *     of 3: 12 accumulators + 12 integer sums in registers, each packed weight vector
  *     loaded once per token tile, each activation vector once per row tile.
- *   - decode (n = 1): the same pack and steps, one row at a time, from registers.
+ *   - decode (n = 1): the same pack and steps, one row at a time, from registers; a
+ *     group's 8 VPDPBUSD as two chains of 4 and the row's accumulator in a register (it
+ *     was an array slot, stored every group): 0-9 % fewer cycles for an L2-resident Q4_0
+ *     matrix, old and new alternating in one process (best of 4000 calls each).
  * Both run exactly the steps above for every (r, t): bit-identical results.
  * Tolerance against the traits' ref (double sums): |fast - ref| <= (nb + 4)·2^-22·Σ|w·x|.
  * Measured on a 2-core Zen 5 (AVX-512 VNNI), 1 thread: decode streams the weights of a
@@ -375,6 +378,7 @@ static inline __attribute__((always_inline)) void decode_rows(const edgellm_gemm
         for (int i = 0; i < 16; i++) {
             acc[i] = _mm512_setzero_ps();
             if (i >= nr) continue;
+            __m512 ai = _mm512_setzero_ps();   /* in a register, not acc[i] in memory */
             const uint8_t *row = a->w + (size_t)(r + i) * a->row_bytes;
             for (int64_t g = 0; g < ng; g++) {
                 const uint8_t *x = a->xp + (size_t)g * XG;
@@ -388,12 +392,18 @@ static inline __attribute__((always_inline)) void decode_rows(const edgellm_gemm
                     packed_group pg;
                     if (direct) packtail(row, 16 * g, (int)(nb - 16 * g), &pg);   /* g = nfull: partial */
                     else pack_group(row, g, nb, pack16, packtail, &pg);
-                    for (int k = 0; k < 8; k++)
+                    /* two chains of 4 (integer sums: exact in any order) */
+                    __m512i s1 = _mm512_setzero_si512();
+                    for (int k = 0; k < 8; k += 2) {
                         s = _mm512_dpbusd_epi32(s, pg.w[k], _mm512_load_si512((const void *)(x + 64 * k)));
+                        s1 = _mm512_dpbusd_epi32(s1, pg.w[k + 1], _mm512_load_si512((const void *)(x + 64 * k + 64)));
+                    }
+                    s = _mm512_add_epi32(s, s1);
                     d = pg.d;
                 }
-                acc[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(d, _mm512_load_ps(x + 576)), acc[i]);
+                ai = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(d, _mm512_load_ps(x + 576)), ai);
             }
+            acc[i] = ai;
         }
         gemm_hsum16x16_store(acc, a->y + r, nr);
     }
