@@ -72,30 +72,7 @@ static void progress_end(progress_bar *b)
 
 static char *read_text(const char *path, size_t *len, edgellm_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) { snprintf(err->msg, sizeof err->msg, "%s: %s", path, strerror(errno)); return NULL; }
-    struct stat st;   /* a directory opens but cannot be read; pipes and devices can */
-    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-        snprintf(err->msg, sizeof err->msg, "%s: is a directory, not a text file", path);
-        fclose(f);
-        return NULL;
-    }
-    size_t cap = 1 << 16, n = 0, r;
-    char *buf = malloc(cap);
-    while (buf && (r = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += r;
-        if (cap - n - 1 == 0) {
-            char *b = realloc(buf, cap * 2);
-            if (!b) { free(buf); buf = NULL; break; }
-            buf = b;
-            cap *= 2;
-        }
-    }
-    if (!buf) snprintf(err->msg, sizeof err->msg, "%s: out of memory", path);
-    else if (ferror(f)) { free(buf); buf = NULL; snprintf(err->msg, sizeof err->msg, "%s: read failed", path); }
-    fclose(f);
-    if (buf) { buf[n] = 0; *len = n; }
-    return buf;
+    return cli_read_text(path, CLI_MAX_TEXT_BYTES, len, err);
 }
 
 /* --------------------------------------------------------------------- flags ---- */

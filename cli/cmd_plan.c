@@ -13,6 +13,8 @@
  */
 #include "commands.h"
 #include "plan_json.h"
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -255,9 +257,22 @@ static int build_matrix(cli_plan_matrix *mx, const edgellm_plan_params *base)
 
 static int parse_shape(const char *s, edgellm_plan_model *out)
 {
+    static const char *const names[6] = {"n_layer", "n_embd", "n_head", "n_head_kv", "n_ff", "n_vocab"};
     int v[6];
-    char tail;
-    if (!s || sscanf(s, "%d,%d,%d,%d,%d,%d%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &tail) != 6) {
+    const char *p = s;
+    for (int i = 0; p && i < 6; i++) {   /* strtoll, not sscanf's %d: an out-of-range value must not wrap */
+        char *end = NULL;
+        errno = 0;
+        const long long x = strtoll(p, &end, 10);
+        if (end == p || *end != (i < 5 ? ',' : '\0')) { p = NULL; break; }
+        if (errno == ERANGE || x < INT_MIN || x > INT_MAX) {
+            fprintf(stderr, "edgellm plan: --shape: %s = %.*s is out of range\n", names[i], (int)(end - p), p);
+            return 2;
+        }
+        v[i] = (int)x;
+        p = end + (i < 5);
+    }
+    if (!p) {
         fprintf(stderr, "edgellm plan: --shape expects n_layer,n_embd,n_head,n_head_kv,n_ff,n_vocab (six integers), got '%s'\n",
                 s ? s : "(nothing)");
         return 2;

@@ -74,33 +74,13 @@ static int on_token(int32_t token, const char *piece, size_t len, void *user)
 /* Read a whole prompt file into a NUL-terminated buffer (caller frees). */
 static char *read_prompt_file(const char *path, edgellm_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) { snprintf(err->msg, sizeof err->msg, "%s: %s", path, strerror(errno)); return NULL; }
-    size_t cap = 4096, n = 0, r;
-    char *buf = malloc(cap);
-    while (buf && (r = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += r;
-        if (cap - n - 1 == 0) {
-            char *b = realloc(buf, cap * 2);
-            if (!b) { free(buf); buf = NULL; break; }
-            buf = b;
-            cap *= 2;
-        }
-    }
-    if (buf && ferror(f)) {
-        int e = errno;
-        free(buf);
-        buf = NULL;
-        snprintf(err->msg, sizeof err->msg, "%s: read failed: %s", path, strerror(e));
-    }
-    else if (!buf) snprintf(err->msg, sizeof err->msg, "%s: out of memory", path);
-    else buf[n] = 0;
+    size_t n = 0;
+    char *buf = cli_read_text(path, CLI_MAX_TEXT_BYTES, &n, err);
     if (buf && strlen(buf) != n) {
         free(buf);
         buf = NULL;
         snprintf(err->msg, sizeof err->msg, "%s: the prompt contains a NUL byte", path);
     }
-    fclose(f);
     return buf;
 }
 

@@ -49,27 +49,6 @@ static void print_piece(const char *s, size_t n)
     }
 }
 
-/* Read a whole file into a malloc'd buffer; NULL and errno set on failure. */
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        size_t r = fread(buf + n, 1, cap - n, f);
-        n += r;
-        if (n < cap) break;
-        char *nb = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
-        if (!nb) { free(buf); buf = NULL; errno = ENOMEM; break; }
-        buf = nb;
-        cap *= 2;
-    }
-    if (buf && ferror(f)) { free(buf); buf = NULL; errno = EIO; }
-    fclose(f);
-    *len = n;
-    return buf;
-}
 
 int cmd_tokenize(int argc, char **argv)
 {
@@ -98,8 +77,9 @@ int cmd_tokenize(int argc, char **argv)
     char *text = NULL;
     size_t len = 0;
     if (file) {
-        if (!(text = slurp(file, &len))) {
-            fprintf(stderr, "edgellm tokenize: %s: %s\n", file, strerror(errno));
+        edgellm_error rerr = {0};
+        if (!(text = cli_read_text(file, CLI_MAX_TEXT_BYTES, &len, &rerr))) {
+            cli_print_error("tokenize", &rerr);
             return 1;
         }
     } else {

@@ -26,6 +26,7 @@
  * Numbers that are unknown are written as null.
  */
 #include "eval_json.h"
+#include "commands.h"   /* cli_read_text */
 #include <errno.h>
 #include <stdarg.h>
 #include <math.h>
@@ -139,16 +140,19 @@ edgellm_status cli_eval_read_jsonl(const char *path, int limit, cli_eval_taskset
     return fail(err, EDGELLM_ERR_UNSUPPORTED, "%s: this build cannot read JSON (install libcjson-dev and reconfigure)",
                 path);
 #else
-    FILE *f = fopen(path, "rb");
-    if (!f) return fail(err, EDGELLM_ERR_IO, "%s: %s", path, strerror(errno));
+    size_t text_len = 0;
+    char *text = cli_read_text(path, CLI_MAX_TEXT_BYTES, &text_len, err);   /* bounded: not getline */
+    if (!text) return EDGELLM_ERR_IO;
     edgellm_status rc = EDGELLM_OK;
-    char *line = NULL;
-    size_t cap = 0, items_cap = 0;
-    ssize_t len;
+    size_t items_cap = 0;
     long lineno = 0;
-    while ((limit <= 0 || out->n < limit) && (len = getline(&line, &cap, f)) >= 0) {
+    for (char *next = text; (limit <= 0 || out->n < limit) && next < text + text_len;) {
+        char *line = next, *nl = memchr(line, '\n', (size_t)(text + text_len - line));
+        const size_t len = nl ? (size_t)(nl - line) : (size_t)(text + text_len - line);
+        next = line + len + 1;
+        line[len] = 0;   /* the newline, or the buffer's terminating NUL */
         lineno++;
-        if ((size_t)len != strlen(line)) { rc = fail(err, EDGELLM_ERR_FORMAT, "%s:%ld: contains a NUL byte", path, lineno); break; }
+        if (len != strlen(line)) { rc = fail(err, EDGELLM_ERR_FORMAT, "%s:%ld: contains a NUL byte", path, lineno); break; }
         const char *s = line;
         while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n') s++;
         if (!*s) continue;   /* blank line */
@@ -174,10 +178,8 @@ edgellm_status cli_eval_read_jsonl(const char *path, int limit, cli_eval_taskset
         if (it->choices) out->n_mc++;
         else out->n_gen++;
     }
-    if (rc == EDGELLM_OK && ferror(f)) rc = fail(err, EDGELLM_ERR_IO, "%s: read error", path);
     if (rc == EDGELLM_OK && out->n == 0) rc = fail(err, EDGELLM_ERR_FORMAT, "%s: no items", path);
-    free(line);
-    fclose(f);
+    free(text);
     if (rc != EDGELLM_OK) cli_eval_taskset_free(out);
     return rc;
 #endif

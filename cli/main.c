@@ -4,6 +4,8 @@
 #include "commands.h"
 #include "format/gguf.h"
 #include <errno.h>
+#include <stdbool.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -103,6 +105,46 @@ int cli_parse_kv_type(const char *cmd, const char *flag, const char *s, int *out
         return 2;
     }
     return 0;
+}
+
+char *cli_read_text(const char *path, size_t max_bytes, size_t *len, edgellm_error *err)
+{
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) { snprintf(err->msg, sizeof err->msg, "%s: %s", path, strerror(errno)); return NULL; }
+    struct stat st;   /* a directory opens but cannot be read; pipes and devices can */
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(err->msg, sizeof err->msg, "%s: is a directory, not a text file", path);
+        fclose(f);
+        return NULL;
+    }
+    size_t cap = 1 << 16, n = 0, r;
+    char *buf = malloc(cap);
+    bool too_big = false;
+    while (buf && (r = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+        n += r;
+        if (n > max_bytes) { too_big = true; break; }
+        if (cap - n - 1 == 0) {
+            char *b = realloc(buf, cap * 2);
+            if (!b) { free(buf); buf = NULL; break; }
+            buf = b;
+            cap *= 2;
+        }
+    }
+    if (!buf) snprintf(err->msg, sizeof err->msg, "%s: out of memory", path);
+    else if (too_big) {
+        snprintf(err->msg, sizeof err->msg, "%s: more than %zu MiB; edgellm reads text inputs up to that size", path,
+                 max_bytes >> 20);
+        free(buf);
+        buf = NULL;
+    } else if (ferror(f)) {
+        snprintf(err->msg, sizeof err->msg, "%s: read failed: %s", path, strerror(errno));
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (buf) { buf[n] = 0; *len = n; }
+    return buf;
 }
 
 long long cli_gguf_n_ctx_train(const char *path)

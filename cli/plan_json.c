@@ -24,6 +24,7 @@
  */
 #include "plan_json.h"
 #include <errno.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,12 +129,33 @@ edgellm_status cli_plan_read_devices(const char *path, edgellm_plan_device **out
     for (int i = 0; i < count; i++) {
         const cJSON *o = cJSON_IsArray(list) ? cJSON_GetArrayItem(list, i) : list;
         edgellm_plan_device *d = &devs[i];
-        char where[64], what[160] = "";
+        char where[64], what[400] = "";
         snprintf(where, sizeof where, "devices[%d]", i);
         if (!cJSON_IsObject(o)) { snprintf(what, sizeof what, "%s is not an object", where); goto bad; }
+        /* every key known and of its type: a misspelt "usable_gb" would otherwise fall back
+         * to a default without a word */
+        static const char *const str_keys[] = {"name", "description", "source"};
+        static const char *const num_keys[] = {"ram_gib", "usable_gib", "bandwidth_gbps", "big_cores", "little_cores",
+                                               "gflops_per_big_core", "gflops_per_little_core"};
+        static const char *const bool_keys[] = {"bandwidth_measured", "npu"};
+        for (const cJSON *kv = o->child; kv; kv = kv->next) {
+            int kind = 0;   /* 1 string, 2 number, 3 bool */
+            for (size_t k = 0; k < sizeof str_keys / sizeof *str_keys; k++) kind = !strcmp(kv->string, str_keys[k]) ? 1 : kind;
+            for (size_t k = 0; k < sizeof num_keys / sizeof *num_keys; k++) kind = !strcmp(kv->string, num_keys[k]) ? 2 : kind;
+            for (size_t k = 0; k < sizeof bool_keys / sizeof *bool_keys; k++) kind = !strcmp(kv->string, bool_keys[k]) ? 3 : kind;
+            const bool ok = kind == 1 ? cJSON_IsString(kv) : kind == 2 ? cJSON_IsNumber(kv) : cJSON_IsBool(kv);
+            if (!kind)
+                snprintf(what, sizeof what, "%s: unknown key \"%.40s\" (known: name, description, source, ram_gib, "
+                         "usable_gib, bandwidth_gbps, bandwidth_measured, big_cores, little_cores, gflops_per_big_core, "
+                         "gflops_per_little_core, npu)", where, kv->string);
+            else if (!ok)
+                snprintf(what, sizeof what, "%s: \"%.40s\" must be %s", where, kv->string,
+                         kind == 1 ? "a string" : kind == 2 ? "a number" : "true or false");
+            if (!kind || !ok) goto bad;
+        }
         get_str(o, "name", d->name, sizeof d->name);
         if (!d->name[0]) { snprintf(what, sizeof what, "%s: \"name\" (a string) is required", where); goto bad; }
-        if (!strcmp(d->name, "host")) { snprintf(what, sizeof what, "%s: the name \"host\" is reserved", where); goto bad; }
+        if (!strcasecmp(d->name, "host")) { snprintf(what, sizeof what, "%s: the name \"host\" is reserved", where); goto bad; }
         for (int k = 0; k < i; k++)   /* names are looked up ignoring case: two would shadow */
             if (!strcasecmp(devs[k].name, d->name)) {
                 snprintf(what, sizeof what, "%s: the name '%.40s' is also devices[%d]'s", where, d->name, k);

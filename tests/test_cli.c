@@ -15,6 +15,7 @@
 #include "test_util.h"
 #include "common/common.h"
 #include "format/gguf.h"
+#include <errno.h>
 
 #define STORIES "models/stories260K/stories260K.gguf"
 #define STORIES_BIN "models/stories260K/stories260K.bin"
@@ -171,6 +172,36 @@ static void test_cli_text_commands_need_a_tokenizer(void)
     /* token ids still work */
     snprintf(args, sizeof args, "logits -m %s --tokens \"1 2 3\" -o %s", notok, tmp_path("notok.f32"));
     CHECK_EQ(run_cli(args, NULL, 0, err, sizeof err), 0);
+}
+
+/* Endless and blocking inputs end in an error, not in filling memory or waiting forever:
+ * /dev/zero as a text input (the 256 MiB cap of cli_read_text, shared by tokenize -f, run
+ * -f, eval -f and eval task --data), a FIFO with no writer as a model (refused as not a
+ * regular file without blocking on the open). */
+static void test_cli_endless_and_blocking_inputs(void)
+{
+    NEED_SHARED(model, STORIES);
+    char args[4096], err[4096];
+    const char *cmds[] = {"tokenize -m %s -f /dev/zero", "eval task -m %s --data /dev/zero"};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        snprintf(args, sizeof args, cmds[i], model);
+        CHECK_EQ(run_cli(args, NULL, 0, err, sizeof err), 1);
+        CHECK(strstr(err, "/dev/zero: more than 256 MiB") != NULL);
+    }
+    const char *fifo = tmp_path("model.fifo");
+    unlink(fifo);
+    if (mkfifo(fifo, 0600) != 0) { printf("   (no FIFO here: %s)\n", strerror(errno)); return; }
+    const char *fcmds[] = {"run -m %s -p hi", "info %s", "bench -m %s -p 1 -n 1 -r 1",
+                           "convert --llama2c %s --tokenizer %s -o x.gguf"};
+    for (size_t i = 0; i < sizeof fcmds / sizeof fcmds[0]; i++) {
+        char inner[2048];
+        snprintf(inner, sizeof inner, fcmds[i], fifo, fifo);
+        snprintf(args, sizeof args, "timeout 20 %s %s", EDGELLM_CLI, inner);
+        CHECK_EQ(run_capture(args, err, sizeof err), 1);   /* 124 would be the timeout */
+        CHECK(strstr(err, "model.fifo: not a regular file") != NULL);
+        if (!strstr(err, "not a regular file")) fprintf(stderr, "   %s: %s\n", inner, err);
+    }
+    unlink(fifo);
 }
 
 /* eval past the model's trained context (stories260K: 2048) still runs but says so, as run
@@ -380,6 +411,7 @@ int main(void)
     RUN(test_cli_bad_values_point_to_help);
     RUN(test_cli_text_commands_need_a_tokenizer);
     RUN(test_cli_eval_warns_past_trained_context);
+    RUN(test_cli_endless_and_blocking_inputs);
     RUN(test_cli_unwritable_outputs);
     RUN(test_cli_bench_checks_models_before_printing);
     RUN(test_cli_bench_skips_a_model_that_fails);

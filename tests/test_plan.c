@@ -871,6 +871,12 @@ static void test_plan_cli_bad_input(void)
     CHECK_EQ(cli("--shape 22,2048,32,4,5632,32000 tinyllama.gguf"), 2);
     CHECK(strstr(out, "not both") && strstr(out, "tinyllama.gguf"));
     CHECK_EQ(cli("--shape 22,2048,32,4,5632,32000"), 0);
+    /* numbers beyond int range are refused, not wrapped (sscanf's %d made 4294967298 a 2) */
+    CHECK_EQ(cli("--shape 4294967298,64,8,2,100,100"), 2);
+    CHECK(strstr(out, "n_layer = 4294967298 is out of range") != NULL);
+    CHECK_EQ(cli("--shape 2,64,8,2,100,99999999999999999999999"), 2);
+    CHECK(strstr(out, "n_vocab = 99999999999999999999999 is out of range") != NULL);
+    CHECK_EQ(cli("--shape 2,64,8,2,100,100,7"), 2);
     CHECK_EQ(cli("--model tinyllama-1.1b --types q4_0,zz9"), 2);
     CHECK(strstr(out, "zz9") != NULL);
     CHECK_EQ(cli("--model tinyllama-1.1b --kv-type q4_0"), 2);
@@ -1056,6 +1062,12 @@ static void test_plan_cli_device_and_eval_files(void)
         {"\"ram_gib\": 8, \"bandwidth_gbps\": 10, \"big_cores\": 4, \"little_cores\": -2", "little_cores"},
         {"\"ram_gib\": 8, \"bandwidth_gbps\": 10, \"big_cores\": 2.5", "big_cores must be a whole number"},
         {"\"ram_gib\": 8, \"bandwidth_gbps\": 10, \"big_cores\": 4, \"little_cores\": 0.5", "little_cores must be a whole"},
+        /* unknown keys and wrong types: a typo must not fall back to a default silently */
+        {"\"ram_gib\": 8, \"usable_gb\": 3.5, \"bandwidth_gbps\": 10, \"big_cores\": 4", "unknown key \"usable_gb\""},
+        {"\"ram_gib\": 8, \"bandwidth_gbps\": 10, \"big_cores\": 4, \"npu\": \"yes\"", "\"npu\" must be true or false"},
+        {"\"ram_gib\": 8, \"bandwidth_gbps\": 10, \"big_cores\": 4, \"bandwidth_measured\": 1", "\"bandwidth_measured\" must be true"},
+        {"\"ram_gib\": 8, \"usable_gib\": \"4\", \"bandwidth_gbps\": 10, \"big_cores\": 4", "\"usable_gib\" must be a number"},
+        {"\"ram_gib\": 8, \"bandwidth_gbps\": 10, \"big_cores\": 4, \"description\": 7", "\"description\" must be a string"},
     };
     for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
         char js[512];
@@ -1071,6 +1083,18 @@ static void test_plan_cli_device_and_eval_files(void)
     write_file(dev, dup, strlen(dup));
     CHECK_EQ(cli(args), 1);
     CHECK(strstr(out, "'Board'") && strstr(out, "devices[0]"));
+    /* "host" is reserved in any case; names differing in punctuation are different names */
+    const char *host = "{\"devices\": [{\"name\": \"HOST\", \"ram_gib\": 8, \"bandwidth_gbps\": 10, \"big_cores\": 4}]}";
+    write_file(dev, host, strlen(host));
+    CHECK_EQ(cli(args), 1);
+    CHECK(strstr(out, "reserved") != NULL);
+    const char *punct = "{\"devices\": [{\"name\": \"pi[4]\", \"ram_gib\": 8, \"bandwidth_gbps\": 10, \"big_cores\": 4},"
+                        " {\"name\": \"pi{4}\", \"ram_gib\": 16, \"bandwidth_gbps\": 20, \"big_cores\": 8}]}";
+    write_file(dev, punct, strlen(punct));
+    char pargs[1024];
+    snprintf(pargs, sizeof pargs, "--model llama-3.2-1b --device-file %s --device 'pi{4}' --json", dev);
+    CHECK_EQ(cli(pargs), 0);
+    CHECK(strstr(out, "\"name\": \"pi{4}\"") != NULL);
 #endif
 }
 

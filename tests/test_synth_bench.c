@@ -366,9 +366,11 @@ static void test_bench_library(void)
         CHECK(r.results[i].samples_ts[0] > 0 && r.results[i].samples_ts[1] > 0);
     }
     CHECK(r.results[0].ttft_ms > 0);
-    /* one thread cannot get more than one CPU: cpu_frac <= 1 (+ 5 % for clock reads);
-     * counting bench's own /proc walk as run time once gave 110-125 % on runs this short */
-    for (int i = 0; i < 2; i++) CHECK(r.results[i].cpu_frac > 0 && r.results[i].cpu_frac <= 1.05);
+    /* one thread cannot get more than one CPU: cpu_frac <= 1 (the CPU-time window nests in
+     * the wall-time one; + 0.1 % for the clocks' granularity). Counting bench's own /proc
+     * walk as run time once gave 110-125 % on runs this short, reading the CPU clock outside
+     * the wall clock 100.2-100.5 % */
+    for (int i = 0; i < 2; i++) CHECK(r.results[i].cpu_frac > 0 && r.results[i].cpu_frac <= 1.001);
     /* tg8 speed x bytes per token / 10 GB/s */
     CHECK_NEAR(r.results[1].roofline_frac, r.results[1].avg_ts * (double)r.results[1].bytes_per_token / 1e10, 1e-9);
     /* a given bandwidth serves every thread count: both fractions are against it */

@@ -466,7 +466,9 @@ edgellm_status edgellm_gguf_open(const char *path, edgellm_gguf **out, edgellm_e
 {
     if (!out || !path) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "edgellm_gguf_open: NULL argument");
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO would otherwise wait for a writer before the regular-file
+     * check below could refuse it (no effect on regular files) */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return edgellm_fail(err, EDGELLM_ERR_IO, "%s: %s", path, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0) {

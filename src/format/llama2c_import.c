@@ -363,8 +363,13 @@ static edgellm_status read_vocab(const char *path, int n_vocab, edgellm_l2c_voca
     edgellm_status rc = EDGELLM_OK;
     uint8_t *buf = NULL;
     memset(v, 0, sizeof *v);
-    FILE *f = fopen(path, "rb");
-    if (!f) return edgellm_fail(err, EDGELLM_ERR_IO, "%s: %s", path, strerror(errno));
+    const int vfd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);   /* a FIFO: refused below, not waited on */
+    FILE *f = vfd >= 0 ? fdopen(vfd, "rb") : NULL;
+    if (!f) {
+        const int e = errno;
+        if (vfd >= 0) close(vfd);
+        return edgellm_fail(err, EDGELLM_ERR_IO, "%s: %s", path, strerror(e));
+    }
     struct stat st;
     if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
         rc = edgellm_fail(err, EDGELLM_ERR_IO, "%s: not a regular file", path);
@@ -553,7 +558,7 @@ edgellm_status edgellm_convert_llama2c(const char *model_path, const char *token
     if (l2c_same_file(tokenizer_path, out_path))
         return edgellm_fail(err, EDGELLM_ERR_MISUSE, "%s: output is the input tokenizer file", out_path);
 
-    if ((fd = open(model_path, O_RDONLY)) < 0) {
+    if ((fd = open(model_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0) {   /* a FIFO: refused below, not waited on */
         rc = edgellm_fail(err, EDGELLM_ERR_IO, "%s: %s", model_path, strerror(errno));
         goto done;
     }

@@ -149,11 +149,11 @@ uint64_t edgellm_bench_peak_rss(void)
  * afterwards (mincore), or -1 when it cannot tell. */
 static double drop_page_cache(const char *path)
 {
-    int fd = open(path, O_RDONLY);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);   /* never wait on a FIFO */
     if (fd < 0) return -1;
     double frac = -1;
     struct stat st;
-    if (fstat(fd, &st) == 0 && st.st_size > 0) {
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
         (void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
         long page = sysconf(_SC_PAGESIZE);
         size_t len = (size_t)st.st_size, n_pages = (len + (size_t)page - 1) / (size_t)page;
@@ -342,7 +342,8 @@ static edgellm_status run_test(runner *r, bool is_pp, int n_threads, edgellm_ben
     res->n_reps = p->n_reps;
     if (p->warmup) rc = is_pp ? run_pp(r, &dummy, NULL) : run_tg(r, 1, &dummy);
     /* the run-queue read (a /proc walk) outside the CPU-time window: it is no run's work */
-    const double wait0 = runqueue_seconds(), cpu0 = cpu_seconds(), wall0 = edgellm_time_ms();
+    /* the CPU-time window nests inside the wall-time window (one thread: <= 100 %) */
+    const double wait0 = runqueue_seconds(), wall0 = edgellm_time_ms(), cpu0 = cpu_seconds();
     double gb_prev = paired ? read_ranges_gbps(r->weights, n_threads) : 0;
     for (int i = 0; rc == EDGELLM_OK && i < p->n_reps; i++) {
         rc = is_pp ? run_pp(r, &ns[i], &ttft[i]) : run_tg(r, n, &ns[i]);
@@ -362,8 +363,8 @@ static edgellm_status run_test(runner *r, bool is_pp, int n_threads, edgellm_ben
         res->bw_gbps = median(gb, p->n_reps);
         res->roofline_frac = median(frac, p->n_reps);
     }
-    const double wall_s = (edgellm_time_ms() - wall0) * 1e-3;   /* reads included: same threads */
     const double cpu1 = cpu_seconds();
+    const double wall_s = (edgellm_time_ms() - wall0) * 1e-3;   /* reads included: same threads */
     res->cpu_frac = wall_s > 0 ? (cpu1 - cpu0) / (wall_s * n_threads) : 0;
     const double wait1 = runqueue_seconds();
     res->wait_frac = wall_s > 0 && wait0 >= 0 && wait1 >= 0 ? (wait1 - wait0) / (wall_s * n_threads) : -1;

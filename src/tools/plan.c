@@ -63,10 +63,14 @@ typedef struct {
 
 static const double GIB_D = 1073741824.0;
 
+/* ASCII case-insensitive equality (letters only: '[' and '{' differ), as strcasecmp in
+ * the C locale, which the device-file checks use. */
 static int name_eq(const char *a, const char *b)
 {
-    for (; *a && *b; a++, b++)
-        if ((*a | 0x20) != (*b | 0x20)) return 0;
+    for (; *a && *b; a++, b++) {
+        const int ca = *a >= 'A' && *a <= 'Z' ? *a + 32 : *a, cb = *b >= 'A' && *b <= 'Z' ? *b + 32 : *b;
+        if (ca != cb) return 0;
+    }
     return *a == *b;
 }
 
