@@ -8,8 +8,8 @@
  *             decrement pending; the last one wakes the caller if it sleeps.
  * Both waits first spin on the atomics (a decode step runs ~6 tasks per layer, a few
  * microseconds apart, so a sleep/wake per task would dominate), then sleep on a condvar.
- * The spin is skipped when the pool has more threads than the machine has CPUs: spinning
- * would then steal the CPU from the thread being waited for.
+ * The spin is skipped when the pool has more threads than the process may use CPUs (its
+ * affinity mask): spinning would then steal the CPU from the thread being waited for.
  *
  * The mutex is only taken when somebody sleeps. A waiter announces itself (sleepers++,
  * seq_cst, under the mutex) and then re-checks the condition before waiting; the waker
@@ -19,9 +19,9 @@
  * wake-up is lost.
  *
  * Costs measured on the 2-core Zen 5 VM (empty tasks back to back, TSC cycles): with the
- * mutex and broadcast on every run and a sched_yield() every 256 pauses (~11k cycles; one
- * yield costs ~2.7k there) an empty run took 1.5-2.4k, now 1.05-1.15k (README, "Kernels,
- * threads and speed", for what a decode token spends around the hand-offs).
+ * mutex and broadcast on every run an empty run took 1.5-2.4k, without them 1.05-1.15k
+ * (README, "Kernels, threads and speed", for what a decode token spends around the
+ * hand-offs).
  */
 #include "threadpool.h"
 #include <pthread.h>
@@ -29,12 +29,12 @@
 #include <stdatomic.h>
 #include <unistd.h>
 
-#define SPIN_ITERS 20000   /* pause-loop iterations before sleeping (~0.4 ms)           */
-#define YIELD_AFTER 2048   /* no sched_yield() in the first ~40 µs of a spin: gaps between
-                            * a decode step's tasks are shorter, and one yield costs as
-                            * much as a few gaps' worth of waiting                       */
-#define YIELD_EVERY 256    /* then sched_yield() this often: if the thread we wait for
-                            * shares our CPU (a loaded machine), let it run              */
+#define SPIN_ITERS 20000   /* pause-loop iterations before sleeping (~0.4 ms on Zen 5)  */
+#define YIELD_EVERY 256    /* sched_yield() this often while spinning: if the thread we
+                            * wait for shares our CPU (a loaded machine, a narrow CPU
+                            * affinity), let it run. Spinning ~2000 pauses before the
+                            * first yield saved ~2.7k cycles on an idle machine but made
+                            * hand-offs 7x slower with both threads on one CPU.         */
 
 typedef struct {
     struct edgellm_threadpool *pool;
@@ -67,9 +67,20 @@ struct edgellm_threadpool {
     worker_arg args[EDGELLM_MAX_THREADS];
 };
 
+/* CPUs this process may run on: its affinity mask where the OS has one (taskset, cgroup
+ * cpusets), else the online count; <= 0 when unknown. */
+static long usable_cpus(void)
+{
+#if defined(__linux__) && defined(CPU_COUNT)
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+#endif
+    return sysconf(_SC_NPROCESSORS_ONLN);
+}
+
 static inline void cpu_relax_or_yield(int i)
 {
-    if (i >= YIELD_AFTER && i % YIELD_EVERY == YIELD_EVERY - 1) {
+    if (i % YIELD_EVERY == YIELD_EVERY - 1) {
         sched_yield();
         return;
     }
@@ -134,8 +145,8 @@ edgellm_status edgellm_threadpool_new(int n_threads, edgellm_threadpool **out, e
     edgellm_threadpool *p = edgellm_calloc(1, sizeof *p);
     if (!p) return edgellm_fail_nomem(err, "thread pool");
     p->n_threads = n_threads;
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
-    p->spin = online <= 0 || n_threads <= online;
+    const long usable = usable_cpus();
+    p->spin = usable <= 0 || n_threads <= usable;
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->start, NULL);
     pthread_cond_init(&p->done, NULL);
