@@ -393,8 +393,8 @@ static int run_task(const eval_flags *fl)
     edgellm_status rc = edgellm_eval_task(m, ref, ts.items, ts.n, &p, &r, &err);
     progress_end(&bar);
     if (rc == EDGELLM_OK) {
-        printf("task:       %s: %d items (%d multiple choice, %d generation)\n", base(fl->data), r.n_items, r.n_mc,
-               r.n_gen);
+        printf("task:       %s: %d item%s (%d multiple choice, %d generation)\n", base(fl->data), r.n_items,
+               r.n_items == 1 ? "" : "s", r.n_mc, r.n_gen);
         print_model(fl);
         if (ref) printf("reference:  %s\n", base(fl->ref));
         printf("\n%-9s %5s  %-20s", "metric", "n", "model");
@@ -408,7 +408,8 @@ static int run_task(const eval_flags *fl)
             printf("%-9s %5d  %-20s", me->name, me->n, a);
             if (ref) {
                 fmt_pct(b, sizeof b, me->ref_pct, me->ref_err_pct);
-                printf("  %-20s  %+.2f pts (%+.1f %% of the reference)", b, me->gap_pts, me->gap_pct);
+                if (isfinite(me->gap_pct)) printf("  %-20s  %+.2f pts (%+.1f %% of the reference)", b, me->gap_pts, me->gap_pct);
+                else printf("  %-20s  %+.2f pts (the reference scores 0)", b, me->gap_pts);
             }
             printf("\n");
         }
@@ -418,10 +419,12 @@ static int run_task(const eval_flags *fl)
         for (int k = 0; k < 2; k++) {
             const char *path = k ? fl->ref : fl->model;
             const long long train = path ? cli_gguf_n_ctx_train(path) : 0;
+            const int it = r.max_positions_item;
             if (train > 0 && r.max_positions > train)
-                fprintf(stderr, "edgellm %s: warning: item %d uses %d positions, beyond %s's trained context %lld; "
-                                "its score measures the model outside its range\n",
-                        cmd, r.max_positions_item, r.max_positions, path, train);
+                fprintf(stderr, "edgellm %s: warning: %s:%ld: the item uses %d positions, beyond %s's trained context "
+                                "%lld; its score measures the model outside its range (the longest item; others "
+                                "may be past it too)\n",
+                        cmd, fl->data, it >= 0 && it < ts.n ? ts.lines[it] : 0L, r.max_positions, path, train);
         }
     } else {
         cli_print_error(cmd, &err);

@@ -75,6 +75,7 @@ void cli_eval_taskset_free(cli_eval_taskset *t)
         }
     }
     free(t->items);
+    free(t->lines);
     memset(t, 0, sizeof *t);
 }
 
@@ -167,10 +168,13 @@ edgellm_status cli_eval_read_jsonl(const char *path, int limit, cli_eval_taskset
         if ((size_t)out->n == items_cap) {
             size_t nc = items_cap ? 2 * items_cap : 256;
             edgellm_eval_item *ni = realloc(out->items, nc * sizeof *ni);
-            if (!ni) { cJSON_Delete(o); rc = fail(err, EDGELLM_ERR_NOMEM, "%s: out of memory", path); break; }
-            out->items = ni;
+            if (ni) out->items = ni;
+            long *nl = ni ? realloc(out->lines, nc * sizeof *nl) : NULL;
+            if (nl) out->lines = nl;
+            if (!ni || !nl) { cJSON_Delete(o); rc = fail(err, EDGELLM_ERR_NOMEM, "%s: out of memory", path); break; }
             items_cap = nc;
         }
+        out->lines[out->n] = lineno;
         edgellm_eval_item *it = &out->items[out->n++];   /* counted now, so a failure frees it */
         rc = parse_item(o, path, lineno, it, err);
         cJSON_Delete(o);

@@ -7,6 +7,7 @@
 
 typedef struct {
     edgellm_eval_item *items;   /* [n], strings owned by the set */
+    long *lines;                /* [n] the file line of each item (1-based)          */
     int n;
     int n_mc, n_gen;
 } cli_eval_taskset;

@@ -929,9 +929,10 @@ typedef struct {
     int    has_ref;
     edgellm_eval_metric metrics[4];   /* acc, acc_norm, exact, contains                   */
     double elapsed_ms;
-    int    max_positions;         /* the most KV positions one item used (context + choice,
-                                   * or prompt + generated tokens), over both models: compare
-                                   * with the model's trained context                       */
+    int    max_positions;         /* the most positions one item decoded (context + choice
+                                   * but the last token, which is only predicted; prompt +
+                                   * generated tokens), over both models: compare with the
+                                   * model's trained context                                */
     int    max_positions_item;    /* the item (index) that used them                       */
 } edgellm_eval_task_result;
 

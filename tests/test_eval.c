@@ -444,8 +444,9 @@ static void test_eval_task_scores_match_direct(void)
     CHECK(r.metrics[2].pct == 100.0 && r.metrics[3].pct == 100.0);   /* exact, contains */
     CHECK(r.metrics[0].gap_pts == 0.0 && r.metrics[0].gap_pct == 0.0);
     CHECK_NEAR(r.metrics[0].err_pct, 0.0, 1e-12);
-    /* positions: with only the multiple-choice items, the most any item used is the longest
-     * context + choice, BOS included, counted here by the tokenizer */
+    /* positions: with only the multiple-choice items, the most any item decoded is the
+     * longest context + choice, BOS included, counted here by the tokenizer, less the last
+     * token (scored, never decoded) */
     {
         const edgellm_tokenizer *tok = edgellm_model_tokenizer(m);
         int most = 0, most_item = -1;
@@ -459,7 +460,7 @@ static void test_eval_task_scores_match_direct(void)
                 if (n > most) { most = n; most_item = i; }
             }
         CHECK_EQ(edgellm_eval_task(m, NULL, right, 3, &tp, &r, &err), EDGELLM_OK);
-        CHECK_EQ(r.max_positions, most);
+        CHECK_EQ(r.max_positions, most - 1);   /* the choice's last token is predicted, not decoded */
         CHECK_EQ(r.max_positions_item, most_item);
     }
     CHECK_EQ(edgellm_eval_task(m, NULL, wrong, 4, &tp, &r, &err), EDGELLM_OK);
@@ -615,10 +616,18 @@ static void test_eval_cli_task_warns_past_training(void)
     char out[8192], args[1024];
     snprintf(args, sizeof args, "eval task -m %s --data %s", mpath, f);
     CHECK_EQ(cli(args, out, sizeof out), 0);
-    CHECK(strstr(out, "warning: item 1 uses") && strstr(out, "trained context 2048"));
+    CHECK(strstr(out, "long.jsonl:2: the item uses") && strstr(out, "trained context 2048"));
     snprintf(args, sizeof args, "eval task -m %s --data %s --limit 1", mpath, f);   /* the short item only */
     CHECK_EQ(cli(args, out, sizeof out), 0);
     CHECK(strstr(out, "trained context") == NULL);
+    CHECK(strstr(out, "1 item (") != NULL);
+    /* a reference that scores 0: the gap in percent of it is undefined, said in words (it
+     * printed "+nan %") */
+    const char *zero = "{\"prompt\": \"Tom had a dog. Tom loved his\", \"answer\": \"Zzyzx\"}\n";
+    write_file(f, zero, strlen(zero));
+    snprintf(args, sizeof args, "eval task -m %s --ref %s --data %s", mpath, mpath, f);
+    CHECK_EQ(cli(args, out, sizeof out), 0);
+    CHECK(strstr(out, "the reference scores 0") && !strstr(out, "nan"));
     free(text);
 }
 

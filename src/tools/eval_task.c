@@ -143,7 +143,7 @@ static edgellm_status score_choice(edgellm_ctx *ctx, const edgellm_tokenizer *to
         s += (double)row[whole[p + i]] - edgellm_eval_logsumexp(row, n_vocab);
     }
     *score = s;
-    *positions = EDGELLM_MAX(*positions, n_whole);
+    *positions = EDGELLM_MAX(*positions, n_whole - 1);   /* the last token is predicted, never decoded */
 done:
     edgellm_free(whole);
     return rc;
