@@ -274,8 +274,23 @@ int cmd_quantize(int argc, char **argv)
     rc = 0;
     if (report_path && write_report(report_path, pos[0], pos[1], &r)) rc = 1;
     const bool none_took = r.scheme_edgellm && !r.edgellm_only;
-    fprintf(stderr, "edgellm quantize: wrote %s (%s%s%s%s)\n", pos[1], r.scheme, r.edgellm_only ? ", edgellm-only" : "",
-            none_took ? ": no tensor fit it, all fell back to standard types" : "",
+    /* the scheme's own type on no tensor, a smaller group of it on some (rows of 64 for g128):
+     * say which type the file really holds, as plan then names it */
+    char held[96] = "";
+    if (r.scheme_edgellm && r.edgellm_only) {
+        const int want = edgellm_type_from_name(r.scheme);
+        int alt = -1;
+        bool has_want = false;
+        for (int i = 0; i < r.n_tensors; i++) {
+            has_want |= r.tensors[i].type == want;
+            const char *tn = edgellm_type_name(r.tensors[i].type);
+            if (alt < 0 && tn && tn[0] == 'I' && r.tensors[i].type != want) alt = r.tensors[i].type;
+        }
+        if (!has_want && alt >= 0)
+            snprintf(held, sizeof held, "; no row fit it: the group-wise tensors are %s", edgellm_type_name(alt));
+    }
+    fprintf(stderr, "edgellm quantize: wrote %s (%s%s%s%s%s)\n", pos[1], r.scheme, r.edgellm_only ? ", edgellm-only" : "",
+            none_took ? ": no tensor fit it, all fell back to standard types" : "", held,
             rc ? "; the report could not be written" : "");
     edgellm_quantize_report_free(&r);
     goto out;

@@ -295,6 +295,15 @@ static void test_stories_i4_and_q4_0_report_tables(void)
         CHECK(strstr(out, "sqnr_db") != NULL);           /* the table header */
         CHECK(strstr(out, fallback[i]) != NULL);         /* fallbacks are said */
         CHECK(strstr(out, "bits per weight") != NULL);   /* totals */
+        /* no row of stories260K fits g128: the file holds g64, and both quantize's last line
+         * and plan's label say so (they named the recipe's I4_G128 alone) */
+        if (i < 2) {
+            CHECK(strstr(out, i == 0 ? "no row fit it: the group-wise tensors are I4_G64_SYM"
+                                     : "no row fit it: the group-wise tensors are I4_G64_ASYM") != NULL);
+            edgellm_plan_model pm;
+            CHECK_OK(edgellm_plan_model_from_gguf(opath, &pm, NULL));
+            CHECK(!strcmp(pm.file_label, i == 0 ? "I4_G64_SYM" : "I4_G64_ASYM"));
+        }
         char *rep = read_file(rpath, NULL);
         CHECK(rep != NULL);
         if (rep) {

@@ -169,6 +169,8 @@ static int label_base_type(const char *label)
  * I4/I8 files carry none, and a stale one must not mislabel a file):
  *  1. edgellm.quant.scheme when present ("i4 g128 asym" -> "I4_G128_ASYM"; "Q4_K_M + ..."
  *     -> "Q4_K_M"): the recipe name, although some rows fell back to a smaller group;
+ *     but when no matrix has the recipe's type and some have another group-wise type of
+ *     the same bits (every row too short for the recipe's group), that type's name;
  *  2. else general.file_type's label when its main type is the type holding the most matrix
  *     bytes, or one it falls back to for the file's row lengths;
  *  3. else the name of the type holding the most matrix bytes. */
@@ -186,6 +188,21 @@ static void file_precision(const edgellm_gguf *g, const type_bytes *tb, int n_tb
         int bits, group;
         if (sscanf(buf, "%*[iI]%d %*[gG]%d %15s", &bits, &group, kind) >= 2 && (bits == 4 || bits == 8)) {
             snprintf(out, size, "I%d_G%d_%s", bits, group, (kind[0] | 0x20) == 'a' ? "ASYM" : "SYM");
+            /* no matrix in the recipe's type, but some in another group size of the same bits
+             * (rows too short for the recipe's group, e.g. g128 on rows of 64): the file is
+             * that type (the one with the most bytes), not the recipe */
+            const int want = edgellm_type_from_name(out);
+            int alt = -1;
+            uint64_t alt_bytes = 0, want_bytes = 0;
+            for (int k = 0; k < n_tb; k++) {
+                const char *tn = edgellm_type_name(tb[k].type);
+                if (tb[k].type == want) want_bytes += tb[k].bytes;
+                else if (tn && tn[0] == 'I' && tn[1] - '0' == bits && tb[k].bytes > alt_bytes) {
+                    alt = tb[k].type;
+                    alt_bytes = tb[k].bytes;
+                }
+            }
+            if (want_bytes == 0 && alt >= 0) snprintf(out, size, "%s", edgellm_type_name(alt));
             return;
         }
         buf[strcspn(buf, " ")] = 0;
