@@ -110,7 +110,8 @@ static void print_report(FILE *f, const edgellm_plan_report *r)
         fprintf(f, "        file: %s, %.2f MiB, trained context %d\n", m->file_label, m->file_bytes / 1048576.0,
                 m->n_ctx_train);
     fprintf(f, "        source: %s\n", m->source);
-    fprintf(f, "device  %s: %s\n", d->name, d->description);
+    if (d->description[0]) fprintf(f, "device  %s: %s\n", d->name, d->description);
+    else fprintf(f, "device  %s\n", d->name);
     fprintf(f, "        RAM %.2f GiB, usable %.2f GiB, budget %.2f GiB (%.0f%% safety margin); %.1f GB/s %s (decode reaches "
                "x%.2f); %d big + %d little cores; NPU %s\n",
             d->ram_bytes / GIB, d->usable_bytes / GIB, d->usable_bytes * (1 - r->safety_margin) / GIB,

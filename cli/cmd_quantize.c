@@ -5,6 +5,7 @@
  * the file's extension). */
 #include "commands.h"
 #include "tensor/types.h"
+#include <fnmatch.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,6 +211,10 @@ int cmd_quantize(int argc, char **argv)
             }
             p.group = (int)v;
         } else if (!strcmp(a, "--keep")) {
+            if (!val[0] || !strcspn(val, ",") || strstr(val, ",,") || val[strlen(val) - 1] == ',') {
+                fprintf(stderr, "edgellm quantize: --keep needs glob patterns (e.g. '*attn_v*'), got '%s'\n", val);
+                goto bad;
+            }
             char *copy = strdup(val);
             if (!copy || n_keep_buf == MAX_KEEP) { free(copy); fprintf(stderr, "edgellm quantize: too many --keep\n"); goto bad; }
             keep_buf[n_keep_buf++] = copy;
@@ -270,6 +275,11 @@ int cmd_quantize(int argc, char **argv)
         if (count == 1) fprintf(stderr, "edgellm quantize: fallback: %s: %s\n", r.tensors[i].name, r.tensors[i].note);
         else fprintf(stderr, "edgellm quantize: fallback: %d tensors (%s, ...): %s\n", count, r.tensors[i].name,
                      r.tensors[i].note);
+    }
+    for (int k = 0; k < n_keep; k++) {   /* a pattern that kept nothing is likely a typo */
+        int hits = 0;
+        for (int i = 0; i < r.n_tensors && !hits; i++) hits = fnmatch(keep[k], r.tensors[i].name, 0) == 0;
+        if (!hits) fprintf(stderr, "edgellm quantize: warning: --keep '%s' matched no tensor name\n", keep[k]);
     }
     rc = 0;
     if (report_path && write_report(report_path, pos[0], pos[1], &r)) rc = 1;

@@ -594,7 +594,8 @@ static void test_cli_exit_codes(void)
     char cmd[2048], buf[8192];
     static const char *bad_flags[] = {"--type q9_9", "--type i4 --group 100", "--type q4_0 --group 64",
                                       "--type q4_0 --bogus", "", "--type q4_0 --report r.txt",
-                                      "--type q4_0 --output-type nonsense", "--type q4_0 -t 0"};
+                                      "--type q4_0 --output-type nonsense", "--type q4_0 -t 0",
+                                      "--type q4_0 --keep ''", "--type q4_0 --keep '*attn_v*,'"};
     for (size_t i = 0; i < sizeof bad_flags / sizeof bad_flags[0]; i++) {
         snprintf(cmd, sizeof cmd, "%s quantize %s %s %s", EDGELLM_CLI, src, out, bad_flags[i]);
         CHECK_EQ(run_capture(cmd, buf, sizeof buf), 2);
@@ -603,6 +604,11 @@ static void test_cli_exit_codes(void)
         CHECK(!strstr(buf, "quantize: quantize") && !strstr(buf, "usage:"));
         if (bad_flags[i][0]) CHECK(strstr(buf, "see 'edgellm quantize --help'") != NULL);
     }
+    /* a --keep pattern that matches nothing still quantizes, with a warning naming it */
+    snprintf(cmd, sizeof cmd, "%s quantize %s %s --type q8_0 --keep '*attn_v*,*atn_k*'", EDGELLM_CLI, src, out);
+    CHECK_EQ(run_capture(cmd, buf, sizeof buf), 0);
+    CHECK(strstr(buf, "--keep '*atn_k*' matched no tensor name") && !strstr(buf, "--keep '*attn_v*' matched"));
+    remove(out);
     snprintf(cmd, sizeof cmd, "%s quantize %s --type q4_0", EDGELLM_CLI, src);   /* no output path */
     CHECK_EQ(run_capture(cmd, buf, sizeof buf), 2);
     snprintf(cmd, sizeof cmd, "%s quantize %s %s --type q4_0", EDGELLM_CLI, src, src);   /* in == out */
