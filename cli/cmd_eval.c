@@ -121,7 +121,21 @@ static void usage(FILE *f)
             "  --max-tokens N       task: tokens generated per generation item (default 24)\n");
 }
 
-static int parse_flags(const char *cmd, int argc, char **argv, eval_flags *fl)
+/* Subcommands as bits, for which options each takes: an option another subcommand reads is
+ * refused, not silently ignored (eval task -o wrote nothing). */
+enum { SUB_PPL = 1, SUB_COMPARE = 2, SUB_SAVE = 4, SUB_TASK = 8, SUB_SWEEP = 16, SUB_ALL = 31 };
+#define SUB_TEXT (SUB_PPL | SUB_COMPARE | SUB_SAVE | SUB_SWEEP)   /* the text-window commands */
+
+static const char *sub_names(int mask, char *buf, size_t n)
+{
+    static const char *const names[] = {"ppl", "compare", "save-logits", "task", "sweep"};
+    buf[0] = 0;
+    for (int k = 0; k < 5; k++)
+        if (mask & (1 << k)) snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", buf[0] ? ", " : "", names[k]);
+    return buf;
+}
+
+static int parse_flags(const char *cmd, int sub, int argc, char **argv, eval_flags *fl)
 {
     memset(fl, 0, sizeof *fl);
     fl->kv_type = EDGELLM_TYPE_F32;
@@ -134,6 +148,21 @@ static int parse_flags(const char *cmd, int argc, char **argv, eval_flags *fl)
 #define VAL() (i + 1 < argc ? argv[++i] : NULL)
 #define NEED(v) do { if (!(v)) { fprintf(stderr, "edgellm %s: %s needs a value\n", cmd, a); return 2; } } while (0)
 #define INT(dst, lo, hi) do { const char *v_ = VAL(); NEED(v_); if (cli_parse_int(cmd, a, v_, lo, hi, &(dst))) return 2; } while (0)
+        static const struct { const char *flag, *alias; int subs; } takes[] = {
+            {"--ref", NULL, SUB_COMPARE | SUB_TASK}, {"--ref-logits", NULL, SUB_COMPARE}, {"--file", "-f", SUB_TEXT},
+            {"--output", "-o", SUB_SAVE | SUB_SWEEP}, {"--data", NULL, SUB_TASK}, {"--types", NULL, SUB_SWEEP},
+            {"--tmp", NULL, SUB_SWEEP}, {"--ctx-size", "-c", SUB_TEXT}, {"--stride", NULL, SUB_TEXT},
+            {"--chunks", NULL, SUB_TEXT}, {"--top-k", NULL, SUB_SAVE}, {"--limit", NULL, SUB_TASK},
+            {"--max-tokens", NULL, SUB_TASK}, {"--bench-tokens", NULL, SUB_SWEEP}, {"--no-bench", NULL, SUB_SWEEP},
+            {"--keep", NULL, SUB_SWEEP}, {"--no-results", NULL, SUB_SWEEP},
+        };
+        for (size_t k = 0; k < sizeof takes / sizeof takes[0]; k++)
+            if ((!strcmp(a, takes[k].flag) || (takes[k].alias && !strcmp(a, takes[k].alias))) && !(takes[k].subs & sub)) {
+                char names[96];
+                fprintf(stderr, "edgellm %s: %s is not an option of %s (only eval %s take it)\n", cmd, a, cmd,
+                        sub_names(takes[k].subs, names, sizeof names));
+                return 2;
+            }
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) { NEED(fl->model = VAL()); }
         else if (!strcmp(a, "--ref")) { NEED(fl->ref = VAL()); }
         else if (!strcmp(a, "--ref-logits")) { NEED(fl->ref_logits = VAL()); }
@@ -533,15 +562,16 @@ int cmd_eval(int argc, char **argv)
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
-    static const struct { const char *name; int (*fn)(const eval_flags *); } subs[] = {
-        {"ppl", run_ppl}, {"compare", run_compare}, {"save-logits", run_save}, {"task", run_task}, {"sweep", run_sweep},
+    static const struct { const char *name; int (*fn)(const eval_flags *); int bit; } subs[] = {
+        {"ppl", run_ppl, SUB_PPL}, {"compare", run_compare, SUB_COMPARE}, {"save-logits", run_save, SUB_SAVE},
+        {"task", run_task, SUB_TASK}, {"sweep", run_sweep, SUB_SWEEP},
     };
     for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
         if (!strcmp(argv[1], subs[i].name)) {
             char cmd[32];
             snprintf(cmd, sizeof cmd, "eval %s", subs[i].name);
             eval_flags fl;
-            int prc = parse_flags(cmd, argc - 1, argv + 1, &fl);
+            int prc = parse_flags(cmd, subs[i].bit, argc - 1, argv + 1, &fl);
             if (prc < 0) return 0;   /* --help */
             if (prc) return cli_see_help(cmd);
             return subs[i].fn(&fl);

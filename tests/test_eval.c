@@ -628,6 +628,13 @@ static void test_eval_cli_task_warns_past_training(void)
     snprintf(args, sizeof args, "eval task -m %s --ref %s --data %s", mpath, mpath, f);
     CHECK_EQ(cli(args, out, sizeof out), 0);
     CHECK(strstr(out, "the reference scores 0") && !strstr(out, "nan"));
+    /* another subcommand's option is refused, not ignored (task -o wrote no file) */
+    snprintf(args, sizeof args, "eval task -m %s --data %s -o x.json", mpath, f);
+    CHECK_EQ(cli(args, out, sizeof out), 2);
+    CHECK(strstr(out, "-o is not an option of eval task (only eval save-logits, sweep take it)") != NULL);
+    snprintf(args, sizeof args, "eval ppl -m %s -f %s --top-k 5", mpath, f);
+    CHECK_EQ(cli(args, out, sizeof out), 2);
+    CHECK(strstr(out, "--top-k is not an option of eval ppl") != NULL);
     free(text);
 }
 
