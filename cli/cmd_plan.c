@@ -395,7 +395,13 @@ int cmd_plan(int argc, char **argv)
         }
         p.extra_devices = extra;
         p.n_extra_devices = n;
-        if (!p.device) { p.device = extra[0].name; have_device = 1; }
+        if (!p.device) {
+            p.device = extra[0].name;
+            have_device = 1;
+            if (n > 1)
+                fprintf(stderr, "edgellm plan: note: %s holds %d devices; planning for the first, '%s' (choose with "
+                                "--device-file %s --device NAME)\n", device_file, n, extra[0].name, device_file);
+        }
     }
     /* quality results: --eval FILE, or MODEL.eval.json next to a model file */
     char auto_eval[4096];

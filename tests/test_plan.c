@@ -1095,6 +1095,9 @@ static void test_plan_cli_device_and_eval_files(void)
     snprintf(pargs, sizeof pargs, "--model llama-3.2-1b --device-file %s --device 'pi{4}' --json", dev);
     CHECK_EQ(cli(pargs), 0);
     CHECK(strstr(out, "\"name\": \"pi{4}\"") != NULL);
+    snprintf(pargs, sizeof pargs, "--model llama-3.2-1b --device %s", dev);   /* two devices, none named */
+    CHECK_EQ(cli(pargs), 0);
+    CHECK(strstr(out, "holds 2 devices; planning for the first, 'pi[4]'") != NULL);
 #endif
 }
 
