@@ -75,70 +75,58 @@ static void test_pool_every_thread_count_covers_items(void)
     }
 }
 
-typedef struct { atomic_long sum; } sum_job;
-static void add_task(void *arg, int ith, int nth)
-{
-    sum_job *j = arg;
-    atomic_fetch_add(&j->sum, ith + 1);
-}
-
-/* Many tiny tasks back to back: a lost wake-up or a worker running a task twice shows up
- * as a hang (ctest timeout) or a wrong sum. */
-static void test_pool_back_to_back_tasks(void)
-{
-    int counts[] = {2, 3, 7, 16};
-    for (size_t a = 0; a < sizeof counts / sizeof counts[0]; a++) {
-        int nth = counts[a];
-        edgellm_threadpool *p = NULL;
-        CHECK_EQ(edgellm_threadpool_new(nth, &p, NULL), EDGELLM_OK);
-        if (!p) return;
-        sum_job j;
-        atomic_init(&j.sum, 0);
-        int runs = nth <= 2 ? 20000 : 3000;
-        for (int r = 0; r < runs; r++) edgellm_threadpool_run(p, add_task, &j);
-        CHECK_EQ(atomic_load(&j.sum), (long)runs * nth * (nth + 1) / 2);
-        edgellm_threadpool_free(p);
-    }
-}
-
-/* Workers ith >= 1 sleep 2 ms inside every 8th task (longer than the caller's spin, so
- * the caller goes to sleep on the condvar and a worker must wake it), and the caller
- * sleeps 2 ms before every 5th task (longer than the workers' spin, so they sleep and the
- * caller must wake them). A lost wake-up on either path hangs (ctest timeout); a task run
- * twice or skipped shows in the sum. */
+/* Each task adds ith + 1 per thread, so after `runs` tasks the sum is runs·nth(nth+1)/2: a
+ * task run twice or skipped shows in it, a lost wake-up hangs (ctest timeout). With sleepy
+ * set, workers ith >= 1 sleep 2 ms inside every 8th task (longer than the caller's spin, so
+ * the caller sleeps on the condvar and a worker must wake it) and the caller sleeps 2 ms
+ * before every 5th (longer than the workers' spin: they sleep and the caller must wake
+ * them). */
 typedef struct {
     atomic_long sum;
     atomic_int round;
-} sleepy_job;
+    bool sleepy;
+} sum_job;
 
-static void sleepy_task(void *arg, int ith, int nth)
+static void add_task(void *arg, int ith, int nth)
 {
     (void)nth;
-    sleepy_job *j = arg;
-    if (ith >= 1 && atomic_load(&j->round) % 8 == 7) usleep(2000);
+    sum_job *j = arg;
+    if (j->sleepy && ith >= 1 && atomic_load(&j->round) % 8 == 7) usleep(2000);
     atomic_fetch_add(&j->sum, ith + 1);
 }
 
-static void test_pool_wakes_sleepers_both_ways(void)
+static void check_sum_rounds(const int *counts, int n_counts, int runs_2, int runs_more, bool sleepy)
 {
-    int counts[] = {2, 3, 5};
-    for (size_t a = 0; a < sizeof counts / sizeof counts[0]; a++) {
-        int nth = counts[a];
+    for (int a = 0; a < n_counts; a++) {
+        const int nth = counts[a], runs = nth <= 2 ? runs_2 : runs_more;
         edgellm_threadpool *p = NULL;
         CHECK_EQ(edgellm_threadpool_new(nth, &p, NULL), EDGELLM_OK);
         if (!p) return;
-        sleepy_job j;
+        sum_job j = {.sleepy = sleepy};
         atomic_init(&j.sum, 0);
         atomic_init(&j.round, 0);
-        const int runs = 60;
         for (int r = 0; r < runs; r++) {
             atomic_store(&j.round, r);
-            if (r % 5 == 4) usleep(2000);
-            edgellm_threadpool_run(p, sleepy_task, &j);
+            if (sleepy && r % 5 == 4) usleep(2000);
+            edgellm_threadpool_run(p, add_task, &j);
         }
         CHECK_EQ(atomic_load(&j.sum), (long)runs * nth * (nth + 1) / 2);
         edgellm_threadpool_free(p);
     }
+}
+
+/* Many tiny tasks back to back. */
+static void test_pool_back_to_back_tasks(void)
+{
+    static const int counts[] = {2, 3, 7, 16};
+    check_sum_rounds(counts, 4, 20000, 3000, false);
+}
+
+/* Both sleeping paths, each woken by the other side. */
+static void test_pool_wakes_sleepers_both_ways(void)
+{
+    static const int counts[] = {2, 3, 5};
+    check_sum_rounds(counts, 3, 60, 60, true);
 }
 
 static void test_pool_null_runs_on_caller(void)
