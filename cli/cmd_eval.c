@@ -70,10 +70,6 @@ static void progress_end(progress_bar *b)
 
 /* -------------------------------------------------------------------- input ---- */
 
-static char *read_text(const char *path, size_t *len, edgellm_error *err)
-{
-    return cli_read_text(path, CLI_MAX_TEXT_BYTES, len, err);
-}
 
 /* --------------------------------------------------------------------- flags ---- */
 
@@ -123,7 +119,7 @@ static void usage(FILE *f)
 
 /* Subcommands as bits, for which options each takes: an option another subcommand reads is
  * refused, not silently ignored (eval task -o wrote nothing). */
-enum { SUB_PPL = 1, SUB_COMPARE = 2, SUB_SAVE = 4, SUB_TASK = 8, SUB_SWEEP = 16, SUB_ALL = 31 };
+enum { SUB_PPL = 1, SUB_COMPARE = 2, SUB_SAVE = 4, SUB_TASK = 8, SUB_SWEEP = 16 };
 #define SUB_TEXT (SUB_PPL | SUB_COMPARE | SUB_SAVE | SUB_SWEEP)   /* the text-window commands */
 
 static const char *sub_names(int mask, char *buf, size_t n)
@@ -282,7 +278,7 @@ static int run_ppl(const eval_flags *fl)
     if (need(cmd, fl->model, "-m MODEL.gguf") || need(cmd, fl->text, "-f TEXT.txt")) return 2;
     edgellm_error err = {0};
     size_t len = 0;
-    char *text = read_text(fl->text, &len, &err);
+    char *text = cli_read_text(fl->text, &len, &err);
     if (!text) { cli_print_error(cmd, &err); return 1; }
     warn_past_training(cmd, fl->model, fl);
     edgellm_model *m = load(cmd, fl->model, fl);
@@ -339,7 +335,7 @@ static int run_compare(const eval_flags *fl)
     }
     edgellm_error err = {0};
     size_t len = 0;
-    char *text = read_text(fl->text, &len, &err);
+    char *text = cli_read_text(fl->text, &len, &err);
     if (!text) { cli_print_error(cmd, &err); return 1; }
     warn_past_training(cmd, fl->model, fl);
     edgellm_model *m = load(cmd, fl->model, fl), *ref = NULL;
@@ -366,7 +362,7 @@ static int run_save(const eval_flags *fl)
         return 2;
     edgellm_error err = {0};
     size_t len = 0;
-    char *text = read_text(fl->text, &len, &err);
+    char *text = cli_read_text(fl->text, &len, &err);
     if (!text) { cli_print_error(cmd, &err); return 1; }
     warn_past_training(cmd, fl->model, fl);
     edgellm_model *m = load(cmd, fl->model, fl);
@@ -508,7 +504,7 @@ static int run_sweep(const eval_flags *fl)
     }
     edgellm_error err = {0};
     size_t len = 0;
-    char *text = read_text(fl->text, &len, &err);
+    char *text = cli_read_text(fl->text, &len, &err);
     if (!text) { cli_print_error(cmd, &err); return 1; }
     progress_bar bar;
     progress_start(&bar);

@@ -285,20 +285,13 @@ int cmd_quantize(int argc, char **argv)
     if (report_path && write_report(report_path, pos[0], pos[1], &r)) rc = 1;
     const bool none_took = r.scheme_edgellm && !r.edgellm_only;
     /* the scheme's own type on no tensor, a smaller group of it on some (rows of 64 for g128):
-     * say which type the file really holds, as plan then names it */
+     * say which type the file really holds, by plan's own reading of the written file (its
+     * label is then that type rather than the recipe) */
     char held[96] = "";
-    if (r.scheme_edgellm && r.edgellm_only) {
-        const int want = edgellm_type_from_name(r.scheme);
-        int alt = -1;
-        bool has_want = false;
-        for (int i = 0; i < r.n_tensors; i++) {
-            has_want |= r.tensors[i].type == want;
-            const char *tn = edgellm_type_name(r.tensors[i].type);
-            if (alt < 0 && tn && tn[0] == 'I' && r.tensors[i].type != want) alt = r.tensors[i].type;
-        }
-        if (!has_want && alt >= 0)
-            snprintf(held, sizeof held, "; no row fit it: the group-wise tensors are %s", edgellm_type_name(alt));
-    }
+    edgellm_plan_model written;
+    if (r.scheme_edgellm && r.edgellm_only && edgellm_plan_model_from_gguf(pos[1], &written, NULL) == EDGELLM_OK &&
+        strcasecmp(written.file_label, r.scheme) != 0)
+        snprintf(held, sizeof held, "; no row fit it: the group-wise tensors are %s", written.file_label);
     fprintf(stderr, "edgellm quantize: wrote %s (%s%s%s%s%s)\n", pos[1], r.scheme, r.edgellm_only ? ", edgellm-only" : "",
             none_took ? ": no tensor fit it, all fell back to standard types" : "", held,
             rc ? "; the report could not be written" : "");

@@ -75,7 +75,7 @@ static int on_token(int32_t token, const char *piece, size_t len, void *user)
 static char *read_prompt_file(const char *path, edgellm_error *err)
 {
     size_t n = 0;
-    char *buf = cli_read_text(path, CLI_MAX_TEXT_BYTES, &n, err);
+    char *buf = cli_read_text(path, &n, err);
     if (buf && strlen(buf) != n) {
         free(buf);
         buf = NULL;

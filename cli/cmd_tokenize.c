@@ -49,7 +49,6 @@ static void print_piece(const char *s, size_t n)
     }
 }
 
-
 int cmd_tokenize(int argc, char **argv)
 {
     const char *model = NULL, *prompt = NULL, *file = NULL;
@@ -78,7 +77,7 @@ int cmd_tokenize(int argc, char **argv)
     size_t len = 0;
     if (file) {
         edgellm_error rerr = {0};
-        if (!(text = cli_read_text(file, CLI_MAX_TEXT_BYTES, &len, &rerr))) {
+        if (!(text = cli_read_text(file, &len, &rerr))) {
             cli_print_error("tokenize", &rerr);
             return 1;
         }

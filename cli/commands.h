@@ -37,9 +37,9 @@ long long cli_gguf_n_ctx_train(const char *path);
 #define CLI_MAX_TEXT_BYTES ((size_t)256 << 20)
 /* Read all of path (a file, pipe or device; not a directory) into a NUL-terminated
  * malloc'd buffer of *len bytes. NULL and err->msg = "PATH: problem" when it cannot be
- * opened or read, is a directory, holds more than max_bytes, or memory runs out. The text
- * may contain NUL bytes (*len counts them); callers that need C strings check. */
-char *cli_read_text(const char *path, size_t max_bytes, size_t *len, edgellm_error *err);
+ * opened or read, is a directory, holds more than CLI_MAX_TEXT_BYTES, or memory runs out.
+ * The text may contain NUL bytes (*len counts them); callers that need C strings check. */
+char *cli_read_text(const char *path, size_t *len, edgellm_error *err);
 
 /* Progress bar on stderr, for a library progress callback (edgellm_quantize_params,
  * edgellm_synth_params): "\r[######....] 42% what", redrawn only when the whole percentage

@@ -142,7 +142,7 @@ edgellm_status cli_eval_read_jsonl(const char *path, int limit, cli_eval_taskset
                 path);
 #else
     size_t text_len = 0;
-    char *text = cli_read_text(path, CLI_MAX_TEXT_BYTES, &text_len, err);   /* bounded: not getline */
+    char *text = cli_read_text(path, &text_len, err);   /* bounded: not getline */
     if (!text) return EDGELLM_ERR_IO;
     edgellm_status rc = EDGELLM_OK;
     size_t items_cap = 0;

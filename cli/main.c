@@ -107,8 +107,9 @@ int cli_parse_kv_type(const char *cmd, const char *flag, const char *s, int *out
     return 0;
 }
 
-char *cli_read_text(const char *path, size_t max_bytes, size_t *len, edgellm_error *err)
+char *cli_read_text(const char *path, size_t *len, edgellm_error *err)
 {
+    const size_t max_bytes = CLI_MAX_TEXT_BYTES;
     *len = 0;
     FILE *f = fopen(path, "rb");
     if (!f) { snprintf(err->msg, sizeof err->msg, "%s: %s", path, strerror(errno)); return NULL; }

@@ -134,24 +134,29 @@ edgellm_status cli_plan_read_devices(const char *path, edgellm_plan_device **out
         if (!cJSON_IsObject(o)) { snprintf(what, sizeof what, "%s is not an object", where); goto bad; }
         /* every key known and of its type: a misspelt "usable_gb" would otherwise fall back
          * to a default without a word */
-        static const char *const str_keys[] = {"name", "description", "source"};
-        static const char *const num_keys[] = {"ram_gib", "usable_gib", "bandwidth_gbps", "big_cores", "little_cores",
-                                               "gflops_per_big_core", "gflops_per_little_core"};
-        static const char *const bool_keys[] = {"bandwidth_measured", "npu"};
+        enum { K_STR, K_NUM, K_BOOL };
+        static const struct { const char *key; int kind; } keys[] = {
+            {"name", K_STR}, {"description", K_STR}, {"source", K_STR}, {"ram_gib", K_NUM}, {"usable_gib", K_NUM},
+            {"bandwidth_gbps", K_NUM}, {"bandwidth_measured", K_BOOL}, {"big_cores", K_NUM}, {"little_cores", K_NUM},
+            {"gflops_per_big_core", K_NUM}, {"gflops_per_little_core", K_NUM}, {"npu", K_BOOL},
+        };
+        const size_t n_keys = sizeof keys / sizeof keys[0];
         for (const cJSON *kv = o->child; kv; kv = kv->next) {
-            int kind = 0;   /* 1 string, 2 number, 3 bool */
-            for (size_t k = 0; k < sizeof str_keys / sizeof *str_keys; k++) kind = !strcmp(kv->string, str_keys[k]) ? 1 : kind;
-            for (size_t k = 0; k < sizeof num_keys / sizeof *num_keys; k++) kind = !strcmp(kv->string, num_keys[k]) ? 2 : kind;
-            for (size_t k = 0; k < sizeof bool_keys / sizeof *bool_keys; k++) kind = !strcmp(kv->string, bool_keys[k]) ? 3 : kind;
-            const bool ok = kind == 1 ? cJSON_IsString(kv) : kind == 2 ? cJSON_IsNumber(kv) : cJSON_IsBool(kv);
-            if (!kind)
-                snprintf(what, sizeof what, "%s: unknown key \"%.40s\" (known: name, description, source, ram_gib, "
-                         "usable_gib, bandwidth_gbps, bandwidth_measured, big_cores, little_cores, gflops_per_big_core, "
-                         "gflops_per_little_core, npu)", where, kv->string);
-            else if (!ok)
+            size_t k = 0;
+            while (k < n_keys && strcmp(kv->string, keys[k].key)) k++;
+            if (k == n_keys) {
+                int w = snprintf(what, sizeof what, "%s: unknown key \"%.40s\" (known:", where, kv->string);
+                for (size_t j = 0; j < n_keys && w > 0 && (size_t)w < sizeof what; j++)
+                    w += snprintf(what + w, sizeof what - (size_t)w, "%s %s", j ? "," : "", keys[j].key);
+                if (w > 0 && (size_t)w < sizeof what) snprintf(what + w, sizeof what - (size_t)w, ")");
+                goto bad;
+            }
+            const int kind = keys[k].kind;
+            if (!(kind == K_STR ? cJSON_IsString(kv) : kind == K_NUM ? cJSON_IsNumber(kv) : cJSON_IsBool(kv))) {
                 snprintf(what, sizeof what, "%s: \"%.40s\" must be %s", where, kv->string,
-                         kind == 1 ? "a string" : kind == 2 ? "a number" : "true or false");
-            if (!kind || !ok) goto bad;
+                         kind == K_STR ? "a string" : kind == K_NUM ? "a number" : "true or false");
+                goto bad;
+            }
         }
         get_str(o, "name", d->name, sizeof d->name);
         if (!d->name[0]) { snprintf(what, sizeof what, "%s: \"name\" (a string) is required", where); goto bad; }

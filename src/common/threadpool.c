@@ -61,7 +61,7 @@ struct edgellm_threadpool {
     atomic_bool caller_sleeps;         /* the caller waits (or is about to) on `done`    */
     atomic_bool stop;
     int n_threads;
-    bool spin;                         /* false when n_threads exceeds the online CPUs   */
+    bool spin;                         /* false when n_threads exceeds usable_cpus()     */
     int n_started;                     /* workers actually created                       */
     pthread_t threads[EDGELLM_MAX_THREADS];
     worker_arg args[EDGELLM_MAX_THREADS];

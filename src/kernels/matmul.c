@@ -11,12 +11,12 @@
  *     16-row tiles, form one list (job after job), shared among the threads as the
  *     caller asks (edgellm_matmul_sched, matmul.h):
  *     - STREAM (default): thread i owns tiles [i·T/nth, (i+1)·T/nth) and takes them front
- *       to back, a quarter of what is left of it at a time (at least one tile: fewer
- *       locked compare-exchanges, each a full fence on x86, and a fine last take), from
- *       an atomic (lo, hi) pair; a thread whose range
- *       is empty cuts the back half off the largest range left (the owner's next take
- *       then fails its compare-exchange and rereads). Each thread reads one sequential
- *       stream, as the hardware prefetchers like, and the threads still finish together.
+ *       to back from an atomic (lo, hi) pair, a quarter of what is left of it at a time
+ *       (at least one tile: fewer locked compare-exchanges, each a full fence on x86, and
+ *       a fine last take); a thread whose range is empty cuts the back half off the
+ *       largest range left (the owner's next take then fails its compare-exchange and
+ *       rereads). Each thread reads one sequential stream, as the hardware prefetchers
+ *       like, and the threads still finish together.
  *     - IN_ORDER: threads take chunks from one shared counter by guided self-scheduling
  *       (Polychronopoulos & Kuck 1987): each take is the remaining tiles / (GUIDED_DIV ·
  *       threads), at least MIN_TAKE_TILES, so the rows are read roughly in file order
@@ -226,8 +226,8 @@ static inline int64_t range_lo(uint64_t v) { return (int64_t)(v >> 32); }
 static inline int64_t range_hi(uint64_t v) { return (int64_t)(v & 0xffffffffu); }
 
 /* EDGELLM_MATMUL_STREAM: thread ith walks its own range front to back, left / STREAM_DIV
- * tiles at a time (at least STREAM_MIN_TILES); when it is empty, the thread cuts the back half off the largest range left and
- * makes that its own, until no range has tiles left. */
+ * tiles at a time (at least STREAM_MIN_TILES); when it is empty, the thread cuts the back
+ * half off the largest range left and makes that its own, until no range has tiles left. */
 static void dot_task_stream(matmul_task *m, int ith, int nth)
 {
     atomic_uint_fast64_t *own = &m->range[ith].r;

@@ -341,8 +341,8 @@ static edgellm_status run_test(runner *r, bool is_pp, int n_threads, edgellm_ben
     res->n_threads = n_threads;
     res->n_reps = p->n_reps;
     if (p->warmup) rc = is_pp ? run_pp(r, &dummy, NULL) : run_tg(r, 1, &dummy);
-    /* the run-queue read (a /proc walk) outside the CPU-time window: it is no run's work */
-    /* the CPU-time window nests inside the wall-time window (one thread: <= 100 %) */
+    /* the run-queue read (a /proc walk) outside both windows: it is no run's work; the
+     * CPU-time window nests inside the wall-time one (one thread: <= 100 %) */
     const double wait0 = runqueue_seconds(), wall0 = edgellm_time_ms(), cpu0 = cpu_seconds();
     double gb_prev = paired ? read_ranges_gbps(r->weights, n_threads) : 0;
     for (int i = 0; rc == EDGELLM_OK && i < p->n_reps; i++) {
