@@ -284,8 +284,8 @@ int cmd_bench(int argc, char **argv)
         edgellm_gguf *g = NULL;
         edgellm_error err = {0};
         if (edgellm_gguf_open(models[mi], &g, &err) != EDGELLM_OK) { cli_print_error("bench", &err); return 1; }
+        const long long train = cli_gguf_ctx_train(g);
         edgellm_gguf_close(g);
-        const long long train = cli_gguf_n_ctx_train(models[mi]);
         if (train > 0 && reach > train)
             fprintf(stderr, "edgellm bench: note: %s: the tests reach %ld positions (-d + -p + -n), past its trained "
                             "context length %lld; the speed is measured all the same\n", models[mi], reach, train);

@@ -221,17 +221,23 @@ static int exit_code(edgellm_status rc, const edgellm_error *err)
     return param ? 2 : 1;
 }
 
-/* A note when the evaluation context is longer than the model was trained for (its
- * <arch>.context_length): the numbers then measure the model past its range, as `run -c`
- * warns too. Nothing when the file or the key cannot be read (the load reports the file). */
-static void warn_past_training(const char *cmd, const char *path, const eval_flags *fl)
+/* A note when the evaluation context is longer than the model was trained for (train: its
+ * <arch>.context_length; <= 0: unknown, no note): the numbers then measure the model past
+ * its range, as `run -c` warns too. */
+static void warn_past_training(const char *cmd, const char *path, long long train, const eval_flags *fl)
 {
     if (!path || (fl->ref_logits && !fl->n_ctx_set)) return;   /* the saved file's n_ctx */
-    const long long train = cli_gguf_n_ctx_train(path);
     if (train > 0 && fl->n_ctx > train)
         fprintf(stderr, "edgellm %s: warning: -c %ld%s exceeds %s's trained context length %lld; its numbers past "
                         "that measure the model outside its range\n", cmd, fl->n_ctx,
                 fl->n_ctx_set ? "" : " (the default)", path, train);
+}
+
+static long long model_ctx_train(const edgellm_model *m)
+{
+    edgellm_model_info info;
+    edgellm_model_get_info(m, &info);
+    return info.n_ctx_train;
 }
 
 static edgellm_model *load(const char *cmd, const char *path, const eval_flags *fl)
@@ -280,9 +286,9 @@ static int run_ppl(const eval_flags *fl)
     size_t len = 0;
     char *text = cli_read_text(fl->text, &len, &err);
     if (!text) { cli_print_error(cmd, &err); return 1; }
-    warn_past_training(cmd, fl->model, fl);
     edgellm_model *m = load(cmd, fl->model, fl);
     if (!m) { free(text); return 1; }
+    warn_past_training(cmd, fl->model, model_ctx_train(m), fl);
     progress_bar bar;
     progress_start(&bar);
     edgellm_eval_params p = eval_params(fl, &bar);
@@ -337,9 +343,9 @@ static int run_compare(const eval_flags *fl)
     size_t len = 0;
     char *text = cli_read_text(fl->text, &len, &err);
     if (!text) { cli_print_error(cmd, &err); return 1; }
-    warn_past_training(cmd, fl->model, fl);
     edgellm_model *m = load(cmd, fl->model, fl), *ref = NULL;
     if (!m || (fl->ref && !(ref = load(cmd, fl->ref, fl)))) { edgellm_model_free(m); free(text); return 1; }
+    warn_past_training(cmd, fl->model, model_ctx_train(m), fl);
     progress_bar bar;
     progress_start(&bar);
     edgellm_eval_params p = eval_params(fl, &bar);
@@ -364,9 +370,9 @@ static int run_save(const eval_flags *fl)
     size_t len = 0;
     char *text = cli_read_text(fl->text, &len, &err);
     if (!text) { cli_print_error(cmd, &err); return 1; }
-    warn_past_training(cmd, fl->model, fl);
     edgellm_model *m = load(cmd, fl->model, fl);
     if (!m) { free(text); return 1; }
+    warn_past_training(cmd, fl->model, model_ctx_train(m), fl);
     progress_bar bar;
     progress_start(&bar);
     edgellm_eval_params p = eval_params(fl, &bar);
@@ -439,17 +445,21 @@ static int run_task(const eval_flags *fl)
             printf("\n");
         }
         printf("\n(%.1f s)\n", r.elapsed_ms / 1000.0);
-        /* an item longer than the model was trained on: its score measures the model outside
+        /* items longer than the model was trained on: their scores measure the model outside
          * its range (as ppl/kld warn for -c) */
         for (int k = 0; k < 2; k++) {
-            const char *path = k ? fl->ref : fl->model;
-            const long long train = path ? cli_gguf_n_ctx_train(path) : 0;
+            const edgellm_model *mk = k ? ref : m;
+            if (!mk || r.n_past_ctx_train[k] <= 0) continue;
+            edgellm_model_info info;
+            edgellm_model_get_info(mk, &info);
             const int it = r.max_positions_item;
-            if (train > 0 && r.max_positions > train)
-                fprintf(stderr, "edgellm %s: warning: %s:%ld: the item uses %d positions, beyond %s's trained context "
-                                "%lld; its score measures the model outside its range (the longest item; others "
-                                "may be past it too)\n",
-                        cmd, fl->data, it >= 0 && it < ts.n ? ts.lines[it] : 0L, r.max_positions, path, train);
+            fprintf(stderr,
+                    "edgellm %s: warning: %d of %d item%s use%s more positions than %s's trained context %d; "
+                    "%s measure%s the model outside its range (the longest: %s:%ld, %d positions)\n",
+                    cmd, r.n_past_ctx_train[k], r.n_items, r.n_items == 1 ? "" : "s",
+                    r.n_past_ctx_train[k] == 1 ? "s" : "", k ? fl->ref : fl->model, info.n_ctx_train,
+                    r.n_past_ctx_train[k] == 1 ? "its score" : "their scores", r.n_past_ctx_train[k] == 1 ? "s" : "",
+                    fl->data, it >= 0 && it < ts.n ? ts.lines[it] : 0L, r.max_positions);
         }
     } else {
         cli_print_error(cmd, &err);
@@ -473,7 +483,7 @@ static int run_sweep(const eval_flags *fl)
 {
     const char *cmd = "eval sweep";
     if (need(cmd, fl->model, "-m REF.gguf") || need(cmd, fl->text, "-f TEXT.txt")) return 2;
-    warn_past_training(cmd, fl->model, fl);
+    warn_past_training(cmd, fl->model, cli_gguf_n_ctx_train(fl->model), fl);
     /* results file: -o, or MODEL.eval.json next to MODEL.gguf (what edgellm plan looks for) */
     char out[4096];
     if (fl->out) {

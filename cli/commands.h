@@ -31,6 +31,9 @@ const char *cli_kv_type_name(int type);
 /* The trained context length of a GGUF file (<general.architecture>.context_length), or 0
  * when the file cannot be opened or does not say. Reads the metadata only. */
 long long cli_gguf_n_ctx_train(const char *path);
+/* The same of a GGUF file already open. */
+struct edgellm_gguf;
+long long cli_gguf_ctx_train(const struct edgellm_gguf *g);
 
 /* Text inputs (prompt files, eval texts, task sets, tokenize -f): at most this many bytes,
  * so that /dev/zero or an endless pipe ends in an error instead of filling memory. */

@@ -148,10 +148,8 @@ char *cli_read_text(const char *path, size_t *len, edgellm_error *err)
     return buf;
 }
 
-long long cli_gguf_n_ctx_train(const char *path)
+long long cli_gguf_ctx_train(const edgellm_gguf *g)
 {
-    edgellm_gguf *g = NULL;
-    if (!path || edgellm_gguf_open(path, &g, NULL) != EDGELLM_OK) return 0;
     edgellm_str arch;
     int64_t train = 0;
     char key[96];
@@ -159,8 +157,16 @@ long long cli_gguf_n_ctx_train(const char *path)
         snprintf(key, sizeof key, "%.*s.context_length", (int)arch.len, arch.ptr);
         if (!edgellm_gguf_get_i64(g, key, &train) || train < 0) train = 0;
     }
-    edgellm_gguf_close(g);
     return (long long)train;
+}
+
+long long cli_gguf_n_ctx_train(const char *path)
+{
+    edgellm_gguf *g = NULL;
+    if (!path || edgellm_gguf_open(path, &g, NULL) != EDGELLM_OK) return 0;
+    const long long train = cli_gguf_ctx_train(g);
+    edgellm_gguf_close(g);
+    return train;
 }
 
 const char *cli_kv_type_name(int type)

@@ -934,6 +934,10 @@ typedef struct {
                                    * generated tokens), over both models: compare with the
                                    * model's trained context                                */
     int    max_positions_item;    /* the item (index) that used them                       */
+    int    n_past_ctx_train[2];   /* items that decoded more positions than the model's
+                                   * trained context (n_ctx_train): [0] the model, [1] the
+                                   * reference (0 without one); their scores measure a model
+                                   * outside the range it was trained for                   */
 } edgellm_eval_task_result;
 
 /* Accuracy of m (and of ref when not NULL) on items[n_items]. Statuses: EDGELLM_ERR_MISUSE

@@ -462,6 +462,7 @@ static void test_eval_task_scores_match_direct(void)
         CHECK_EQ(edgellm_eval_task(m, NULL, right, 3, &tp, &r, &err), EDGELLM_OK);
         CHECK_EQ(r.max_positions, most - 1);   /* the choice's last token is predicted, not decoded */
         CHECK_EQ(r.max_positions_item, most_item);
+        CHECK(r.n_past_ctx_train[0] == 0 && r.n_past_ctx_train[1] == 0);   /* all within 2048 */
     }
     CHECK_EQ(edgellm_eval_task(m, NULL, wrong, 4, &tp, &r, &err), EDGELLM_OK);
     CHECK(r.metrics[0].pct == 0.0);
@@ -600,8 +601,8 @@ static int cli(const char *args, char *out, size_t n)
     return run_capture(cmd, out, n);
 }
 
-/* An item longer than the model's trained context (stories260K: 2048) gets a warning
- * naming the item; short items none. */
+/* Items longer than the model's trained context (stories260K: 2048) get a warning that
+ * counts them and names the longest; short items none. */
 static void test_eval_cli_task_warns_past_training(void)
 {
     NEED_SHARED(mpath, STORIES);
@@ -616,7 +617,16 @@ static void test_eval_cli_task_warns_past_training(void)
     char out[8192], args[1024];
     snprintf(args, sizeof args, "eval task -m %s --data %s", mpath, f);
     CHECK_EQ(cli(args, out, sizeof out), 0);
-    CHECK(strstr(out, "long.jsonl:2: the item uses") && strstr(out, "trained context 2048"));
+    CHECK(strstr(out, "1 of 2 items uses more positions than") && strstr(out, "trained context 2048") &&
+          strstr(out, "its score measures") && strstr(out, "the longest: ") && strstr(out, "long.jsonl:2,"));
+    /* two long items (the longer one third) and the short one */
+    n += (size_t)snprintf(text + n, cap - n, "{\"context\": \"");
+    for (int i = 0; i < 320; i++) n += (size_t)snprintf(text + n, cap - n, "Lily had a red ball. ");
+    n += (size_t)snprintf(text + n, cap - n, "She played with her\", \"choices\": [\" ball\", \" cat\"], \"label\": 0}\n");
+    write_file(f, text, n);
+    CHECK_EQ(cli(args, out, sizeof out), 0);
+    CHECK(strstr(out, "2 of 3 items use more positions than") && strstr(out, "their scores measure") &&
+          strstr(out, "long.jsonl:3,"));
     snprintf(args, sizeof args, "eval task -m %s --data %s --limit 1", mpath, f);   /* the short item only */
     CHECK_EQ(cli(args, out, sizeof out), 0);
     CHECK(strstr(out, "trained context") == NULL);

@@ -297,8 +297,9 @@ static void test_attend_matches_double(void)
 static void test_attend_variants_match_generic(void)
 {
     enum { MAXHD = 288, NPOS = 300, STRIDE = 2 * MAXHD + 3 };
-    /* 32..256 in 32s: the AVX-512 kernel's own path; 288 and the rest: its AVX2 fallback */
-    static const int hds[] = {1, 7, 8, 15, 32, 64, 72, 80, 96, 128, 129, 200, 256, 288};
+    /* F32: 32..256 in 32s are the AVX-512 kernel's own path, F16: 16..256 in 16s; 288 and the
+     * rest: their AVX2 fallbacks */
+    static const int hds[] = {1, 7, 8, 15, 16, 32, 48, 64, 72, 80, 96, 128, 129, 200, 256, 288};
     static const int nps[] = {1, 2, 8, 17, 300};
     static const char *const lv[] = {"scalar", "avx2", "avx512", "neon", "dotprod"};
     float *k = malloc(sizeof(float) * NPOS * STRIDE), *v = malloc(sizeof(float) * NPOS * STRIDE);

@@ -3,7 +3,8 @@
  *
  * Kernel: edgellm_attend_quant over Q8_0 rows equals edgellm_attend over the same rows
  * dequantized into a float cache, bit for bit (same dot, same order), for head_dim 32, 64 and
- * 128, several heads per row, 1 and 37 positions.
+ * 128, several heads per row, 1 and 37 positions; each level's own Q8_0 kernel (AVX-512)
+ * equals edgellm_attend_quant bit for bit, probabilities included.
  * Model (../shared fixtures, llama-gqa-f32: head_dim 32, GQA 8/2; qwen2-bias-f32: NeoX RoPE):
  * Q8_0-cache logits stay within 0.05 · s of the F32-cache logits and of the float64
  * reference (s = std dev of those logits; Q8_0 rounds each key/value to 1/254 of its
@@ -69,6 +70,59 @@ static void test_attend_quant_kernel(void)
             }
         free(kq); free(vq); free(kf); free(vf);
     }
+}
+
+/* The level's Q8_0 attention kernel (edgellm_kernels_attend_q8_0: AVX-512 here) equals
+ * edgellm_attend_quant with that level's dequantization and F32 dot bit for bit, probabilities
+ * included: head_dim 32-256 (its own path; 288 and 1024 it declines), 1 to 300 positions (8
+ * at a time and the tail), heads at an offset inside wider rows, scores far below the
+ * maximum (scale 50). Levels without one return NULL. */
+static void test_attend_q8_0_variants(void)
+{
+    enum { NPOS = 300, MAXHD = 1024, HEADS = 2 };
+    static const int hds[] = {32, 64, 96, 128, 160, 256, 288, 1024};
+    static const int nps[] = {1, 7, 8, 9, 17, 300};
+    static const char *const lv[] = {"scalar", "avx2", "avx512", "neon", "dotprod"};
+    uint32_t seed = 11;
+    int kernels_run = 0;
+    for (size_t l = 0; l < sizeof lv / sizeof lv[0]; l++) {
+        if (!edgellm_kernels_force(lv[l])) continue;
+        edgellm_attend_q8_0_fn att = edgellm_kernels_attend_q8_0();
+        if (!att) continue;
+        kernels_run++;
+        edgellm_from_float_fn quant = edgellm_kernels_from_float(EDGELLM_TYPE_Q8_0);
+        edgellm_to_float_fn deq = edgellm_kernels_to_float(EDGELLM_TYPE_Q8_0);
+        edgellm_vec_dot_fn dot = edgellm_kernels_vec_dot(EDGELLM_TYPE_F32);
+        for (size_t hi = 0; hi < sizeof hds / sizeof hds[0]; hi++) {
+            const int hd = hds[hi], kv_dim = HEADS * hd;
+            const size_t row = edgellm_type_row_size(EDGELLM_TYPE_Q8_0, kv_dim);
+            uint8_t *kq = malloc(NPOS * row), *vq = malloc(NPOS * row);
+            float *src = malloc(sizeof(float) * kv_dim), *q = malloc(sizeof(float) * hd);
+            float *tmp = malloc(sizeof(float) * hd), *a = malloc(sizeof(float) * hd), *b = malloc(sizeof(float) * hd);
+            float sa[NPOS], sb[NPOS];
+            for (int j = 0; j < NPOS; j++) {
+                for (int i = 0; i < kv_dim; i++) src[i] = uniform(&seed) * (j % 5 == 0 ? 60.0f : 2.0f);
+                quant(src, kq + j * row, kv_dim);
+                for (int i = 0; i < kv_dim; i++) src[i] = 2.0f * uniform(&seed);
+                quant(src, vq + j * row, kv_dim);
+            }
+            for (int i = 0; i < hd; i++) q[i] = uniform(&seed);
+            const size_t off = edgellm_type_row_size(EDGELLM_TYPE_Q8_0, hd);   /* the second head */
+            for (size_t p = 0; p < sizeof nps / sizeof nps[0]; p++)
+                for (int sc = 0; sc < 2; sc++) {
+                    const float scale = sc ? 50.0f : 0.125f;
+                    const bool took = att(a, q, kq + off, vq + off, row, hd, nps[p], scale, sa);
+                    CHECK_EQ(took, hd <= 256);
+                    if (!took) continue;
+                    edgellm_attend_quant(b, q, kq + off, vq + off, row, hd, nps[p], scale, sb, dot, deq, tmp);
+                    CHECK(memcmp(a, b, sizeof(float) * (size_t)hd) == 0);
+                    CHECK(memcmp(sa, sb, sizeof(float) * (size_t)nps[p]) == 0);
+                }
+            free(kq); free(vq); free(src); free(q); free(tmp); free(a); free(b);
+        }
+    }
+    edgellm_kernels_force(NULL);
+    if (!kernels_run) printf("  (no level here has a Q8_0 attention kernel)\n");
 }
 
 /* ---- model ---- */
@@ -167,6 +221,7 @@ static void test_eval_compare_kv_type(void)
 int main(void)
 {
     RUN(test_attend_quant_kernel);
+    RUN(test_attend_q8_0_variants);
     RUN(test_q8_0_close_to_f32);
     RUN(test_q8_0_prefill_decode_threads_bitexact);
     RUN(test_q8_0_kv_bytes);

@@ -245,9 +245,18 @@ edgellm_attend_fn edgellm_kernels_attend_f32(void)
     return edgellm_attend;
 }
 
+edgellm_attend_q8_0_fn edgellm_kernels_attend_q8_0(void)
+{
+#if defined(__x86_64__)
+    if (!strcmp(edgellm_kernels_name(), "avx512")) return edgellm_attend_q8_0_avx512;
+#endif
+    return NULL;
+}
+
 edgellm_attend_f16_fn edgellm_kernels_attend_f16(void)
 {
 #if defined(__x86_64__)
+    if (!strcmp(edgellm_kernels_name(), "avx512")) return edgellm_attend_f16_avx512;
     if (attend_avx2_level()) return edgellm_attend_f16_avx2;
 #endif
     return edgellm_attend_f16;

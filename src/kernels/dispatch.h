@@ -43,8 +43,13 @@ bool edgellm_kernels_can_matmul(int type);
  * bit (x86 avx2/avx512: attend_avx2.c), else edgellm_attend itself. */
 edgellm_attend_fn edgellm_kernels_attend_f32(void);
 /* edgellm_attend_f16 (F16 cache) for the active level: a SIMD variant with the same bits
- * (x86 avx2/avx512: the values summed 8 columns at a time), else edgellm_attend_f16. */
+ * (x86 avx2: the values summed 8 columns at a time; avx512: attend_avx512.c), else
+ * edgellm_attend_f16. */
 edgellm_attend_f16_fn edgellm_kernels_attend_f16(void);
+/* A kernel for a Q8_0 cache whose results equal edgellm_attend_quant with
+ * edgellm_kernels_to_float(Q8_0) and edgellm_kernels_vec_dot(F32) bit for bit (x86 avx512:
+ * attend_avx512.c), or NULL: use edgellm_attend_quant. */
+edgellm_attend_q8_0_fn edgellm_kernels_attend_q8_0(void);
 
 /* Force the reference kernels (true) or go back to the default choice (false). Not
  * thread-safe against running kernels: call between operations. */

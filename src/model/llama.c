@@ -35,6 +35,7 @@ typedef struct {
     edgellm_vec_dot_fn dot;      /* dot of a cache row (kv.type; F32 for Q8_0) with q, for q·k */
     edgellm_attend_fn attend;    /* F32 cache: edgellm_attend or its SIMD twin (same bits)  */
     edgellm_attend_f16_fn attend_f16;   /* F16 cache: edgellm_attend_f16 or its twin     */
+    edgellm_attend_q8_0_fn attend_q8_0; /* Q8_0 cache: a twin of edgellm_attend_quant, or NULL */
 } attention_job;
 
 /* Work items are (token, query head) pairs, split by cost over the threads; each thread
@@ -83,10 +84,12 @@ static void attention_task(void *arg, int ith, int nth)
         int64_t n_pos = (int64_t)j->pos0 + t + 1;
         const void *k = edgellm_kv_k_head(&c->kv, j->il, kvh);             /* [n_ctx][head_dim] */
         const void *v = edgellm_kv_v_head(&c->kv, j->il, kvh);
-        if (quant)
-            edgellm_attend_quant(c->att + qo, c->q + qo, k, v, c->kv.row_bytes, hp->head_dim, n_pos, j->scale, scores,
-                                 j->dot, deq, tmp);
-        else if (f16)
+        if (quant) {
+            if (!j->attend_q8_0 ||
+                !j->attend_q8_0(c->att + qo, c->q + qo, k, v, c->kv.row_bytes, hp->head_dim, n_pos, j->scale, scores))
+                edgellm_attend_quant(c->att + qo, c->q + qo, k, v, c->kv.row_bytes, hp->head_dim, n_pos, j->scale,
+                                     scores, j->dot, deq, tmp);
+        } else if (f16)
             j->attend_f16(c->att + qo, c->q + qo, k, v, hp->head_dim, hp->head_dim, n_pos, j->scale, scores, j->dot);
         else
             j->attend(c->att + qo, c->q + qo, k, v, hp->head_dim, hp->head_dim, n_pos, j->scale, scores, j->dot);
@@ -148,6 +151,7 @@ static void attention_block(edgellm_ctx *c, const edgellm_layer *L, int il, int 
         .dot = edgellm_kernels_vec_dot(c->kv.type == EDGELLM_TYPE_Q8_0 ? EDGELLM_TYPE_F32 : c->kv.type),
         .attend = edgellm_kernels_attend_f32(),
         .attend_f16 = edgellm_kernels_attend_f16(),
+        .attend_q8_0 = edgellm_kernels_attend_q8_0(),
     };
     /* Tiny attention (short context, small heads) is not worth waking the workers. */
     double macs = 2.0 * n * hp->n_head * ((double)pos0 + n) * hp->head_dim;

@@ -23,6 +23,10 @@ typedef void (*edgellm_attend_fn)(float *out, const float *q, const float *k, co
 typedef void (*edgellm_attend_f16_fn)(float *out, const float *q, const uint16_t *k, const uint16_t *v,
                                       int64_t stride, int head_dim, int64_t n_pos, float scale, float *scores,
                                       edgellm_vec_dot_fn dot);
+/* The same over a Q8_0 cache (stride in bytes), as edgellm_attend_quant (ops.h) with the
+ * level's Q8_0 dequantization and F32 dot; false when it does not take this head_dim. */
+typedef bool (*edgellm_attend_q8_0_fn)(float *out, const float *q, const uint8_t *k, const uint8_t *v, size_t stride,
+                                       int head_dim, int64_t n_pos, float scale, float *scores);
 
 typedef struct {
     const char *name;               /* "Q4_0"                                         */

@@ -211,11 +211,14 @@ static bool exact_match(const char *gen, const char *answer)
 }
 
 /* Score every item with one model into t; the most positions an item used (and which)
- * raise *max_pos / *max_item. */
+ * raise *max_pos / *max_item; *n_past counts the items that used more than the model's
+ * trained context. */
 static edgellm_status run_items(const edgellm_model *m, int kv_type, const edgellm_eval_item *items, int n_items,
                                 const edgellm_eval_task_params *p, int n_ctx, double *done_frac, double frac_step,
-                                task_tally *t, int *max_pos, int *max_item, edgellm_error *err)
+                                task_tally *t, int *max_pos, int *max_item, int *n_past, edgellm_error *err)
 {
+    edgellm_model_info info;
+    edgellm_model_get_info(m, &info);
     edgellm_ctx *ctx = NULL;
     edgellm_ctx_params cp = edgellm_ctx_default_params();
     cp.n_ctx = n_ctx;
@@ -247,6 +250,7 @@ static edgellm_status run_items(const edgellm_model *m, int kv_type, const edgel
             int positions = 0;
             if ((rc = choice_scores(ctx, it, i, &logits, &logits_cap, scores, &positions, err)) != EDGELLM_OK) goto done;
             if (positions > *max_pos) { *max_pos = positions; *max_item = i; }
+            *n_past += info.n_ctx_train > 0 && positions > info.n_ctx_train;
             int best = 0, best_norm = 0;
             double bn = scores[0] / (double)strlen(it->choices[0]);
             for (int c = 1; c < it->n_choices; c++) {
@@ -270,7 +274,9 @@ static edgellm_status run_items(const edgellm_model *m, int kv_type, const edgel
                 goto done;
             }
             if (g.oom) { rc = edgellm_fail_nomem(err, "eval task: generated text"); goto done; }
-            if (edgellm_ctx_n_past(ctx) > *max_pos) { *max_pos = edgellm_ctx_n_past(ctx); *max_item = i; }
+            const int positions = edgellm_ctx_n_past(ctx);
+            if (positions > *max_pos) { *max_pos = positions; *max_item = i; }
+            *n_past += info.n_ctx_train > 0 && positions > info.n_ctx_train;
             const char *out = g.buf ? g.buf : "";
             t->n[M_EXACT]++;
             t->n[M_CONTAINS]++;
@@ -339,10 +345,10 @@ edgellm_status edgellm_eval_task(const edgellm_model *m, const edgellm_model *re
     double t0 = edgellm_time_ms(), frac = 0.0, step = 1.0 / ((double)n_items * (ref ? 2 : 1));
     task_tally tm = {{0}, {0}}, tr = {{0}, {0}};
     if ((rc = run_items(m, p.kv_type, items, n_items, &p, n_ctx, &frac, step, &tm, &out->max_positions,
-                        &out->max_positions_item, err)) != EDGELLM_OK)
+                        &out->max_positions_item, &out->n_past_ctx_train[0], err)) != EDGELLM_OK)
         return rc;
     if (ref && (rc = run_items(ref, EDGELLM_TYPE_F32, items, n_items, &p, n_ctx, &frac, step, &tr, &out->max_positions,
-                               &out->max_positions_item, err)) != EDGELLM_OK)
+                               &out->max_positions_item, &out->n_past_ctx_train[1], err)) != EDGELLM_OK)
         return rc;
     for (int k = 0; k < M_COUNT; k++) {
         edgellm_eval_metric *me = &out->metrics[k];

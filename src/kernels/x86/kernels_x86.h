@@ -48,6 +48,14 @@ void edgellm_quant_q8_K_avx2(const float *src, void *dst, int64_t n);
  * lanes at a time: bit-identical to it and to edgellm_attend_avx2 (attend_avx512.c) */
 void edgellm_attend_avx512(float *out, const float *q, const float *k, const float *v, int64_t stride, int head_dim,
                            int64_t n_pos, float scale, float *scores, edgellm_vec_dot_fn dot);
+/* edgellm_attend_f16 (ops.h) with dot = edgellm_dot_f16_avx512 (the avx512 level's F16
+ * dot), 16 lanes at a time: bit-identical to it (attend_avx512.c) */
+void edgellm_attend_f16_avx512(float *out, const float *q, const uint16_t *k, const uint16_t *v, int64_t stride,
+                               int head_dim, int64_t n_pos, float scale, float *scores, edgellm_vec_dot_fn dot);
+/* edgellm_attend_quant (ops.h) over Q8_0 rows with the avx512 level's dequantization and F32
+ * dot, bit for bit; false (nothing written) when head_dim is not a multiple of 32 up to 256 */
+bool edgellm_attend_q8_0_avx512(float *out, const float *q, const uint8_t *k, const uint8_t *v, size_t stride,
+                                int head_dim, int64_t n_pos, float scale, float *scores);
 float edgellm_dot_f16_avx512(int64_t n, const void *w, const void *x);
 float edgellm_dot_q4_0_q8_0_avx512(int64_t n, const void *w, const void *x);
 float edgellm_dot_q8_0_q8_0_avx512(int64_t n, const void *w, const void *x);
