@@ -1,9 +1,11 @@
 /* test_threadpool.c — the persistent thread pool (src/common/threadpool.c): every thread
  * runs each task exactly once, work splits cover every item exactly once for any thread
  * count 1..64 (including more threads than items), back-to-back tasks never lose a wake-up,
- * and construction fails cleanly. */
+ * construction fails cleanly, and waiting threads spin only when the pool fits the
+ * process's affinity mask. */
 #include "test_util.h"
 #include "common/threadpool.h"
+#include <sched.h>
 #include <stdatomic.h>
 #include <unistd.h>
 
@@ -159,6 +161,55 @@ static void test_pool_rejects_bad_counts_and_oom(void)
     CHECK_EQ(edgellm_test_live_allocs(), live);
 }
 
+static void count_calls(void *arg, int ith, int nth)
+{
+    (void)ith;
+    (void)nth;
+    atomic_fetch_add((atomic_int *)arg, 1);
+}
+
+/* The spin decision follows the affinity mask: a pool that fits the CPUs the process may
+ * use spins, one with more threads than that sleeps at once (a spinning waiter would take
+ * the CPU from the thread it waits for). Checked with this process's own mask and with
+ * the mask cut to one CPU (restored after). */
+static void test_pool_spins_only_when_it_fits_the_mask(void)
+{
+#if defined(__linux__) && defined(CPU_COUNT)
+    cpu_set_t all, one;
+    if (sched_getaffinity(0, sizeof all, &all) != 0) { printf("  (no affinity mask here)\n"); return; }
+    const int n = CPU_COUNT(&all);
+    edgellm_threadpool *p = NULL;
+    if (n <= EDGELLM_MAX_THREADS) {
+        CHECK_OK(edgellm_threadpool_new(n, &p, NULL));
+        CHECK(edgellm_threadpool_spins(p));
+        edgellm_threadpool_free(p);
+    }
+    if (n + 1 <= EDGELLM_MAX_THREADS) {
+        CHECK_OK(edgellm_threadpool_new(n + 1, &p, NULL));
+        CHECK(!edgellm_threadpool_spins(p));
+        edgellm_threadpool_free(p);
+    }
+    CPU_ZERO(&one);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &all)) { CPU_SET(c, &one); break; }
+    CHECK_EQ(sched_setaffinity(0, sizeof one, &one), 0);   /* as under `taskset -c N` */
+    CHECK_OK(edgellm_threadpool_new(2, &p, NULL));
+    CHECK(!edgellm_threadpool_spins(p));
+    atomic_int calls;
+    atomic_init(&calls, 0);
+    for (int r = 0; r < 100; r++) edgellm_threadpool_run(p, count_calls, &calls);   /* still runs every task */
+    CHECK_EQ(atomic_load(&calls), 200);
+    edgellm_threadpool_free(p);
+    CHECK_OK(edgellm_threadpool_new(1, &p, NULL));
+    CHECK(edgellm_threadpool_spins(p));
+    edgellm_threadpool_free(p);
+    CHECK_EQ(sched_setaffinity(0, sizeof all, &all), 0);
+#else
+    printf("  (no affinity mask on this OS)\n");
+#endif
+    CHECK(!edgellm_threadpool_spins(NULL));
+}
+
 int main(void)
 {
     RUN(test_split_range_covers_exactly_once);
@@ -167,5 +218,6 @@ int main(void)
     RUN(test_pool_wakes_sleepers_both_ways);
     RUN(test_pool_null_runs_on_caller);
     RUN(test_pool_rejects_bad_counts_and_oom);
+    RUN(test_pool_spins_only_when_it_fits_the_mask);
     return test_summary();
 }

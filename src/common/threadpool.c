@@ -179,6 +179,8 @@ void edgellm_threadpool_free(edgellm_threadpool *p)
     edgellm_free(p);
 }
 
+bool edgellm_threadpool_spins(const edgellm_threadpool *p) { return p && p->spin; }
+
 int edgellm_threadpool_n_threads(const edgellm_threadpool *p) { return p ? p->n_threads : 1; }
 
 void edgellm_threadpool_run(edgellm_threadpool *p, edgellm_task_fn fn, void *arg)

@@ -34,6 +34,11 @@ void edgellm_threadpool_free(edgellm_threadpool *p);
 /* Threads of the pool (1 for a NULL pool). */
 int edgellm_threadpool_n_threads(const edgellm_threadpool *p);
 
+/* Whether waiting threads spin before they sleep: decided at creation, true when the pool's
+ * threads fit the CPUs the process may use (its affinity mask; the online count where the
+ * OS has no mask) or that number is unknown. false for a NULL pool. */
+bool edgellm_threadpool_spins(const edgellm_threadpool *p);
+
 /* Run fn on every thread of the pool and wait for all of them. A NULL pool runs
  * fn(arg, 0, 1) on the caller. */
 void edgellm_threadpool_run(edgellm_threadpool *p, edgellm_task_fn fn, void *arg);
