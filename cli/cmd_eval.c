@@ -452,14 +452,14 @@ static int run_task(const eval_flags *fl)
             if (!mk || r.n_past_ctx_train[k] <= 0) continue;
             edgellm_model_info info;
             edgellm_model_get_info(mk, &info);
-            const int it = r.max_positions_item;
+            const int it = r.max_positions_item[k];
             fprintf(stderr,
                     "edgellm %s: warning: %d of %d item%s use%s more positions than %s's trained context %d; "
                     "%s measure%s the model outside its range (the longest: %s:%ld, %d positions)\n",
                     cmd, r.n_past_ctx_train[k], r.n_items, r.n_items == 1 ? "" : "s",
                     r.n_past_ctx_train[k] == 1 ? "s" : "", k ? fl->ref : fl->model, info.n_ctx_train,
                     r.n_past_ctx_train[k] == 1 ? "its score" : "their scores", r.n_past_ctx_train[k] == 1 ? "s" : "",
-                    fl->data, it >= 0 && it < ts.n ? ts.lines[it] : 0L, r.max_positions);
+                    fl->data, it >= 0 && it < ts.n ? ts.lines[it] : 0L, r.max_positions[k]);
         }
     } else {
         cli_print_error(cmd, &err);

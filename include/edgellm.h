@@ -30,7 +30,7 @@ extern "C" {
 #  define EDGELLM_API
 #endif
 
-#define EDGELLM_VERSION "0.1.0"
+#define EDGELLM_VERSION "0.2.0"
 
 /* ------------------------------------------------------------------------------------
  * Status and errors. Values are frozen: append, never renumber.
@@ -929,15 +929,14 @@ typedef struct {
     int    has_ref;
     edgellm_eval_metric metrics[4];   /* acc, acc_norm, exact, contains                   */
     double elapsed_ms;
-    int    max_positions;         /* the most positions one item decoded (context + choice
+    /* per model, [0] the model and [1] the reference (zeros without one):                */
+    int    max_positions[2];      /* the most positions one item decoded (context + choice
                                    * but the last token, which is only predicted; prompt +
-                                   * generated tokens), over both models: compare with the
-                                   * model's trained context                                */
-    int    max_positions_item;    /* the item (index) that used them                       */
+                                   * generated tokens): compare with the trained context     */
+    int    max_positions_item[2]; /* the item (index) that used them; -1: no item            */
     int    n_past_ctx_train[2];   /* items that decoded more positions than the model's
-                                   * trained context (n_ctx_train): [0] the model, [1] the
-                                   * reference (0 without one); their scores measure a model
-                                   * outside the range it was trained for                   */
+                                   * trained context (n_ctx_train); their scores measure a
+                                   * model outside the range it was trained for             */
 } edgellm_eval_task_result;
 
 /* Accuracy of m (and of ref when not NULL) on items[n_items]. Statuses: EDGELLM_ERR_MISUSE

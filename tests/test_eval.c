@@ -440,6 +440,9 @@ static void test_eval_task_scores_match_direct(void)
     CHECK_EQ(r.n_mc, 3);
     CHECK_EQ(r.n_gen, 1);
     CHECK(r.has_ref);
+    /* the reference is the same model: its positions are the model's, counted separately */
+    CHECK(r.max_positions[0] > 0 && r.max_positions[1] == r.max_positions[0]);
+    CHECK(r.max_positions_item[1] == r.max_positions_item[0] && r.max_positions_item[0] >= 0);
     CHECK(!strcmp(r.metrics[0].name, "acc") && r.metrics[0].pct == 100.0 && r.metrics[0].n == 3);
     CHECK(r.metrics[2].pct == 100.0 && r.metrics[3].pct == 100.0);   /* exact, contains */
     CHECK(r.metrics[0].gap_pts == 0.0 && r.metrics[0].gap_pct == 0.0);
@@ -460,8 +463,9 @@ static void test_eval_task_scores_match_direct(void)
                 if (n > most) { most = n; most_item = i; }
             }
         CHECK_EQ(edgellm_eval_task(m, NULL, right, 3, &tp, &r, &err), EDGELLM_OK);
-        CHECK_EQ(r.max_positions, most - 1);   /* the choice's last token is predicted, not decoded */
-        CHECK_EQ(r.max_positions_item, most_item);
+        CHECK_EQ(r.max_positions[0], most - 1);   /* the choice's last token is predicted, not decoded */
+        CHECK_EQ(r.max_positions_item[0], most_item);
+        CHECK(r.max_positions[1] == 0 && r.max_positions_item[1] == -1);   /* no reference */
         CHECK(r.n_past_ctx_train[0] == 0 && r.n_past_ctx_train[1] == 0);   /* all within 2048 */
     }
     CHECK_EQ(edgellm_eval_task(m, NULL, wrong, 4, &tp, &r, &err), EDGELLM_OK);
@@ -627,6 +631,11 @@ static void test_eval_cli_task_warns_past_training(void)
     CHECK_EQ(cli(args, out, sizeof out), 0);
     CHECK(strstr(out, "2 of 3 items use more positions than") && strstr(out, "their scores measure") &&
           strstr(out, "long.jsonl:3,"));
+    /* with a reference: one warning per model, each with its own count */
+    snprintf(args, sizeof args, "eval task -m %s --ref %s --data %s", mpath, mpath, f);
+    CHECK_EQ(cli(args, out, sizeof out), 0);
+    const char *w1 = strstr(out, "2 of 3 items use more positions than");
+    CHECK(w1 && strstr(w1 + 1, "2 of 3 items use more positions than"));
     snprintf(args, sizeof args, "eval task -m %s --data %s --limit 1", mpath, f);   /* the short item only */
     CHECK_EQ(cli(args, out, sizeof out), 0);
     CHECK(strstr(out, "trained context") == NULL);

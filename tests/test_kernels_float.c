@@ -326,10 +326,10 @@ static void test_attend_variants_match_generic(void)
                 edgellm_attend(b, q, k + 5, v + 3, STRIDE, hd, nps[p], scale, sb, dot);
                 CHECK(memcmp(a, b, sizeof(float) * (size_t)hd) == 0);
                 CHECK(memcmp(sa, sb, sizeof(float) * (size_t)nps[p]) == 0);   /* the probabilities too */
-                if (sc) continue;
-                att16(a, q, k16 + 5, v16 + 3, STRIDE, hd, nps[p], 0.125f, sa, dot16);
-                edgellm_attend_f16(b, q, k16 + 5, v16 + 3, STRIDE, hd, nps[p], 0.125f, sb, dot16);
+                att16(a, q, k16 + 5, v16 + 3, STRIDE, hd, nps[p], scale, sa, dot16);
+                edgellm_attend_f16(b, q, k16 + 5, v16 + 3, STRIDE, hd, nps[p], scale, sb, dot16);
                 CHECK(memcmp(a, b, sizeof(float) * (size_t)hd) == 0);
+                CHECK(memcmp(sa, sb, sizeof(float) * (size_t)nps[p]) == 0);
             }
     }
     edgellm_kernels_force(NULL);

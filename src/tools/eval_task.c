@@ -341,14 +341,15 @@ edgellm_status edgellm_eval_task(const edgellm_model *m, const edgellm_model *re
     }
     out->n_items = n_items;
     out->has_ref = ref != NULL;
+    out->max_positions_item[0] = out->max_positions_item[1] = -1;
     int n_ctx = needed_ctx(items, n_items, p.max_gen_tokens);
     double t0 = edgellm_time_ms(), frac = 0.0, step = 1.0 / ((double)n_items * (ref ? 2 : 1));
     task_tally tm = {{0}, {0}}, tr = {{0}, {0}};
-    if ((rc = run_items(m, p.kv_type, items, n_items, &p, n_ctx, &frac, step, &tm, &out->max_positions,
-                        &out->max_positions_item, &out->n_past_ctx_train[0], err)) != EDGELLM_OK)
+    if ((rc = run_items(m, p.kv_type, items, n_items, &p, n_ctx, &frac, step, &tm, &out->max_positions[0],
+                        &out->max_positions_item[0], &out->n_past_ctx_train[0], err)) != EDGELLM_OK)
         return rc;
-    if (ref && (rc = run_items(ref, EDGELLM_TYPE_F32, items, n_items, &p, n_ctx, &frac, step, &tr, &out->max_positions,
-                               &out->max_positions_item, &out->n_past_ctx_train[1], err)) != EDGELLM_OK)
+    if (ref && (rc = run_items(ref, EDGELLM_TYPE_F32, items, n_items, &p, n_ctx, &frac, step, &tr, &out->max_positions[1],
+                               &out->max_positions_item[1], &out->n_past_ctx_train[1], err)) != EDGELLM_OK)
         return rc;
     for (int k = 0; k < M_COUNT; k++) {
         edgellm_eval_metric *me = &out->metrics[k];

@@ -229,6 +229,8 @@ void edgellm_attend_f16_avx512(float *out, const float *q, const uint16_t *k, co
         edgellm_attend_f16_avx2(out, q, k, v, stride, head_dim, n_pos, scale, scores, dot);
         return;
     }
+    /* dot is the avx512 level's F16 dot (the only caller's, dispatch.c), whose order
+     * dot_lanes follows inline: another dot would not give the same bits */
     attend_rows(out, q, (const uint8_t *)k, (const uint8_t *)v, (size_t)stride * sizeof(uint16_t), head_dim, n_pos,
                 scale, scores, ROW_F16);
 }
