@@ -121,10 +121,14 @@ static void print_md(const edgellm_bench_report *r)
 
 static void print_md_footer(const char *path, const edgellm_bench_report *r)
 {
+    char threads[64] = "";
+    if (r->bw_n_threads > 0)
+        snprintf(threads, sizeof threads, " with %d thread%s (the default -t)", r->bw_n_threads,
+                 r->bw_n_threads == 1 ? "" : "s");
     printf("\n%s: load %.1f ms (%s), warm %.1f ms; peak RSS %.1f MiB; weights read per token %.1f MiB; "
-           "bandwidth %.2f GB/s with all physical cores (%s)\n",
+           "bandwidth %.2f GB/s%s (%s)\n",
            path, r->load_ms, r->load_cold ? "cold: page cache dropped" : "page cache not dropped", r->load_warm_ms,
-           (double)r->peak_rss_bytes / 1048576.0, (double)r->weight_bytes_per_token / 1048576.0, r->bw_gbps,
+           (double)r->peak_rss_bytes / 1048576.0, (double)r->weight_bytes_per_token / 1048576.0, r->bw_gbps, threads,
            r->bw_measured ? "measured; the roofline column: tg against a plain read of the same weights by the same threads just before and after each repetition, median"
                           : "given, used for every thread count");
 }

@@ -104,7 +104,7 @@ static void usage(FILE *f)
             "  --top-k K            save-logits: entries per position (default 64; >= n_vocab: exact)\n"
             "  --kv-type T          f32 (default), f16 or q8_0: the KV cache of the model (-m); a\n"
             "                       --ref model always uses f32, so compare -m X --ref X --kv-type q8_0\n"
-            "                       measures what the cache type costs\n"
+            "                       measures what the cache type costs (not for sweep)\n"
             "  --types LIST         sweep: default q8_0,q4_0,q4_k_m,i4:g64,i4:g128,i4:g256,\n"
             "                       i4:g64:asym,i4:g128:asym,i4:g256:asym\n"
             "  -o, --output FILE    save-logits: the file; sweep: the results file (default: next to\n"
@@ -151,6 +151,8 @@ static int parse_flags(const char *cmd, int sub, int argc, char **argv, eval_fla
             {"--chunks", NULL, SUB_TEXT}, {"--top-k", NULL, SUB_SAVE}, {"--limit", NULL, SUB_TASK},
             {"--max-tokens", NULL, SUB_TASK}, {"--bench-tokens", NULL, SUB_SWEEP}, {"--no-bench", NULL, SUB_SWEEP},
             {"--keep", NULL, SUB_SWEEP}, {"--no-results", NULL, SUB_SWEEP},
+            /* sweep's table and MODEL.eval.json describe the weights with plan's F32 cache */
+            {"--kv-type", NULL, SUB_PPL | SUB_COMPARE | SUB_SAVE | SUB_TASK},
         };
         for (size_t k = 0; k < sizeof takes / sizeof takes[0]; k++)
             if ((!strcmp(a, takes[k].flag) || (takes[k].alias && !strcmp(a, takes[k].alias))) && !(takes[k].subs & sub)) {
@@ -223,14 +225,22 @@ static int exit_code(edgellm_status rc, const edgellm_error *err)
 
 /* A note when the evaluation context is longer than the model was trained for (train: its
  * <arch>.context_length; <= 0: unknown, no note): the numbers then measure the model past
- * its range, as `run -c` warns too. */
+ * its range, as `run -c` warns too. n_ctx: the context used, named by what ("-c", "the saved
+ * logits' n_ctx") and how (" (the default)" or ""). */
+static void warn_ctx(const char *cmd, const char *path, long long train, long n_ctx, const char *what,
+                     const char *how)
+{
+    if (path && train > 0 && n_ctx > train)
+        fprintf(stderr, "edgellm %s: warning: %s %ld%s exceeds %s's trained context length %lld; its numbers past "
+                        "that measure the model outside its range\n", cmd, what, n_ctx, how, path, train);
+}
+
+/* warn_ctx for -c or its default; with saved logits and no -c the context is the file's,
+ * known once it is read (run_compare warns then) */
 static void warn_past_training(const char *cmd, const char *path, long long train, const eval_flags *fl)
 {
-    if (!path || (fl->ref_logits && !fl->n_ctx_set)) return;   /* the saved file's n_ctx */
-    if (train > 0 && fl->n_ctx > train)
-        fprintf(stderr, "edgellm %s: warning: -c %ld%s exceeds %s's trained context length %lld; its numbers past "
-                        "that measure the model outside its range\n", cmd, fl->n_ctx,
-                fl->n_ctx_set ? "" : " (the default)", path, train);
+    if (fl->ref_logits && !fl->n_ctx_set) return;
+    warn_ctx(cmd, path, train, fl->n_ctx, "-c", fl->n_ctx_set ? "" : " (the default)");
 }
 
 static long long model_ctx_train(const edgellm_model *m)
@@ -346,6 +356,7 @@ static int run_compare(const eval_flags *fl)
     edgellm_model *m = load(cmd, fl->model, fl), *ref = NULL;
     if (!m || (fl->ref && !(ref = load(cmd, fl->ref, fl)))) { edgellm_model_free(m); free(text); return 1; }
     warn_past_training(cmd, fl->model, model_ctx_train(m), fl);
+    if (ref) warn_past_training(cmd, fl->ref, model_ctx_train(ref), fl);
     progress_bar bar;
     progress_start(&bar);
     edgellm_eval_params p = eval_params(fl, &bar);
@@ -353,6 +364,8 @@ static int run_compare(const eval_flags *fl)
     edgellm_eval_compare_result r;
     edgellm_status rc = edgellm_eval_compare(m, ref, fl->ref_logits, text, len, &p, &r, &err);
     progress_end(&bar);
+    if (rc == EDGELLM_OK && fl->ref_logits && !fl->n_ctx_set)
+        warn_ctx(cmd, fl->model, model_ctx_train(m), r.model.n_ctx, "the saved logits' n_ctx", "");
     if (rc == EDGELLM_OK) print_compare(&r, fl);
     else cli_print_error(cmd, &err);
     edgellm_model_free(ref);

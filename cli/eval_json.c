@@ -9,7 +9,7 @@
  *   {"context": "Lily had a red ball. ... play with her red", "choices": [" ball", " cat"], "label": 0}
  *   {"prompt": "Tom had a big dog. ... Tom loved his", "answer": "dog"}
  * Checks, each failing with "PATH:LINE: what": the line parses as JSON with nothing after
- * it; it is an object; it has the keys of one kind; strings are strings (no NUL byte);
+ * it; it is an object; it has the keys of one kind and none of the other; strings are strings (no NUL byte);
  * "choices" holds 2 to 64 non-empty strings; "label" is an integer in range; "answer"
  * is non-empty.
  *
@@ -28,6 +28,7 @@
 #include "eval_json.h"
 #include "commands.h"   /* cli_read_text */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <math.h>
 #include <stdio.h>
@@ -96,6 +97,14 @@ static edgellm_status parse_item(const cJSON *o, const char *path, long line, ed
     const cJSON *choices = cJSON_GetObjectItemCaseSensitive(o, "choices");
     const cJSON *prompt = cJSON_GetObjectItemCaseSensitive(o, "prompt");
     int present;
+    /* a key of the other kind makes the item ambiguous: which was meant? */
+    const bool mc_key = choices || cJSON_GetObjectItemCaseSensitive(o, "context") ||
+                        cJSON_GetObjectItemCaseSensitive(o, "label");
+    const bool gen_key = prompt || cJSON_GetObjectItemCaseSensitive(o, "answer");
+    if (mc_key && gen_key)
+        return fail(err, EDGELLM_ERR_FORMAT,
+                    "%s:%ld: an item has keys of both kinds; use \"context\", \"choices\" and \"label\" (multiple "
+                    "choice) or \"prompt\" and \"answer\" (generation)", path, line);
     if (choices) {
         if (!(it->context = get_string(o, "context", &present)))
             return fail(err, EDGELLM_ERR_FORMAT, "%s:%ld: a multiple-choice item needs a \"context\" string", path, line);

@@ -737,7 +737,9 @@ typedef struct {
     int      load_cold;        /* 1: the first load was after dropping the page cache     */
     uint64_t peak_rss_bytes;   /* peak RSS during this model's load and tests (VmHWM, reset
                                   first through /proc/self/clear_refs where Linux allows)  */
-    double   bw_gbps;          /* read bandwidth with all physical cores (or as given)     */
+    double   bw_gbps;          /* read bandwidth with bw_n_threads threads (or as given)   */
+    int      bw_n_threads;     /* the default -t (physical cores this process may use);
+                                  0 when bw_gbps was given                                */
     int      bw_measured;      /* 1: measured here (also per thread count: results' bw_gbps);
                                   0: given, used for every thread count                   */
     int      n_results;

@@ -217,6 +217,19 @@ static void test_cli_eval_warns_past_trained_context(void)
     snprintf(args, sizeof args, "eval ppl -m %s -f %s -c 256 --chunks 1", model, text);
     CHECK_EQ(run_cli(args, NULL, 0, err, sizeof err), 0);
     CHECK(strstr(err, "trained context") == NULL);
+    /* compare --ref: the reference is checked too (one warning each) */
+    snprintf(args, sizeof args, "eval compare -m %s --ref %s -f %s -c 4096 --chunks 1", model, model, text);
+    CHECK_EQ(run_cli(args, NULL, 0, err, sizeof err), 0);
+    const char *w = strstr(err, "warning: -c 4096 exceeds");
+    CHECK(w && strstr(w + 1, "warning: -c 4096 exceeds"));
+    /* saved logits without -c: the context is the file's, and past 2048 it is said so */
+    const char *saved = tmp_path("ctx3000.logits");
+    snprintf(args, sizeof args, "eval save-logits -m %s -f %s -c 3000 --chunks 1 -o %s", model, text, saved);
+    CHECK_EQ(run_cli(args, NULL, 0, err, sizeof err), 0);
+    snprintf(args, sizeof args, "eval compare -m %s --ref-logits %s -f %s --chunks 1", model, saved, text);
+    CHECK_EQ(run_cli(args, NULL, 0, err, sizeof err), 0);
+    CHECK(strstr(err, "warning: the saved logits' n_ctx 3000 exceeds") && strstr(err, "trained context length 2048"));
+    unlink(saved);
     /* a directory given as the text: named, not "read failed"; a pipe still reads */
     snprintf(args, sizeof args, "eval ppl -m %s -f %s", model, test_tmpdir());
     CHECK_EQ(run_cli(args, NULL, 0, err, sizeof err), 1);

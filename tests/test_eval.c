@@ -654,6 +654,9 @@ static void test_eval_cli_task_warns_past_training(void)
     snprintf(args, sizeof args, "eval ppl -m %s -f %s --top-k 5", mpath, f);
     CHECK_EQ(cli(args, out, sizeof out), 2);
     CHECK(strstr(out, "--top-k is not an option of eval ppl") != NULL);
+    snprintf(args, sizeof args, "eval sweep -m %s -f %s --kv-type f16", mpath, f);
+    CHECK_EQ(cli(args, out, sizeof out), 2);
+    CHECK(strstr(out, "--kv-type is not an option of eval sweep") != NULL);
     free(text);
 }
 
@@ -680,6 +683,8 @@ static void test_eval_cli_jsonl_errors_name_the_line(void)
         {"{\"prompt\": \"x\", \"answer\": \"\"}\n", "answer"},
         {"{\"question\": \"x\"}\n", "an item needs"},
         {"[1, 2]\n", "object"},
+        {"{\"context\": \"x\", \"choices\": [\" a\", \" b\"], \"label\": 0, \"answer\": \"a\"}\n", "keys of both kinds"},
+        {"{\"prompt\": \"x\", \"answer\": \"y\", \"label\": 0}\n", "keys of both kinds"},
         {"{\"prompt\": \"x\", \"answer\": \"y\"} trailing\n", "not valid JSON"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

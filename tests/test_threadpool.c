@@ -2,7 +2,7 @@
  * runs each task exactly once, work splits cover every item exactly once for any thread
  * count 1..64 (including more threads than items), back-to-back tasks never lose a wake-up,
  * construction fails cleanly, and waiting threads spin only when the pool fits the
- * process's affinity mask. */
+ * process's affinity mask (which also caps the default thread count). */
 #include "test_util.h"
 #include "common/threadpool.h"
 #include <sched.h>
@@ -203,7 +203,10 @@ static void test_pool_spins_only_when_it_fits_the_mask(void)
     CHECK_OK(edgellm_threadpool_new(1, &p, NULL));
     CHECK(edgellm_threadpool_spins(p));
     edgellm_threadpool_free(p);
+    /* the default thread count follows the mask too (/proc/cpuinfo still lists every core) */
+    CHECK_EQ(edgellm_n_physical_cores(), 1);
     CHECK_EQ(sched_setaffinity(0, sizeof all, &all), 0);
+    CHECK(edgellm_n_physical_cores() >= 1 && edgellm_n_physical_cores() <= n);
 #else
     printf("  (no affinity mask on this OS)\n");
 #endif

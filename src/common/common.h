@@ -57,7 +57,8 @@ double edgellm_time_ms(void);
  * touch may compact memory first (a stall: not for latency-critical paths, see kv_cache.c). */
 void edgellm_hint_huge_pages(void *p, size_t n);
 
-/* Physical core count (falls back to logical CPUs). */
+/* Physical core count (falls back to logical CPUs), at most the CPUs this process may run
+ * on (its affinity mask: taskset, container cpusets): the default thread count. */
 int edgellm_n_physical_cores(void);
 
 /* Little-endian loads from an unaligned byte pointer. */

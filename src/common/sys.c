@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 #if defined(__linux__)
+#include <sched.h>
 #include <sys/mman.h>
 #endif
 
@@ -16,9 +17,29 @@ double edgellm_time_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+static int physical_cores(void);
+
+/* CPUs in this process's affinity mask, or 0 when unknown. */
+static int affinity_cpus(void)
+{
+#if defined(__linux__) && defined(CPU_COUNT)
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+#endif
+    return 0;
+}
+
 /* Physical cores: distinct (physical id, core id) pairs in /proc/cpuinfo on Linux;
- * otherwise the online CPU count. llama.cpp defaults to physical cores the same way. */
+ * otherwise the online CPU count. llama.cpp defaults to physical cores the same way. Capped
+ * by the affinity mask: under `taskset -c 0` or a one-CPU cpuset, /proc/cpuinfo still lists
+ * the whole machine, and two threads on one CPU only take turns. */
 int edgellm_n_physical_cores(void)
+{
+    const int phys = physical_cores(), mask = affinity_cpus();
+    return mask > 0 && mask < phys ? mask : phys;
+}
+
+static int physical_cores(void)
 {
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     int n_logical = online > 0 ? (int)online : 1;

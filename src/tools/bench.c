@@ -570,9 +570,10 @@ edgellm_status edgellm_bench(const char *path, const edgellm_bench_params *pp, e
     /* the roofline: measured after the RSS snapshot (its buffer would inflate the peak) */
     r->bw_gbps = p.bw_gbps;
     if (!(r->bw_gbps > 0)) {
-        /* all physical cores: the machine's figure, as plan uses it (each tg test's own
+        /* the default thread count: the machine's figure, as plan uses it (each tg test's own
          * figure was read beside it, run_test) */
-        if ((rc = measure_bw(r, edgellm_n_physical_cores(), p.bw_ms, &r->bw_gbps, err)) != EDGELLM_OK) goto done;
+        r->bw_n_threads = edgellm_n_physical_cores();
+        if ((rc = measure_bw(r, r->bw_n_threads, p.bw_ms, &r->bw_gbps, err)) != EDGELLM_OK) goto done;
         r->bw_measured = 1;
     }
     for (int i = 0; i < r->n_results; i++) {
