@@ -94,10 +94,14 @@ static double ttft_for(const edgellm_bench_report *r, const edgellm_bench_result
     return 0;
 }
 
-static void print_md_header(void)
+/* llama-bench's type_k / type_v columns appear when the KV cache is not the default */
+static void print_md_header(int kv_type)
 {
-    printf("| model | size | params | backend | threads | test | t/s | ttft ms | roofline | cpu | runq wait |\n");
-    printf("| ----- | ---: | -----: | ------- | ------: | ---: | --: | ------: | -------: | --: | --------: |\n");
+    const bool kv = kv_type != EDGELLM_TYPE_F32;
+    printf("| model | size | params | backend | threads |%s test | t/s | ttft ms | roofline | cpu | runq wait |\n",
+           kv ? " type_k | type_v |" : "");
+    printf("| ----- | ---: | -----: | ------- | ------: |%s ---: | --: | ------: | -------: | --: | --------: |\n",
+           kv ? " -----: | -----: |" : "");
 }
 
 static void print_md(const edgellm_bench_report *r)
@@ -113,8 +117,11 @@ static void print_md(const edgellm_bench_report *r)
         else snprintf(params, sizeof params, "%.2f M", (double)r->model_n_params / 1e6);
         char wait[32] = "?";
         if (x->wait_frac >= 0) snprintf(wait, sizeof wait, "%.0f %%", 100.0 * x->wait_frac);
-        printf("| %s | %.2f MiB | %s | CPU | %d | %s | %.2f ± %.2f | %s | %s | %.0f %% | %s |\n", r->model_type,
-               (double)r->model_size / 1048576.0, params, x->n_threads, x->test, x->avg_ts,
+        char kv[40] = "";
+        if (r->kv_type != EDGELLM_TYPE_F32)
+            snprintf(kv, sizeof kv, " %s | %s |", cli_kv_type_name(r->kv_type), cli_kv_type_name(r->kv_type));
+        printf("| %s | %.2f MiB | %s | CPU | %d |%s %s | %.2f ± %.2f | %s | %s | %.0f %% | %s |\n", r->model_type,
+               (double)r->model_size / 1048576.0, params, x->n_threads, kv, x->test, x->avg_ts,
                x->stddev_ts, ttft, roof, 100.0 * x->cpu_frac, wait);
     }
 }
@@ -136,7 +143,7 @@ static void print_md_footer(const char *path, const edgellm_bench_report *r)
 static const char *csv_header =
     "model_filename,model_type,model_size,model_n_params,cpu_info,backends,n_threads,n_prompt,n_gen,n_depth,test,avg_ns,"
     "stddev_ns,avg_ts,stddev_ts,samples_ts,load_ms,load_warm_ms,load_cold,ttft_ms,peak_rss_bytes,bytes_per_token,"
-    "bw_gbps,roofline_frac,bw_all_gbps,roofline_frac_all,cpu_frac,wait_frac,test_time\n";
+    "bw_gbps,roofline_frac,bw_all_gbps,roofline_frac_all,cpu_frac,wait_frac,test_time,type_k,type_v\n";
 
 static void print_csv(const char *path, const char *cpu, const char *when, const edgellm_bench_report *r)
 {
@@ -152,10 +159,10 @@ static void print_csv(const char *path, const char *cpu, const char *when, const
             snprintf(roof, sizeof roof, "%.6f", x->roofline_frac);
             snprintf(roof_all, sizeof roof_all, "%.6f", x->roofline_frac_all);
         }
-        printf("\",%.3f,%.3f,%d,%.3f,%llu,%llu,%.3f,%s,%.3f,%s,%.4f,%.4f,%s\n", r->load_ms, r->load_warm_ms,
+        printf("\",%.3f,%.3f,%d,%.3f,%llu,%llu,%.3f,%s,%.3f,%s,%.4f,%.4f,%s,%s,%s\n", r->load_ms, r->load_warm_ms,
                r->load_cold, ttft_for(r, x), (unsigned long long)r->peak_rss_bytes,
                (unsigned long long)x->bytes_per_token, x->n_gen > 0 ? x->bw_gbps : r->bw_gbps, roof, r->bw_gbps,
-               roof_all, x->cpu_frac, x->wait_frac, when);
+               roof_all, x->cpu_frac, x->wait_frac, when, cli_kv_type_name(r->kv_type), cli_kv_type_name(r->kv_type));
     }
 }
 
@@ -315,7 +322,7 @@ int cmd_bench(int argc, char **argv)
     if (!reps) { fprintf(stderr, "edgellm bench: out of memory\n"); return 1; }
     if (!strcmp(fmt, "json")) printf("[\n");
     else if (!strcmp(fmt, "csv")) fputs(csv_header, stdout);
-    else print_md_header();
+    else print_md_header(p.kv_type);
     /* a model that fails (e.g. one that opens but does not load) is reported on stderr and
      * skipped; the others are still measured; the exit status is then 1 */
     bool *ok = calloc((size_t)n_models, sizeof *ok);

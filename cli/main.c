@@ -3,6 +3,7 @@
  * number flags, progress bar, JSON strings; declared in commands.h) follow the table. */
 #include "commands.h"
 #include "format/gguf.h"
+#include "kernels/dispatch.h"
 #include <errno.h>
 #include <stdbool.h>
 #include <sys/stat.h>
@@ -200,13 +201,32 @@ void cli_json_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* EDGELLM_KERNELS forces a kernel level (dispatch.c), which ignores a name it does not know
+ * and caps a level the CPU does not run: say so, or an A/B of two levels would silently
+ * compare a level with itself. */
+static void check_kernels_env(void)
+{
+    const char *env = getenv("EDGELLM_KERNELS");
+    if (!env || !strcmp(env, edgellm_kernels_name())) return;
+    static const char *const levels[] = {"ref", "scalar", "avx2", "avx512", "neon", "dotprod"};
+    bool known = false;
+    for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++) known |= !strcmp(env, levels[i]);
+    fprintf(stderr, "edgellm: warning: EDGELLM_KERNELS=%s %s; running the %s kernels\n", env,
+            known ? "is not a level this CPU runs" : "is not a kernel level (ref, scalar, avx2, avx512, neon, dotprod)",
+            edgellm_kernels_name());
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
-    if (!strcmp(argv[1], "--version")) { printf("edgellm %s\n", EDGELLM_VERSION); return 0; }
+    check_kernels_env();
+    if (!strcmp(argv[1], "--version")) {
+        printf("edgellm %s (kernels: %s)\n", EDGELLM_VERSION, edgellm_kernels_name());
+        return 0;
+    }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
     fprintf(stderr, "edgellm: unknown command '%s'\nsee 'edgellm --help'\n", argv[1]);

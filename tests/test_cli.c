@@ -280,6 +280,26 @@ static void test_cli_bad_values_point_to_help(void)
     }
 }
 
+/* --version names the active kernel level; an EDGELLM_KERNELS the dispatcher ignores (an
+ * unknown name) or caps (a level of another architecture) gets a warning instead of
+ * silently running the default */
+static void test_cli_kernels_env_is_checked(void)
+{
+    char out[1024], err[1024];
+    setenv("EDGELLM_KERNELS", "scalar", 1);
+    CHECK_EQ(run_cli("--version", out, sizeof out, err, sizeof err), 0);
+    CHECK(strstr(out, "(kernels: scalar)") && err[0] == 0);
+    setenv("EDGELLM_KERNELS", "bogus", 1);
+    CHECK_EQ(run_cli("--version", out, sizeof out, err, sizeof err), 0);
+    CHECK(strstr(err, "EDGELLM_KERNELS=bogus is not a kernel level") && strstr(out, "(kernels: "));
+#if defined(__x86_64__)
+    setenv("EDGELLM_KERNELS", "neon", 1);
+    CHECK_EQ(run_cli("--version", out, sizeof out, err, sizeof err), 0);
+    CHECK(strstr(err, "EDGELLM_KERNELS=neon is not a level this CPU runs") != NULL);
+#endif
+    unsetenv("EDGELLM_KERNELS");
+}
+
 static void test_cli_bench_checks_models_before_printing(void)
 {
     NEED_SHARED(model, STORIES);
@@ -426,6 +446,7 @@ int main(void)
     RUN(test_cli_eval_warns_past_trained_context);
     RUN(test_cli_endless_and_blocking_inputs);
     RUN(test_cli_unwritable_outputs);
+    RUN(test_cli_kernels_env_is_checked);
     RUN(test_cli_bench_checks_models_before_printing);
     RUN(test_cli_bench_skips_a_model_that_fails);
     RUN(test_cli_sweep_no_bench_prints_dash);

@@ -501,9 +501,14 @@ static void test_bench_cli_json_and_md(void)
     snprintf(cmd, sizeof cmd, "(%s bench -m %s -p 8 -n 2 -t 1 -r 1 --bw-gbps 5 2>/dev/null)", EDGELLM_CLI, m);
     CHECK_EQ(run_capture(cmd, out, sizeof out), 0);
     CHECK(strstr(out, "| model |") && strstr(out, "| pp8 |") && strstr(out, "| tg2 |") && strstr(out, "peak RSS"));
+    CHECK(strstr(out, "type_k") == NULL);   /* the default F32 cache: no KV columns, as llama-bench */
+    snprintf(cmd, sizeof cmd, "(%s bench -m %s -p 0 -n 2 -t 1 -r 1 --kv-type f16 --bw-gbps 5 2>/dev/null)", EDGELLM_CLI, m);
+    CHECK_EQ(run_capture(cmd, out, sizeof out), 0);
+    CHECK(strstr(out, "| type_k | type_v |") && strstr(out, "| f16 | f16 | tg2 |"));
     snprintf(cmd, sizeof cmd, "(%s bench -m %s -p 8 -n 2 -t 1 -r 1 -o csv --bw-gbps 5 2>/dev/null)", EDGELLM_CLI, m);
     CHECK_EQ(run_capture(cmd, out, sizeof out), 0);
     CHECK(!strncmp(out, "model_filename,model_type", 25) && count_str(out, "\n") == 3);
+    CHECK(strstr(out, ",test_time,type_k,type_v\n") && count_str(out, ",f32,f32\n") == 2);
     /* the pp row's roofline fields are empty (JSON: null), the tg row's a number */
     const char *pp_row = strstr(out, ",pp8,"), *tg_row = strstr(out, ",tg2,");
     CHECK(pp_row && tg_row);
