@@ -130,14 +130,14 @@ static void print_md_footer(const char *path, const edgellm_bench_report *r)
 {
     char threads[64] = "";
     if (r->bw_n_threads > 0)
-        snprintf(threads, sizeof threads, " with %d thread%s (the default -t)", r->bw_n_threads,
+        snprintf(threads, sizeof threads, " measured with %d thread%s (the default -t)", r->bw_n_threads,
                  r->bw_n_threads == 1 ? "" : "s");
     printf("\n%s: load %.1f ms (%s), warm %.1f ms; peak RSS %.1f MiB; weights read per token %.1f MiB; "
-           "bandwidth %.2f GB/s%s (%s)\n",
+           "bandwidth %.2f GB/s%s%s\n",
            path, r->load_ms, r->load_cold ? "cold: page cache dropped" : "page cache not dropped", r->load_warm_ms,
            (double)r->peak_rss_bytes / 1048576.0, (double)r->weight_bytes_per_token / 1048576.0, r->bw_gbps, threads,
-           r->bw_measured ? "measured; the roofline column: tg against a plain read of the same weights by the same threads just before and after each repetition, median"
-                          : "given, used for every thread count");
+           r->bw_measured ? "; the roofline column: tg against a plain read of the same weights by the same threads just before and after each repetition, median"
+                          : " (given, used for every thread count)");
 }
 
 static const char *csv_header =
@@ -191,9 +191,9 @@ static void print_json(const char *path, const char *cpu, const char *when, cons
         if (t > 0) printf("%.3f", t);
         else printf("null");
         printf(",\n    \"peak_rss_bytes\": %llu,\n    \"bytes_per_token\": %llu,\n    \"bw_gbps\": %.3f,\n"
-               "    \"bw_all_gbps\": %.3f,\n    \"cpu_frac\": %.4f,\n    \"wait_frac\": %.4f,\n    \"roofline_frac\": ",
+               "    \"bw_all_gbps\": %.3f,\n    \"bw_all_n_threads\": %d,\n    \"cpu_frac\": %.4f,\n    \"wait_frac\": %.4f,\n    \"roofline_frac\": ",
                (unsigned long long)r->peak_rss_bytes, (unsigned long long)x->bytes_per_token,
-               x->n_gen > 0 ? x->bw_gbps : r->bw_gbps, r->bw_gbps, x->cpu_frac, x->wait_frac);
+               x->n_gen > 0 ? x->bw_gbps : r->bw_gbps, r->bw_gbps, r->bw_n_threads, x->cpu_frac, x->wait_frac);
         if (x->n_gen > 0) printf("%.6f,\n    \"roofline_frac_all\": %.6f\n  }", x->roofline_frac, x->roofline_frac_all);
         else printf("null,\n    \"roofline_frac_all\": null\n  }");
     }

@@ -125,9 +125,15 @@ enum { SUB_PPL = 1, SUB_COMPARE = 2, SUB_SAVE = 4, SUB_TASK = 8, SUB_SWEEP = 16 
 static const char *sub_names(int mask, char *buf, size_t n)
 {
     static const char *const names[] = {"ppl", "compare", "save-logits", "task", "sweep"};
+    int total = 0, done = 0;
+    for (int k = 0; k < 5; k++) total += (mask >> k) & 1;
     buf[0] = 0;
     for (int k = 0; k < 5; k++)
-        if (mask & (1 << k)) snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", buf[0] ? ", " : "", names[k]);
+        if (mask & (1 << k)) {
+            done++;
+            snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", done == 1 ? "" : done == total ? " and " : ", ",
+                     names[k]);
+        }
     return buf;
 }
 
@@ -157,8 +163,9 @@ static int parse_flags(const char *cmd, int sub, int argc, char **argv, eval_fla
         for (size_t k = 0; k < sizeof takes / sizeof takes[0]; k++)
             if ((!strcmp(a, takes[k].flag) || (takes[k].alias && !strcmp(a, takes[k].alias))) && !(takes[k].subs & sub)) {
                 char names[96];
-                fprintf(stderr, "edgellm %s: %s is not an option of %s (only eval %s take it)\n", cmd, a, cmd,
-                        sub_names(takes[k].subs, names, sizeof names));
+                const int several = (takes[k].subs & (takes[k].subs - 1)) != 0;
+                fprintf(stderr, "edgellm %s: %s is not an option of %s (only eval %s take%s it)\n", cmd, a, cmd,
+                        sub_names(takes[k].subs, names, sizeof names), several ? "" : "s");
                 return 2;
             }
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) { NEED(fl->model = VAL()); }
@@ -356,7 +363,11 @@ static int run_compare(const eval_flags *fl)
     edgellm_model *m = load(cmd, fl->model, fl), *ref = NULL;
     if (!m || (fl->ref && !(ref = load(cmd, fl->ref, fl)))) { edgellm_model_free(m); free(text); return 1; }
     warn_past_training(cmd, fl->model, model_ctx_train(m), fl);
-    if (ref) warn_past_training(cmd, fl->ref, model_ctx_train(ref), fl);
+    if (ref) {
+        char role[4200];
+        snprintf(role, sizeof role, "the reference %s", fl->ref);
+        warn_past_training(cmd, role, model_ctx_train(ref), fl);
+    }
     progress_bar bar;
     progress_start(&bar);
     edgellm_eval_params p = eval_params(fl, &bar);

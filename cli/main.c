@@ -207,13 +207,14 @@ void cli_json_str(FILE *f, const char *s)
 static void check_kernels_env(void)
 {
     const char *env = getenv("EDGELLM_KERNELS");
-    if (!env || !strcmp(env, edgellm_kernels_name())) return;
-    static const char *const levels[] = {"ref", "scalar", "avx2", "avx512", "neon", "dotprod"};
-    bool known = false;
-    for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++) known |= !strcmp(env, levels[i]);
+    if (!env || !*env) return;
+    const char *level = edgellm_kernels_level_name(env), *active = edgellm_kernels_name();
+    if (level && !strcmp(level, active)) return;
     fprintf(stderr, "edgellm: warning: EDGELLM_KERNELS=%s %s; running the %s kernels\n", env,
-            known ? "is not a level this CPU runs" : "is not a kernel level (ref, scalar, avx2, avx512, neon, dotprod)",
-            edgellm_kernels_name());
+            level ? "is above what this CPU runs"
+                  : "is not a kernel level of this build (x86-64: ref, scalar, avx2, avx512; AArch64: ref, scalar, "
+                    "neon, dotprod)",
+            active);
 }
 
 int main(int argc, char **argv)

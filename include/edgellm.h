@@ -738,13 +738,13 @@ typedef struct {
     uint64_t peak_rss_bytes;   /* peak RSS during this model's load and tests (VmHWM, reset
                                   first through /proc/self/clear_refs where Linux allows)  */
     double   bw_gbps;          /* read bandwidth with bw_n_threads threads (or as given)   */
-    int      bw_n_threads;     /* the default -t (physical cores this process may use);
-                                  0 when bw_gbps was given                                */
     int      bw_measured;      /* 1: measured here (also per thread count: results' bw_gbps);
                                   0: given, used for every thread count                   */
     int      n_results;
     edgellm_bench_result results[EDGELLM_BENCH_MAX_RESULTS];   /* by thread count, depth, pp/tg */
     int      kv_type;          /* KV cache type the tests ran with (the params' kv_type)   */
+    int      bw_n_threads;     /* threads of bw_gbps: the default -t (physical cores this
+                                  process may use, at most 64); 0 when bw_gbps was given  */
 } edgellm_bench_report;
 
 EDGELLM_API edgellm_bench_params edgellm_bench_default_params(void);

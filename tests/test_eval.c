@@ -393,6 +393,23 @@ static int collect(int32_t t, const char *piece, size_t n, void *u)
     return 0;
 }
 
+/* A generation item stops at the first newline after some non-blank text; leading blank
+ * lines do not stop it (they once hid every later newline: generation ran to max tokens and
+ * "contains" matched text from later lines). */
+static void test_eval_gen_stop_rule(void)
+{
+    static const struct { const char *text; bool done; } cases[] = {
+        {"", false},          {"\n", false},         {"\n\n \t", false},     {" dog", false},
+        {"\n dog", false},    {" dog\n", true},       {"\n dog ran\n", true}, {"\n\n dog\n the", true},
+        {"dog\nran\n", true}, {"\r\n dog\r\n", true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const bool done = edgellm_eval_gen_done(cases[i].text, strlen(cases[i].text));
+        if (done != cases[i].done) fprintf(stderr, "   case %zu\n", i);
+        CHECK(done == cases[i].done);
+    }
+}
+
 static void test_eval_task_scores_match_direct(void)
 {
     NEED_SHARED(mpath, STORIES);
@@ -650,7 +667,7 @@ static void test_eval_cli_task_warns_past_training(void)
     /* another subcommand's option is refused, not ignored (task -o wrote no file) */
     snprintf(args, sizeof args, "eval task -m %s --data %s -o x.json", mpath, f);
     CHECK_EQ(cli(args, out, sizeof out), 2);
-    CHECK(strstr(out, "-o is not an option of eval task (only eval save-logits, sweep take it)") != NULL);
+    CHECK(strstr(out, "-o is not an option of eval task (only eval save-logits and sweep take it)") != NULL);
     snprintf(args, sizeof args, "eval ppl -m %s -f %s --top-k 5", mpath, f);
     CHECK_EQ(cli(args, out, sizeof out), 2);
     CHECK(strstr(out, "--top-k is not an option of eval ppl") != NULL);
@@ -768,6 +785,7 @@ int main(void)
     RUN(test_eval_compare_self_is_zero);
     RUN(test_eval_saved_logits_match_live);
     RUN(test_eval_saved_logits_mismatch_refused);
+    RUN(test_eval_gen_stop_rule);
     RUN(test_eval_task_scores_match_direct);
     RUN(test_eval_sweep_rows_match_compare);
     RUN(test_eval_alloc_failures_leak_nothing);

@@ -17,41 +17,39 @@ double edgellm_time_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static int physical_cores(void);
-
-/* CPUs in this process's affinity mask, or 0 when unknown. */
-static int affinity_cpus(void)
-{
-#if defined(__linux__) && defined(CPU_COUNT)
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
-#endif
-    return 0;
-}
-
-/* Physical cores: distinct (physical id, core id) pairs in /proc/cpuinfo on Linux;
- * otherwise the online CPU count. llama.cpp defaults to physical cores the same way. Capped
- * by the affinity mask: under `taskset -c 0` or a one-CPU cpuset, /proc/cpuinfo still lists
- * the whole machine, and two threads on one CPU only take turns. */
+/* Physical cores this process may run on: distinct (physical id, core id) pairs in
+ * /proc/cpuinfo on Linux among the CPUs of its affinity mask (taskset, container cpusets:
+ * /proc/cpuinfo still lists the whole machine, and two threads on one CPU, or on the two
+ * SMT siblings of one core, mostly take turns); without core ids (as on many ARM kernels),
+ * the CPUs of the mask; otherwise the online CPU count. llama.cpp defaults to physical
+ * cores the same way. */
 int edgellm_n_physical_cores(void)
 {
-    const int phys = physical_cores(), mask = affinity_cpus();
-    return mask > 0 && mask < phys ? mask : phys;
-}
-
-static int physical_cores(void)
-{
     long online = sysconf(_SC_NPROCESSORS_ONLN);
-    int n_logical = online > 0 ? (int)online : 1;
+    int n = online > 0 ? (int)online : 1;
+#if defined(__linux__) && defined(CPU_COUNT)
+    cpu_set_t mask;
+    const bool have_mask = sched_getaffinity(0, sizeof mask, &mask) == 0 && CPU_COUNT(&mask) > 0;
+    if (have_mask && CPU_COUNT(&mask) < n) n = CPU_COUNT(&mask);
+#else
+    const bool have_mask = false;
+#endif
     FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f) return n_logical;
+    if (!f) return n;
     char line[256];
-    int phys = -1, seen = 0;
+    int proc = -1, phys = -1, seen = 0;
     long pairs[1024];
     while (fgets(line, sizeof line, f)) {
         int v;
-        if (sscanf(line, "physical id : %d", &v) == 1) phys = v;
-        else if (sscanf(line, "core id : %d", &v) == 1) {
+        if (sscanf(line, "processor : %d", &v) == 1) {
+            proc = v;
+            phys = -1;
+        } else if (sscanf(line, "physical id : %d", &v) == 1) {
+            phys = v;
+        } else if (sscanf(line, "core id : %d", &v) == 1) {
+#if defined(__linux__) && defined(CPU_COUNT)
+            if (have_mask && (proc < 0 || proc >= CPU_SETSIZE || !CPU_ISSET(proc, &mask))) continue;
+#endif
             long key = (long)phys * 65536 + v;
             int dup = 0;
             for (int i = 0; i < seen; i++) if (pairs[i] == key) { dup = 1; break; }
@@ -59,8 +57,8 @@ static int physical_cores(void)
         }
     }
     fclose(f);
-    if (seen <= 0 || seen > n_logical) return n_logical;
-    return seen;
+    (void)have_mask;
+    return seen > 0 && seen <= n ? seen : n;
 }
 
 void edgellm_hint_huge_pages(void *p, size_t n)

@@ -220,6 +220,12 @@ bool edgellm_kernels_force(const char *name)
     return true;
 }
 
+const char *edgellm_kernels_level_name(const char *name)
+{
+    const int i = name ? level_index(name) : -1;
+    return i >= 0 ? levels[i].name : NULL;
+}
+
 const char *edgellm_kernels_name(void)
 {
     pthread_once(&init_once, pick_variants);

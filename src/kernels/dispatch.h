@@ -62,6 +62,9 @@ void edgellm_kernels_set_ref(bool ref);
  * running kernels (as edgellm_kernels_set_ref). */
 bool edgellm_kernels_force(const char *name);
 
+/* The canonical name of a kernel level of this build ("portable" -> "scalar"), or NULL when
+ * name is none (EDGELLM_KERNELS ignores it then). */
+const char *edgellm_kernels_level_name(const char *name);
 /* Name of the active level: "ref", "scalar", "avx2", "avx512", "neon" or "dotprod". */
 const char *edgellm_kernels_name(void);
 

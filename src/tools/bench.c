@@ -572,7 +572,7 @@ edgellm_status edgellm_bench(const char *path, const edgellm_bench_params *pp, e
     if (!(r->bw_gbps > 0)) {
         /* the default thread count: the machine's figure, as plan uses it (each tg test's own
          * figure was read beside it, run_test) */
-        r->bw_n_threads = edgellm_n_physical_cores();
+        r->bw_n_threads = EDGELLM_MIN(edgellm_n_physical_cores(), EDGELLM_MAX_THREADS);
         if ((rc = measure_bw(r, r->bw_n_threads, p.bw_ms, &r->bw_gbps, err)) != EDGELLM_OK) goto done;
         r->bw_measured = 1;
     }

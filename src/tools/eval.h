@@ -98,6 +98,11 @@ const char *edgellm_eval_model_path(const edgellm_model *m);
 
 /* ----------------------------------------------------------------- task sets ---- */
 
+/* Whether a generation item's output text[len] is complete: it holds a newline after some
+ * non-blank text (leading blank lines are skipped, the answer is on the first line that
+ * has one). */
+bool edgellm_eval_gen_done(const char *text, size_t len);
+
 /* Log-likelihood of every choice of multiple-choice item `it` (index `item` for messages;
  * rules in eval_task.c) with ctx's model: scores[it->n_choices], in nats. The context is
  * decoded once; each choice rolls the cache back to the context tokens it shares

@@ -179,6 +179,13 @@ typedef struct {
     bool   oom;
 } gen_text;
 
+bool edgellm_eval_gen_done(const char *text, size_t len)
+{
+    const char *q = text, *end = text + len;
+    while (q < end && isspace((unsigned char)*q)) q++;
+    return q < end && memchr(q, '\n', (size_t)(end - q)) != NULL;
+}
+
 static int on_token(int32_t token, const char *piece, size_t n, void *user)
 {
     (void)token;
@@ -193,13 +200,7 @@ static int on_token(int32_t token, const char *piece, size_t n, void *user)
     memcpy(g->buf + g->len, piece, n);
     g->len += n;
     g->buf[g->len] = 0;
-    /* stop at a newline once something other than whitespace was generated */
-    const char *nl = memchr(g->buf, '\n', g->len);
-    if (nl) {
-        for (const char *q = g->buf; q < nl; q++)
-            if (!isspace((unsigned char)*q)) return 1;
-    }
-    return 0;
+    return edgellm_eval_gen_done(g->buf, g->len);
 }
 
 static bool exact_match(const char *gen, const char *answer)

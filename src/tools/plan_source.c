@@ -19,6 +19,7 @@
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <unistd.h>
 
 /* ---------------------------------------------------------------- catalogues ---- */
@@ -370,29 +371,42 @@ static void cpu_name(char *buf, size_t size)
     fclose(f);
 }
 
-/* Big/little split from each CPU's cpufreq maximum: CPUs within 80 % of the fastest are big.
- * Only when there is no SMT (then logical CPUs are cores) and every CPU reports a clock. */
+/* Big/little split of the CPUs this process may use (its affinity mask, else all online)
+ * from each CPU's cpufreq maximum: CPUs within 80 % of the fastest are big. Only when there
+ * is no SMT among them (then CPUs are cores) and every one reports a clock. */
 static void core_split(int n_physical, int *big, int *little)
 {
     *big = n_physical;
     *little = 0;
-    long n_logical = sysconf(_SC_NPROCESSORS_ONLN);
-    if (n_logical <= 1 || n_logical != n_physical || n_logical > 1024) return;
+    long cpus[1024];
+    int n = 0;
+#if defined(__linux__) && defined(CPU_COUNT)
+    cpu_set_t mask;
+    if (sched_getaffinity(0, sizeof mask, &mask) == 0) {
+        for (int c = 0; c < CPU_SETSIZE && n < 1024; c++)
+            if (CPU_ISSET(c, &mask)) cpus[n++] = c;
+    } else
+#endif
+    {
+        long online = sysconf(_SC_NPROCESSORS_ONLN);
+        for (long c = 0; c < online && n < 1024; c++) cpus[n++] = c;
+    }
+    if (n <= 1 || n != n_physical) return;
     long freq[1024], top = 0;
-    for (long c = 0; c < n_logical; c++) {
+    for (int i = 0; i < n; i++) {
         char path[128];
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%ld/cpufreq/cpuinfo_max_freq", c);
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%ld/cpufreq/cpuinfo_max_freq", cpus[i]);
         FILE *f = fopen(path, "r");
         if (!f) return;
-        int ok = fscanf(f, "%ld", &freq[c]) == 1;
+        int ok = fscanf(f, "%ld", &freq[i]) == 1;
         fclose(f);
-        if (!ok || freq[c] <= 0) return;
-        if (freq[c] > top) top = freq[c];
+        if (!ok || freq[i] <= 0) return;
+        if (freq[i] > top) top = freq[i];
     }
     int nb = 0;
-    for (long c = 0; c < n_logical; c++) nb += freq[c] * 10 >= top * 8;
+    for (int i = 0; i < n; i++) nb += freq[i] * 10 >= top * 8;
     *big = nb;
-    *little = (int)n_logical - nb;
+    *little = n - nb;
 }
 
 edgellm_status edgellm_plan_host_device(int bench_ms, edgellm_plan_device *out, edgellm_error *err)
@@ -415,11 +429,12 @@ edgellm_status edgellm_plan_host_device(int bench_ms, edgellm_plan_device *out, 
     char cpu[96];
     cpu_name(cpu, sizeof cpu);
     snprintf(out->name, sizeof out->name, "host");
-    snprintf(out->description, sizeof out->description, "this machine: %.60s, %d cores", cpu, n_phys);
+    snprintf(out->description, sizeof out->description, "this machine: %.48s, %d core%s this process may use", cpu,
+             n_phys, n_phys == 1 ? "" : "s");
     snprintf(out->source, sizeof out->source,
-             "measured: /proc/meminfo (MemAvailable = usable); read bandwidth median of %d runs, %d threads, %zu MiB "
-             "buffer; GFLOP/s per core from a Q4_0 matrix product",
-             br.n_runs, br.n_threads, br.buffer_bytes >> 20);
+             "measured: /proc/meminfo (MemAvailable = usable); read bandwidth median of %d runs, %d thread%s, %zu "
+             "MiB buffer; GFLOP/s per core from a Q4_0 matrix product",
+             br.n_runs, br.n_threads, br.n_threads == 1 ? "" : "s", br.buffer_bytes >> 20);
     out->ram_bytes = total;
     out->usable_bytes = avail ? avail : total / 2;
     out->bw_gbps = br.median_gbps;   /* sustained, not the best burst (see edgellm_membw_result) */
