@@ -230,10 +230,13 @@ int cmd_bench(int argc, char **argv)
     int n_models = 0, bandwidth = 0;
     const char *fmt = "md";
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        char name[CLI_NAME_MAX];
+        const char *a, *inl = cli_long_value(argv[i], name, &a);
+        const char *val = inl ? inl : i + 1 < argc ? argv[i + 1] : NULL;
         long v;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
+        if (inl && (!strcmp(a, "--bandwidth") || !strcmp(a, "--no-warmup") || !strcmp(a, "--no-cold")))
+            return cli_takes_no_value("bench", a);
         if (!strcmp(a, "--bandwidth")) { bandwidth = 1; continue; }
         if (!strcmp(a, "--no-warmup")) { p.warmup = 0; continue; }
         if (!strcmp(a, "--no-cold")) { p.cold_load = 0; continue; }
@@ -244,7 +247,7 @@ int cmd_bench(int argc, char **argv)
                           !strcmp(a, "--output") || !strcmp(a, "--bw-gbps") || !strcmp(a, "--kv-type");
         if (!takes) { fprintf(stderr, "edgellm bench: unknown option '%s'\n", a); return cli_see_help("bench"); }
         if (!val) { fprintf(stderr, "edgellm bench: %s needs a value\n", a); return cli_see_help("bench"); }
-        i++;
+        if (!inl) i++;
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) {
             if (n_models == MAX_MODELS) { fprintf(stderr, "edgellm bench: at most %d models\n", MAX_MODELS); return cli_see_help("bench"); }
             models[n_models++] = val;

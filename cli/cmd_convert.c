@@ -18,7 +18,8 @@ int cmd_convert(int argc, char **argv)
 {
     const char *model = NULL, *tok = NULL, *out = NULL;
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
+        char name[CLI_NAME_MAX];
+        const char *a, *inl = cli_long_value(argv[i], name, &a);
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
         const char **dst = !strcmp(a, "--llama2c") ? &model
                          : !strcmp(a, "--tokenizer") ? &tok
@@ -27,11 +28,11 @@ int cmd_convert(int argc, char **argv)
             fprintf(stderr, "edgellm convert: unknown option '%s'\n", a);
             return cli_see_help("convert");
         }
-        if (i + 1 >= argc) {
+        if (!inl && i + 1 >= argc) {
             fprintf(stderr, "edgellm convert: %s needs a value\n", a);
             return cli_see_help("convert");
         }
-        *dst = argv[++i];
+        *dst = inl ? inl : argv[++i];
     }
     if (argc < 2) { usage(stderr); return 2; }
     if (!model || !tok || !out) {

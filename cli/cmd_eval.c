@@ -147,8 +147,10 @@ static int parse_flags(const char *cmd, int sub, int argc, char **argv, eval_fla
     fl->max_tokens = 24;
     fl->bench_tokens = 64;
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-#define VAL() (i + 1 < argc ? argv[++i] : NULL)
+        char name[CLI_NAME_MAX];
+        const char *a, *inl = cli_long_value(argv[i], name, &a);
+        bool inl_used = false;
+#define VAL() (inl ? (inl_used = true, inl) : i + 1 < argc ? argv[++i] : NULL)
 #define NEED(v) do { if (!(v)) { fprintf(stderr, "edgellm %s: %s needs a value\n", cmd, a); return 2; } } while (0)
 #define INT(dst, lo, hi) do { const char *v_ = VAL(); NEED(v_); if (cli_parse_int(cmd, a, v_, lo, hi, &(dst))) return 2; } while (0)
         static const struct { const char *flag, *alias; int subs; } takes[] = {
@@ -191,6 +193,7 @@ static int parse_flags(const char *cmd, int sub, int argc, char **argv, eval_fla
         else if (!strcmp(a, "--no-results")) fl->no_results = true;
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return -1; }
         else { fprintf(stderr, "edgellm %s: unknown option '%s'\n", cmd, a); return 2; }
+        if (inl && !inl_used) { fprintf(stderr, "edgellm %s: %s takes no value\n", cmd, a); return 2; }
 #undef VAL
 #undef NEED
 #undef INT

@@ -179,14 +179,20 @@ int cmd_info(int argc, char **argv)
     bool check = false;
     for (int i = 1; i < argc; i++) {
         const char *file = argv[i];
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return 0; }
-        if (!strcmp(argv[i], "--check")) { check = true; continue; }
-        if (!strcmp(argv[i], "-m") || !strcmp(argv[i], "--model")) {   /* as the other commands take it */
-            if (i + 1 >= argc) {
-                fprintf(stderr, "edgellm info: %s needs a value\n", argv[i]);
+        char name[CLI_NAME_MAX];
+        const char *a, *inl = cli_long_value(argv[i], name, &a);
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
+        if (!strcmp(a, "--check")) {
+            if (inl) return cli_takes_no_value("info", a);
+            check = true;
+            continue;
+        }
+        if (!strcmp(a, "-m") || !strcmp(a, "--model")) {   /* as the other commands take it */
+            if (!inl && i + 1 >= argc) {
+                fprintf(stderr, "edgellm info: %s needs a value\n", a);
                 return cli_see_help("info");
             }
-            file = argv[++i];
+            file = inl ? inl : argv[++i];
         } else if (argv[i][0] == '-' && argv[i][1]) {
             fprintf(stderr, "edgellm info: unknown option '%s'\n", argv[i]);
             return cli_see_help("info");

@@ -59,15 +59,19 @@ int cmd_logits(int argc, char **argv)
     long n_threads = 0, n_ctx = 0;
     int decode_mode = 0;
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        char name[CLI_NAME_MAX];
+        const char *a, *inl = cli_long_value(argv[i], name, &a);
+        const char *val = inl ? inl : i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
-        else if (!strcmp(a, "--decode")) decode_mode = 1;
+        else if (!strcmp(a, "--decode")) {
+            if (inl) return cli_takes_no_value("logits", a);
+            decode_mode = 1;
+        }
         else if (!strcmp(a, "-m") || !strcmp(a, "--model") || !strcmp(a, "--tokens") || !strcmp(a, "-o") ||
                  !strcmp(a, "--output") || !strcmp(a, "-t") || !strcmp(a, "--threads") || !strcmp(a, "-c") ||
                  !strcmp(a, "--ctx-size")) {
             if (!val) { fprintf(stderr, "edgellm logits: %s needs a value\n", a); return cli_see_help("logits"); }
-            i++;
+            if (!inl) i++;
             if (!strcmp(a, "-m") || !strcmp(a, "--model")) model_path = val;
             else if (!strcmp(a, "--tokens")) tokens_arg = val;
             else if (!strcmp(a, "-o") || !strcmp(a, "--output")) out_path = val;

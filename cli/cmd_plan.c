@@ -311,15 +311,9 @@ int cmd_plan(int argc, char **argv)
     cli_plan_matrix *mx = NULL;
 
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        char flag[64];
-        const char *val = NULL;
-        const char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
-        if (eq && (size_t)(eq - a) < sizeof flag) {
-            snprintf(flag, sizeof flag, "%.*s", (int)(eq - a), a);
-            val = eq + 1;
-            a = flag;
-        }
+        char flag[CLI_NAME_MAX];
+        const char *a, *val = cli_long_value(argv[i], flag, &a);
+        if (val && (!strcmp(a, "--list") || !strcmp(a, "--json"))) { rc = cli_takes_no_value("plan", a); goto out; }
 #define NEXT() (val ? val : (i + 1 < argc ? argv[++i] : NULL))
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); goto out; }
         else if (!strcmp(a, "--list")) { print_list(stdout); goto out; }

@@ -184,9 +184,11 @@ int cmd_quantize(int argc, char **argv)
     int n_pos = 0, n_keep = 0, n_keep_buf = 0, rc = 2;
     p.type = NULL;
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        char name[CLI_NAME_MAX];
+        const char *a, *inl = cli_long_value(argv[i], name, &a);
+        const char *val = inl ? inl : i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); rc = 0; goto out; }
+        if (inl && (!strcmp(a, "--asym") || !strcmp(a, "--pure"))) { rc = cli_takes_no_value("quantize", a); goto out; }
         if (!strcmp(a, "--asym")) { p.asym = 1; continue; }
         if (!strcmp(a, "--pure")) { p.pure = 1; continue; }
         if (a[0] != '-' || !a[1]) {
@@ -200,7 +202,7 @@ int cmd_quantize(int argc, char **argv)
             goto bad;
         }
         if (!val) { fprintf(stderr, "edgellm quantize: %s needs a value\n", a); goto bad; }
-        i++;
+        if (!inl) i++;
         long v;
         if (!strcmp(a, "--type")) p.type = val;
         else if (!strcmp(a, "--group")) {

@@ -95,10 +95,15 @@ int cmd_run(int argc, char **argv)
     double d;
 
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
+        char name[CLI_NAME_MAX];
+        const char *a, *inl = cli_long_value(argv[i], name, &a);
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
-        if (!strcmp(a, "--no-bos")) { gp.add_bos = 0; continue; }
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--no-bos")) {
+            if (inl) return cli_takes_no_value("run", a);
+            gp.add_bos = 0;
+            continue;
+        }
+        const char *val = inl ? inl : i + 1 < argc ? argv[i + 1] : NULL;
         if (a[0] != '-') {
             fprintf(stderr, "edgellm run: unexpected argument '%s'\n", a);
             return cli_see_help("run");
@@ -168,7 +173,7 @@ int cmd_run(int argc, char **argv)
             return cli_see_help("run");
         }
         if (bad) return cli_see_help("run");
-        i++;
+        if (!inl) i++;
     }
     if (!model_path) {
         if (argc < 2) { usage(stderr); return 2; }

@@ -57,9 +57,12 @@ int cmd_synth(int argc, char **argv)
     int tied = -1;
     p.type = NULL;
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        char name[CLI_NAME_MAX];
+        const char *a, *inl = cli_long_value(argv[i], name, &a);
+        const char *val = inl ? inl : i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
+        if (inl && (!strcmp(a, "--list") || !strcmp(a, "--tied") || !strcmp(a, "--untied") || !strcmp(a, "--asym")))
+            return cli_takes_no_value("synth", a);
         if (!strcmp(a, "--list")) { list_shapes(stdout); return 0; }
         if (!strcmp(a, "--tied")) { tied = 1; continue; }
         if (!strcmp(a, "--untied")) { tied = 0; continue; }
@@ -73,7 +76,7 @@ int cmd_synth(int argc, char **argv)
                           !strcmp(a, "--ctx") || !strcmp(a, "--rope-theta") || !strcmp(a, "--rms-eps");
         if (!known) { fprintf(stderr, "edgellm synth: unknown option '%s'\n", a); return cli_see_help("synth"); }
         if (!val) { fprintf(stderr, "edgellm synth: %s needs a value\n", a); return cli_see_help("synth"); }
-        i++;
+        if (!inl) i++;
         if (d >= 0) { if (cli_parse_int("synth", a, val, 1, 1 << 22, &dims[d])) return cli_see_help("synth"); }
         else if (!strcmp(a, "--shape")) shape_name = val;
         else if (!strcmp(a, "--arch")) arch = val;

@@ -54,12 +54,16 @@ int cmd_tokenize(int argc, char **argv)
     const char *model = NULL, *prompt = NULL, *file = NULL;
     int add_special = 1, ids_only = 0;
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        bool has_val = i + 1 < argc;
+        char name[CLI_NAME_MAX];
+        const char *a, *inl = cli_long_value(argv[i], name, &a);
+        bool has_val = inl || i + 1 < argc;
+#define VAL() (inl ? inl : argv[++i])
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
-        else if ((!strcmp(a, "-m") || !strcmp(a, "--model")) && has_val) model = argv[++i];
-        else if ((!strcmp(a, "-p") || !strcmp(a, "--prompt")) && has_val) prompt = argv[++i];
-        else if ((!strcmp(a, "-f") || !strcmp(a, "--file")) && has_val) file = argv[++i];
+        else if ((!strcmp(a, "-m") || !strcmp(a, "--model")) && has_val) model = VAL();
+        else if ((!strcmp(a, "-p") || !strcmp(a, "--prompt")) && has_val) prompt = VAL();
+        else if ((!strcmp(a, "-f") || !strcmp(a, "--file")) && has_val) file = VAL();
+#undef VAL
+        else if (inl && (!strcmp(a, "--no-bos") || !strcmp(a, "--ids"))) return cli_takes_no_value("tokenize", a);
         else if (!strcmp(a, "--no-bos")) add_special = 0;
         else if (!strcmp(a, "--ids")) ids_only = 1;
         else {

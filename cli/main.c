@@ -69,6 +69,23 @@ int cli_see_help(const char *cmd)
     return 2;
 }
 
+const char *cli_long_value(const char *arg, char name[CLI_NAME_MAX], const char **flag)
+{
+    *flag = arg;
+    const char *eq = strncmp(arg, "--", 2) == 0 && arg[2] && arg[2] != '=' ? strchr(arg, '=') : NULL;
+    if (!eq || eq - arg >= CLI_NAME_MAX) return NULL;
+    memcpy(name, arg, (size_t)(eq - arg));
+    name[eq - arg] = 0;
+    *flag = name;
+    return eq + 1;
+}
+
+int cli_takes_no_value(const char *cmd, const char *flag)
+{
+    fprintf(stderr, "edgellm %s: %s takes no value\n", cmd, flag);
+    return cli_see_help(cmd);
+}
+
 int cli_parse_int(const char *cmd, const char *flag, const char *s, long lo, long hi, long *out)
 {
     char *end;

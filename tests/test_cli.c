@@ -279,6 +279,43 @@ static void test_cli_bad_values_point_to_help(void)
     }
 }
 
+/* "--name=value" (getopt_long's form) is "--name value" in every command, and a flag that
+ * takes no value refuses one rather than ignoring it */
+static void test_cli_long_options_with_equals(void)
+{
+    NEED_SHARED(model, STORIES);
+    char args[4096], out[8192], err[4096], out2[8192];
+    snprintf(args, sizeof args, "run -m %s -p Once -n 8 --temp 0 --ctx-size 64", model);
+    CHECK_EQ(run_cli(args, out, sizeof out, err, sizeof err), 0);
+    snprintf(args, sizeof args, "run --model=%s --prompt=Once --n-predict=8 --temp=0 --ctx-size=64", model);
+    CHECK_EQ(run_cli(args, out2, sizeof out2, err, sizeof err), 0);
+    CHECK(!strcmp(out, out2) && out[0]);
+    snprintf(args, sizeof args, "tokenize --model=%s --prompt=Hello --ids", model);
+    CHECK_EQ(run_cli(args, out, sizeof out, err, sizeof err), 0);
+    snprintf(args, sizeof args, "tokenize -m %s -p Hello --ids", model);
+    CHECK_EQ(run_cli(args, out2, sizeof out2, err, sizeof err), 0);
+    CHECK(!strcmp(out, out2) && out[0]);
+    snprintf(args, sizeof args, "info --model=%s", model);
+    CHECK_EQ(run_cli(args, out, sizeof out, err, sizeof err), 0);
+    snprintf(args, sizeof args, "bench --model=%s --n-prompt=0 --n-gen=2 --repetitions=1 --threads=1 --kv-type=f16 "
+             "--bw-gbps=5 --no-cold", model);
+    CHECK_EQ(run_cli(args, out, sizeof out, err, sizeof err), 0);
+    CHECK(strstr(out, "| f16 | f16 | tg2 |") != NULL);
+    static const char *refused[][2] = {
+        {"run -m x.gguf --no-bos=1", "--no-bos takes no value"}, {"bench -m x.gguf --no-cold=yes", "--no-cold takes no value"},
+        {"quantize --asym=1 a b --type q8_0", "--asym takes no value"}, {"synth --tied=1", "--tied takes no value"},
+        {"tokenize --ids=1", "--ids takes no value"}, {"info --check=1 x", "--check takes no value"},
+        {"plan --json=1", "--json takes no value"}, {"eval sweep -m x -f y --keep=1", "--keep takes no value"},
+        {"logits --decode=1", "--decode takes no value"}, {"run -m x.gguf --frob=1", "unknown option '--frob'"},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        const int f0 = test_failures;
+        CHECK_EQ(run_cli(refused[i][0], out, sizeof out, err, sizeof err), 2);
+        CHECK(strstr(err, refused[i][1]) != NULL);
+        if (test_failures != f0) fprintf(stderr, "   case %s -> %s", refused[i][0], err);
+    }
+}
+
 /* --version names the active kernel level; an EDGELLM_KERNELS the dispatcher ignores (an
  * unknown name) or caps (a level of another architecture) gets a warning instead of
  * silently running the default */
@@ -455,6 +492,7 @@ int main(void)
     RUN(test_cli_endless_and_blocking_inputs);
     RUN(test_cli_unwritable_outputs);
     RUN(test_cli_kernels_env_is_checked);
+    RUN(test_cli_long_options_with_equals);
     RUN(test_cli_bench_checks_models_before_printing);
     RUN(test_cli_bench_skips_a_model_that_fails);
     RUN(test_cli_sweep_no_bench_prints_dash);
