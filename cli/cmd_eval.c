@@ -16,7 +16,6 @@
 #include "commands.h"
 #include "eval_json.h"
 #include "common/common.h"   /* edgellm_time_ms */
-#include "tools/eval.h"       /* the saved-logits header, for its n_ctx */
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
@@ -247,7 +246,7 @@ static void warn_ctx(const char *cmd, const char *path, long long train, long n_
 }
 
 /* warn_ctx for -c or its default; with saved logits and no -c the context is the file's,
- * read from its header by run_compare, which warns then */
+ * which run_compare reports after the compare has accepted the file */
 static void warn_past_training(const char *cmd, const char *path, long long train, const eval_flags *fl)
 {
     if (fl->ref_logits && !fl->n_ctx_set) return;
@@ -367,17 +366,6 @@ static int run_compare(const eval_flags *fl)
     edgellm_model *m = load(cmd, fl->model, fl), *ref = NULL;
     if (!m || (fl->ref && !(ref = load(cmd, fl->ref, fl)))) { edgellm_model_free(m); free(text); return 1; }
     warn_past_training(cmd, fl->model, model_ctx_train(m), fl);
-    if (fl->ref_logits && !fl->n_ctx_set) {
-        /* the context is the file's: read its header now, so the note comes before the run
-         * (a file that does not open is reported by the compare itself) */
-        edgellm_eval_logits_file *lf = NULL;
-        if (edgellm_eval_logits_open(fl->ref_logits, m, &lf, NULL) == EDGELLM_OK) {
-            int n_ctx, stride, n_windows, top_k;
-            edgellm_eval_logits_layout(lf, &n_ctx, &stride, &n_windows, &top_k);
-            warn_ctx(cmd, fl->model, model_ctx_train(m), n_ctx, "the saved logits' n_ctx", "");
-            edgellm_eval_logits_close(lf);
-        }
-    }
     if (ref) {
         char role[4200];
         snprintf(role, sizeof role, "the reference %s", fl->ref);
@@ -390,6 +378,10 @@ static int run_compare(const eval_flags *fl)
     edgellm_eval_compare_result r;
     edgellm_status rc = edgellm_eval_compare(m, ref, fl->ref_logits, text, len, &p, &r, &err);
     progress_end(&bar);
+    /* the context was the file's: known, and worth a note, once the compare has accepted it
+     * (a note before the run would also precede a mismatch error) */
+    if (rc == EDGELLM_OK && fl->ref_logits && !fl->n_ctx_set)
+        warn_ctx(cmd, fl->model, model_ctx_train(m), r.model.n_ctx, "the saved logits' n_ctx", "");
     if (rc == EDGELLM_OK) print_compare(&r, fl);
     else cli_print_error(cmd, &err);
     edgellm_model_free(ref);

@@ -290,6 +290,12 @@ static void test_cli_long_options_with_equals(void)
     snprintf(args, sizeof args, "run --model=%s --prompt=Once --n-predict=8 --temp=0 --ctx-size=64", model);
     CHECK_EQ(run_cli(args, out2, sizeof out2, err, sizeof err), 0);
     CHECK(!strcmp(out, out2) && out[0]);
+    /* a value that itself looks like "--a=b" stays the value of the option before it */
+    snprintf(args, sizeof args, "tokenize -m %s -p --a=b --ids", model);
+    CHECK_EQ(run_cli(args, out, sizeof out, err, sizeof err), 0);
+    snprintf(args, sizeof args, "tokenize --model=%s --prompt=--a=b --ids", model);
+    CHECK_EQ(run_cli(args, out2, sizeof out2, err, sizeof err), 0);
+    CHECK(!strcmp(out, out2) && out[0]);
     snprintf(args, sizeof args, "tokenize --model=%s --prompt=Hello --ids", model);
     CHECK_EQ(run_cli(args, out, sizeof out, err, sizeof err), 0);
     snprintf(args, sizeof args, "tokenize -m %s -p Hello --ids", model);

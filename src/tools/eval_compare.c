@@ -154,8 +154,8 @@ static edgellm_status layout_from_file(const edgellm_eval_logits_file *f, const 
         return edgellm_fail(err, EDGELLM_ERR_MISUSE, "%s: saved with stride %d, but stride %d was asked for", path,
                             stride, p->stride);
     if (p->max_chunks > n_windows)
-        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "%s: holds %d chunks, but %d were asked for", path, n_windows,
-                            p->max_chunks);
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "%s: holds %d chunk%s, but %d were asked for", path, n_windows,
+                            n_windows == 1 ? "" : "s", p->max_chunks);
     q->n_ctx = n_ctx;
     q->stride = stride;
     q->max_chunks = p->max_chunks > 0 ? p->max_chunks : n_windows;
