@@ -61,6 +61,11 @@ void edgellm_hint_huge_pages(void *p, size_t n);
  * on (its affinity mask: taskset, container cpusets): the default thread count. */
 int edgellm_n_physical_cores(void);
 
+/* The CPUs this process may run on: its affinity mask where the OS has one, else the online
+ * CPUs 0 .. n-1. Returns how many (<= 0 when unknown) and writes the first min(that, cap)
+ * CPU numbers, ascending, to ids (may be NULL when cap is 0). */
+int edgellm_usable_cpus(int *ids, int cap);
+
 /* Little-endian loads from an unaligned byte pointer. */
 static inline uint16_t edgellm_rd_u16(const void *p) { uint16_t v; memcpy(&v, p, 2); return v; }
 static inline uint32_t edgellm_rd_u32(const void *p) { uint32_t v; memcpy(&v, p, 4); return v; }

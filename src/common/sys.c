@@ -17,28 +17,44 @@ double edgellm_time_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* Physical cores this process may run on: distinct (physical id, core id) pairs in
- * /proc/cpuinfo on Linux among the CPUs of its affinity mask (taskset, container cpusets:
- * /proc/cpuinfo still lists the whole machine, and two threads on one CPU, or on the two
- * SMT siblings of one core, mostly take turns); without core ids (as on many ARM kernels),
- * the CPUs of the mask; otherwise the online CPU count. llama.cpp defaults to physical
- * cores the same way. */
-int edgellm_n_physical_cores(void)
+int edgellm_usable_cpus(int *ids, int cap)
 {
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
-    int n = online > 0 ? (int)online : 1;
+    int n = 0;
 #if defined(__linux__) && defined(CPU_COUNT)
     cpu_set_t mask;
-    const bool have_mask = sched_getaffinity(0, sizeof mask, &mask) == 0 && CPU_COUNT(&mask) > 0;
-    if (have_mask && CPU_COUNT(&mask) < n) n = CPU_COUNT(&mask);
-#else
-    const bool have_mask = false;
+    if (sched_getaffinity(0, sizeof mask, &mask) == 0) {
+        for (int c = 0; c < CPU_SETSIZE; c++)
+            if (CPU_ISSET(c, &mask)) {
+                if (n < cap) ids[n] = c;
+                n++;
+            }
+        if (n > 0) return n;
+    }
 #endif
+    const long online = sysconf(_SC_NPROCESSORS_ONLN);
+    for (long c = 0; c < online && c < cap; c++) ids[c] = (int)c;
+    return online > 0 ? (int)online : -1;
+}
+
+#define MAX_CPUS 1024   /* CPUs looked at by number (CPU_SETSIZE on Linux) */
+
+/* Physical cores this process may run on: distinct (physical id, core id) pairs in
+ * /proc/cpuinfo on Linux among the CPUs it may use (edgellm_usable_cpus: taskset, container
+ * cpusets; /proc/cpuinfo still lists the whole machine, and two threads on one CPU, or on
+ * the two SMT siblings of one core, mostly take turns); without core ids (as on many ARM
+ * kernels), the number of usable CPUs. llama.cpp defaults to physical cores the same way. */
+int edgellm_n_physical_cores(void)
+{
+    int ids[MAX_CPUS];
+    const int usable = edgellm_usable_cpus(ids, MAX_CPUS);
+    const int n = usable > 0 ? usable : 1;
+    bool allowed[MAX_CPUS] = {false};
+    for (int i = 0; i < n && i < MAX_CPUS; i++) allowed[ids[i]] = true;
     FILE *f = fopen("/proc/cpuinfo", "r");
     if (!f) return n;
     char line[256];
     int proc = -1, phys = -1, seen = 0;
-    long pairs[1024];
+    long pairs[MAX_CPUS];
     while (fgets(line, sizeof line, f)) {
         int v;
         if (sscanf(line, "processor : %d", &v) == 1) {
@@ -47,17 +63,14 @@ int edgellm_n_physical_cores(void)
         } else if (sscanf(line, "physical id : %d", &v) == 1) {
             phys = v;
         } else if (sscanf(line, "core id : %d", &v) == 1) {
-#if defined(__linux__) && defined(CPU_COUNT)
-            if (have_mask && (proc < 0 || proc >= CPU_SETSIZE || !CPU_ISSET(proc, &mask))) continue;
-#endif
+            if (usable > 0 && (proc < 0 || proc >= MAX_CPUS || !allowed[proc])) continue;
             long key = (long)phys * 65536 + v;
             int dup = 0;
             for (int i = 0; i < seen; i++) if (pairs[i] == key) { dup = 1; break; }
-            if (!dup && seen < 1024) pairs[seen++] = key;
+            if (!dup && seen < MAX_CPUS) pairs[seen++] = key;
         }
     }
     fclose(f);
-    (void)have_mask;
     return seen > 0 && seen <= n ? seen : n;
 }
 

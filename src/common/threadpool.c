@@ -61,22 +61,11 @@ struct edgellm_threadpool {
     atomic_bool caller_sleeps;         /* the caller waits (or is about to) on `done`    */
     atomic_bool stop;
     int n_threads;
-    bool spin;                         /* false when n_threads exceeds usable_cpus()     */
+    bool spin;                         /* false when n_threads exceeds the usable CPUs   */
     int n_started;                     /* workers actually created                       */
     pthread_t threads[EDGELLM_MAX_THREADS];
     worker_arg args[EDGELLM_MAX_THREADS];
 };
-
-/* CPUs this process may run on: its affinity mask where the OS has one (taskset, cgroup
- * cpusets), else the online count; <= 0 when unknown. */
-static long usable_cpus(void)
-{
-#if defined(__linux__) && defined(CPU_COUNT)
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
-#endif
-    return sysconf(_SC_NPROCESSORS_ONLN);
-}
 
 static inline void cpu_relax_or_yield(int i)
 {
@@ -145,7 +134,7 @@ edgellm_status edgellm_threadpool_new(int n_threads, edgellm_threadpool **out, e
     edgellm_threadpool *p = edgellm_calloc(1, sizeof *p);
     if (!p) return edgellm_fail_nomem(err, "thread pool");
     p->n_threads = n_threads;
-    const long usable = usable_cpus();
+    const int usable = edgellm_usable_cpus(NULL, 0);   /* the affinity mask's CPUs */
     p->spin = usable <= 0 || n_threads <= usable;
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->start, NULL);

@@ -19,7 +19,6 @@
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sched.h>
 #include <unistd.h>
 
 /* ---------------------------------------------------------------- catalogues ---- */
@@ -378,24 +377,13 @@ static void core_split(int n_physical, int *big, int *little)
 {
     *big = n_physical;
     *little = 0;
-    long cpus[1024];
-    int n = 0;
-#if defined(__linux__) && defined(CPU_COUNT)
-    cpu_set_t mask;
-    if (sched_getaffinity(0, sizeof mask, &mask) == 0) {
-        for (int c = 0; c < CPU_SETSIZE && n < 1024; c++)
-            if (CPU_ISSET(c, &mask)) cpus[n++] = c;
-    } else
-#endif
-    {
-        long online = sysconf(_SC_NPROCESSORS_ONLN);
-        for (long c = 0; c < online && n < 1024; c++) cpus[n++] = c;
-    }
-    if (n <= 1 || n != n_physical) return;
+    int cpus[1024];
+    const int n = edgellm_usable_cpus(cpus, 1024);
+    if (n <= 1 || n > 1024 || n != n_physical) return;
     long freq[1024], top = 0;
     for (int i = 0; i < n; i++) {
         char path[128];
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%ld/cpufreq/cpuinfo_max_freq", cpus[i]);
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cpufreq/cpuinfo_max_freq", cpus[i]);
         FILE *f = fopen(path, "r");
         if (!f) return;
         int ok = fscanf(f, "%ld", &freq[i]) == 1;
