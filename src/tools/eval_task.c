@@ -211,12 +211,12 @@ static bool exact_match(const char *gen, const char *answer)
     return !isalnum((unsigned char)gen[n]);
 }
 
-/* Score every item with one model into t; the most positions an item used (and which)
- * raise *max_pos / *max_item; *n_past counts the items that used more than the model's
- * trained context. */
-static edgellm_status run_items(const edgellm_model *m, int kv_type, const edgellm_eval_item *items, int n_items,
-                                const edgellm_eval_task_params *p, int n_ctx, double *done_frac, double frac_step,
-                                task_tally *t, int *max_pos, int *max_item, int *n_past, edgellm_error *err)
+/* Score every item with one model (k: 0 the model, 1 the reference) into t, and its
+ * positions into out's per-model fields: the most one item used (and which), and how many
+ * items used more than the model's trained context. */
+static edgellm_status run_items(const edgellm_model *m, int k, int kv_type, const edgellm_eval_item *items,
+                                int n_items, const edgellm_eval_task_params *p, int n_ctx, double *done_frac,
+                                double frac_step, task_tally *t, edgellm_eval_task_result *out, edgellm_error *err)
 {
     edgellm_model_info info;
     edgellm_model_get_info(m, &info);
@@ -239,6 +239,7 @@ static edgellm_status run_items(const edgellm_model *m, int kv_type, const edgel
 
     for (int i = 0; i < n_items; i++) {
         const edgellm_eval_item *it = &items[i];
+        int positions = 0;
         if (it->choices) {
             if (it->n_choices > scores_cap) {
                 edgellm_free(scores);
@@ -248,10 +249,7 @@ static edgellm_status run_items(const edgellm_model *m, int kv_type, const edgel
                     goto done;
                 }
             }
-            int positions = 0;
             if ((rc = choice_scores(ctx, it, i, &logits, &logits_cap, scores, &positions, err)) != EDGELLM_OK) goto done;
-            if (positions > *max_pos) { *max_pos = positions; *max_item = i; }
-            *n_past += info.n_ctx_train > 0 && positions > info.n_ctx_train;
             int best = 0, best_norm = 0;
             double bn = scores[0] / (double)strlen(it->choices[0]);
             for (int c = 1; c < it->n_choices; c++) {
@@ -275,15 +273,18 @@ static edgellm_status run_items(const edgellm_model *m, int kv_type, const edgel
                 goto done;
             }
             if (g.oom) { rc = edgellm_fail_nomem(err, "eval task: generated text"); goto done; }
-            const int positions = edgellm_ctx_n_past(ctx);
-            if (positions > *max_pos) { *max_pos = positions; *max_item = i; }
-            *n_past += info.n_ctx_train > 0 && positions > info.n_ctx_train;
-            const char *out = g.buf ? g.buf : "";
+            positions = edgellm_ctx_n_past(ctx);
+            const char *text = g.buf ? g.buf : "";
             t->n[M_EXACT]++;
             t->n[M_CONTAINS]++;
-            t->hits[M_EXACT] += exact_match(out, it->answer);
-            t->hits[M_CONTAINS] += strstr(out, it->answer) != NULL;
+            t->hits[M_EXACT] += exact_match(text, it->answer);
+            t->hits[M_CONTAINS] += strstr(text, it->answer) != NULL;
         }
+        if (positions > out->max_positions[k]) {
+            out->max_positions[k] = positions;
+            out->max_positions_item[k] = i;
+        }
+        out->n_past_ctx_train[k] += info.n_ctx_train > 0 && positions > info.n_ctx_train;
         *done_frac += frac_step;
         if (p->progress && p->progress(p->progress_user, *done_frac, "items") != 0) {
             rc = edgellm_fail(err, EDGELLM_ERR_CANCELLED, "eval task: cancelled");
@@ -346,11 +347,10 @@ edgellm_status edgellm_eval_task(const edgellm_model *m, const edgellm_model *re
     int n_ctx = needed_ctx(items, n_items, p.max_gen_tokens);
     double t0 = edgellm_time_ms(), frac = 0.0, step = 1.0 / ((double)n_items * (ref ? 2 : 1));
     task_tally tm = {{0}, {0}}, tr = {{0}, {0}};
-    if ((rc = run_items(m, p.kv_type, items, n_items, &p, n_ctx, &frac, step, &tm, &out->max_positions[0],
-                        &out->max_positions_item[0], &out->n_past_ctx_train[0], err)) != EDGELLM_OK)
+    if ((rc = run_items(m, 0, p.kv_type, items, n_items, &p, n_ctx, &frac, step, &tm, out, err)) != EDGELLM_OK)
         return rc;
-    if (ref && (rc = run_items(ref, EDGELLM_TYPE_F32, items, n_items, &p, n_ctx, &frac, step, &tr, &out->max_positions[1],
-                               &out->max_positions_item[1], &out->n_past_ctx_train[1], err)) != EDGELLM_OK)
+    if (ref && (rc = run_items(ref, 1, EDGELLM_TYPE_F32, items, n_items, &p, n_ctx, &frac, step, &tr, out, err)) !=
+                   EDGELLM_OK)
         return rc;
     for (int k = 0; k < M_COUNT; k++) {
         edgellm_eval_metric *me = &out->metrics[k];
