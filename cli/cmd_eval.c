@@ -122,6 +122,7 @@ static void usage(FILE *f)
 enum { SUB_PPL = 1, SUB_COMPARE = 2, SUB_SAVE = 4, SUB_TASK = 8, SUB_SWEEP = 16 };
 #define SUB_TEXT (SUB_PPL | SUB_COMPARE | SUB_SAVE | SUB_SWEEP)   /* the text-window commands */
 
+/* "ppl, compare and task take" / "sweep takes": the subcommands of mask and the verb */
 static const char *sub_names(int mask, char *buf, size_t n)
 {
     static const char *const names[] = {"ppl", "compare", "save-logits", "task", "sweep"};
@@ -134,6 +135,7 @@ static const char *sub_names(int mask, char *buf, size_t n)
             snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", done == 1 ? "" : done == total ? " and " : ", ",
                      names[k]);
         }
+    snprintf(buf + strlen(buf), n - strlen(buf), " take%s", total == 1 ? "s" : "");
     return buf;
 }
 
@@ -165,9 +167,8 @@ static int parse_flags(const char *cmd, int sub, int argc, char **argv, eval_fla
         for (size_t k = 0; k < sizeof takes / sizeof takes[0]; k++)
             if ((!strcmp(a, takes[k].flag) || (takes[k].alias && !strcmp(a, takes[k].alias))) && !(takes[k].subs & sub)) {
                 char names[96];
-                const int several = (takes[k].subs & (takes[k].subs - 1)) != 0;
-                fprintf(stderr, "edgellm %s: %s is not an option of %s (only eval %s take%s it)\n", cmd, a, cmd,
-                        sub_names(takes[k].subs, names, sizeof names), several ? "" : "s");
+                fprintf(stderr, "edgellm %s: %s is not an option of %s (only eval %s it)\n", cmd, a, cmd,
+                        sub_names(takes[k].subs, names, sizeof names));
                 return 2;
             }
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) { NEED(fl->model = VAL()); }
