@@ -285,22 +285,20 @@ static void test_cli_long_options_with_equals(void)
 {
     NEED_SHARED(model, STORIES);
     char args[4096], out[8192], err[4096], out2[8192];
-    snprintf(args, sizeof args, "run -m %s -p Once -n 8 --temp 0 --ctx-size 64", model);
-    CHECK_EQ(run_cli(args, out, sizeof out, err, sizeof err), 0);
-    snprintf(args, sizeof args, "run --model=%s --prompt=Once --n-predict=8 --temp=0 --ctx-size=64", model);
-    CHECK_EQ(run_cli(args, out2, sizeof out2, err, sizeof err), 0);
-    CHECK(!strcmp(out, out2) && out[0]);
-    /* a value that itself looks like "--a=b" stays the value of the option before it */
-    snprintf(args, sizeof args, "tokenize -m %s -p --a=b --ids", model);
-    CHECK_EQ(run_cli(args, out, sizeof out, err, sizeof err), 0);
-    snprintf(args, sizeof args, "tokenize --model=%s --prompt=--a=b --ids", model);
-    CHECK_EQ(run_cli(args, out2, sizeof out2, err, sizeof err), 0);
-    CHECK(!strcmp(out, out2) && out[0]);
-    snprintf(args, sizeof args, "tokenize --model=%s --prompt=Hello --ids", model);
-    CHECK_EQ(run_cli(args, out, sizeof out, err, sizeof err), 0);
-    snprintf(args, sizeof args, "tokenize -m %s -p Hello --ids", model);
-    CHECK_EQ(run_cli(args, out2, sizeof out2, err, sizeof err), 0);
-    CHECK(!strcmp(out, out2) && out[0]);
+    /* each pair: the spaced form and the "=" form print the same; a value that itself looks
+     * like "--a=b" stays the value of the option before it */
+    static const char *same[][2] = {
+        {"run -m %s -p Once -n 8 --temp 0 --ctx-size 64", "run --model=%s --prompt=Once --n-predict=8 --temp=0 --ctx-size=64"},
+        {"tokenize -m %s -p --a=b --ids", "tokenize --model=%s --prompt=--a=b --ids"},
+        {"tokenize -m %s -p Hello --ids", "tokenize --model=%s --prompt=Hello --ids"},
+    };
+    for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
+        snprintf(args, sizeof args, same[i][0], model);
+        CHECK_EQ(run_cli(args, out, sizeof out, err, sizeof err), 0);
+        snprintf(args, sizeof args, same[i][1], model);
+        CHECK_EQ(run_cli(args, out2, sizeof out2, err, sizeof err), 0);
+        CHECK(!strcmp(out, out2) && out[0]);
+    }
     snprintf(args, sizeof args, "info --model=%s", model);
     CHECK_EQ(run_cli(args, out, sizeof out, err, sizeof err), 0);
     snprintf(args, sizeof args, "bench --model=%s --n-prompt=0 --n-gen=2 --repetitions=1 --threads=1 --kv-type=f16 "
