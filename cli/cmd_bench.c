@@ -234,7 +234,7 @@ int cmd_bench(int argc, char **argv)
         const char *a, *inl = cli_long_value(argv[i], name, &a);
         const char *val = inl ? inl : i + 1 < argc ? argv[i + 1] : NULL;
         long v;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { if (inl) return cli_takes_no_value("bench", a); usage(stdout); return 0; }
         if (inl && (!strcmp(a, "--bandwidth") || !strcmp(a, "--no-warmup") || !strcmp(a, "--no-cold")))
             return cli_takes_no_value("bench", a);
         if (!strcmp(a, "--bandwidth")) { bandwidth = 1; continue; }
@@ -325,9 +325,11 @@ int cmd_bench(int argc, char **argv)
     if (!reps) { fprintf(stderr, "edgellm bench: out of memory\n"); return 1; }
     if (!strcmp(fmt, "json")) printf("[\n");
     else if (!strcmp(fmt, "csv")) fputs(csv_header, stdout);
-    else print_md_header(p.kv_type);
     /* a model that fails (e.g. one that opens but does not load) is reported on stderr and
-     * skipped; the others are still measured; the exit status is then 1 */
+     * skipped; the others are still measured; the exit status is then 1. The markdown
+     * table's header comes with its first row: no empty table when every model fails
+     * (JSON stays an array, CSV keeps its header line: both still parse). */
+    bool md_started = false;
     bool *ok = calloc((size_t)n_models, sizeof *ok);
     if (!ok) { free(reps); fprintf(stderr, "edgellm bench: out of memory\n"); return 1; }
     for (int mi = 0; mi < n_models; mi++) {
@@ -341,7 +343,11 @@ int cmd_bench(int argc, char **argv)
         ok[mi] = true;
         if (!strcmp(fmt, "json")) print_json(models[mi], cpu, when, &reps[mi], &first);
         else if (!strcmp(fmt, "csv")) print_csv(models[mi], cpu, when, &reps[mi]);
-        else print_md(&reps[mi]);
+        else {
+            if (!md_started) print_md_header(p.kv_type);
+            md_started = true;
+            print_md(&reps[mi]);
+        }
         fflush(stdout);
     }
     if (!strcmp(fmt, "json")) printf("\n]\n");

@@ -20,7 +20,7 @@ int cmd_convert(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         char name[CLI_NAME_MAX];
         const char *a, *inl = cli_long_value(argv[i], name, &a);
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { if (inl) return cli_takes_no_value("convert", a); usage(stdout); return 0; }
         const char **dst = !strcmp(a, "--llama2c") ? &model
                          : !strcmp(a, "--tokenizer") ? &tok
                          : (!strcmp(a, "-o") || !strcmp(a, "--output")) ? &out : NULL;

@@ -191,7 +191,7 @@ static int parse_flags(const char *cmd, int sub, int argc, char **argv, eval_fla
         else if (!strcmp(a, "--no-bench")) fl->no_bench = true;
         else if (!strcmp(a, "--keep")) fl->keep = true;
         else if (!strcmp(a, "--no-results")) fl->no_results = true;
-        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return -1; }
+        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { if (inl) return cli_takes_no_value(cmd, a); usage(stdout); return -1; }
         else { fprintf(stderr, "edgellm %s: unknown option '%s'\n", cmd, a); return 2; }
         if (inl && !inl_used) { fprintf(stderr, "edgellm %s: %s takes no value\n", cmd, a); return 2; }
 #undef VAL

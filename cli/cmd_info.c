@@ -181,7 +181,7 @@ int cmd_info(int argc, char **argv)
         const char *file = argv[i];
         char name[CLI_NAME_MAX];
         const char *a, *inl = cli_long_value(argv[i], name, &a);
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { if (inl) return cli_takes_no_value("info", a); usage(stdout); return 0; }
         if (!strcmp(a, "--check")) {
             if (inl) return cli_takes_no_value("info", a);
             check = true;
@@ -194,7 +194,7 @@ int cmd_info(int argc, char **argv)
             }
             file = inl ? inl : argv[++i];
         } else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "edgellm info: unknown option '%s'\n", argv[i]);
+            fprintf(stderr, "edgellm info: unknown option '%s'\n", a);
             return cli_see_help("info");
         }
         if (path) {

@@ -62,7 +62,7 @@ int cmd_logits(int argc, char **argv)
         char name[CLI_NAME_MAX];
         const char *a, *inl = cli_long_value(argv[i], name, &a);
         const char *val = inl ? inl : i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { if (inl) return cli_takes_no_value("logits", a); usage(stdout); return 0; }
         else if (!strcmp(a, "--decode")) {
             if (inl) return cli_takes_no_value("logits", a);
             decode_mode = 1;

@@ -313,7 +313,7 @@ int cmd_plan(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         char flag[CLI_NAME_MAX];
         const char *a, *val = cli_long_value(argv[i], flag, &a);
-        if (val && (!strcmp(a, "--list") || !strcmp(a, "--json"))) { rc = cli_takes_no_value("plan", a); goto out; }
+        if (val && (!strcmp(a, "--list") || !strcmp(a, "--json") || !strcmp(a, "--help"))) { rc = cli_takes_no_value("plan", a); goto out; }
 #define NEXT() (val ? val : (i + 1 < argc ? argv[++i] : NULL))
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); goto out; }
         else if (!strcmp(a, "--list")) { print_list(stdout); goto out; }
@@ -368,7 +368,7 @@ int cmd_plan(int argc, char **argv)
             p.model = a;          /* `edgellm plan model.gguf` */
             have_model = 1;
         } else {
-            fprintf(stderr, "edgellm plan: unknown option '%s'\n\n", argv[i]);
+            fprintf(stderr, "edgellm plan: unknown option '%s'\n\n", a);
             usage(stderr);
             rc = 2;
             goto out;

@@ -187,7 +187,7 @@ int cmd_quantize(int argc, char **argv)
         char name[CLI_NAME_MAX];
         const char *a, *inl = cli_long_value(argv[i], name, &a);
         const char *val = inl ? inl : i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); rc = 0; goto out; }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { if (inl) { rc = cli_takes_no_value("quantize", a); goto out; } usage(stdout); rc = 0; goto out; }
         if (inl && (!strcmp(a, "--asym") || !strcmp(a, "--pure"))) { rc = cli_takes_no_value("quantize", a); goto out; }
         if (!strcmp(a, "--asym")) { p.asym = 1; continue; }
         if (!strcmp(a, "--pure")) { p.pure = 1; continue; }

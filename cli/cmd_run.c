@@ -97,7 +97,7 @@ int cmd_run(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         char name[CLI_NAME_MAX];
         const char *a, *inl = cli_long_value(argv[i], name, &a);
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { if (inl) return cli_takes_no_value("run", a); usage(stdout); return 0; }
         if (!strcmp(a, "--no-bos")) {
             if (inl) return cli_takes_no_value("run", a);
             gp.add_bos = 0;

@@ -60,7 +60,7 @@ int cmd_synth(int argc, char **argv)
         char name[CLI_NAME_MAX];
         const char *a, *inl = cli_long_value(argv[i], name, &a);
         const char *val = inl ? inl : i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { if (inl) return cli_takes_no_value("synth", a); usage(stdout); return 0; }
         if (inl && (!strcmp(a, "--list") || !strcmp(a, "--tied") || !strcmp(a, "--untied") || !strcmp(a, "--asym")))
             return cli_takes_no_value("synth", a);
         if (!strcmp(a, "--list")) { list_shapes(stdout); return 0; }

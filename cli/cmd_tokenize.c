@@ -58,7 +58,7 @@ int cmd_tokenize(int argc, char **argv)
         const char *a, *inl = cli_long_value(argv[i], name, &a);
         bool has_val = inl || i + 1 < argc;
 #define VAL() (inl ? inl : argv[++i])
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { if (inl) return cli_takes_no_value("tokenize", a); usage(stdout); return 0; }
         else if ((!strcmp(a, "-m") || !strcmp(a, "--model")) && has_val) model = VAL();
         else if ((!strcmp(a, "-p") || !strcmp(a, "--prompt")) && has_val) prompt = VAL();
         else if ((!strcmp(a, "-f") || !strcmp(a, "--file")) && has_val) file = VAL();

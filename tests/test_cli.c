@@ -311,6 +311,13 @@ static void test_cli_long_options_with_equals(void)
         {"tokenize --ids=1", "--ids takes no value"}, {"info --check=1 x", "--check takes no value"},
         {"plan --json=1", "--json takes no value"}, {"eval sweep -m x -f y --keep=1", "--keep takes no value"},
         {"logits --decode=1", "--decode takes no value"}, {"run -m x.gguf --frob=1", "unknown option '--frob'"},
+        {"info --frob=1 x", "unknown option '--frob'"}, {"plan --frob=1", "unknown option '--frob'"},
+        /* --help takes no value in any command (getopt_long refuses --help=x too) */
+        {"run --help=x", "--help takes no value"}, {"bench --help=x", "--help takes no value"},
+        {"quantize --help=x", "--help takes no value"}, {"synth --help=", "--help takes no value"},
+        {"tokenize --help=x", "--help takes no value"}, {"info --help=x", "--help takes no value"},
+        {"plan --help=x", "--help takes no value"}, {"eval ppl --help=x", "--help takes no value"},
+        {"logits --help=x", "--help takes no value"}, {"convert --help=x", "--help takes no value"},
     };
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
         const int f0 = test_failures;

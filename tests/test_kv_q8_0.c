@@ -192,6 +192,16 @@ static void test_cli_q8_0(void)
     snprintf(cmd, sizeof cmd, "%s run -m %s -n 8 --temp 0 --kv-type q8_0", EDGELLM_CLI, spath);
     CHECK_EQ(run_capture(cmd, out, sizeof out), 1);
     CHECK(strstr(out, "head_dim") != NULL && strstr(out, "stories260K") != NULL);
+    /* bench: a refusing model is skipped (exit 1); the table's header comes with the first
+     * row, so a lone refusing model prints no empty table */
+    snprintf(cmd, sizeof cmd, "%s bench -m %s --kv-type q8_0 -p 0 -n 2 -r 1 --no-cold --bw-gbps 5", EDGELLM_CLI, spath);
+    CHECK_EQ(run_capture(cmd, out, sizeof out), 1);
+    CHECK(strstr(out, "head_dim") != NULL && strstr(out, "| model |") == NULL);
+    snprintf(cmd, sizeof cmd, "%s bench -m %s -m %s --kv-type q8_0 -p 0 -n 2 -r 1 --no-cold --bw-gbps 5", EDGELLM_CLI,
+             spath, mpath);
+    CHECK_EQ(run_capture(cmd, out, sizeof out), 1);
+    const char *h = strstr(out, "| model |");
+    CHECK(h != NULL && strstr(h + 1, "| model |") == NULL && strstr(out, "| q8_0 | q8_0 | tg2 |") != NULL);
 }
 
 /* eval compare -m X --ref X --kv-type q8_0: the model runs with the Q8_0 cache, the
