@@ -3,6 +3,7 @@
  * number flags, progress bar, JSON strings; declared in commands.h) follow the table. */
 #include "commands.h"
 #include "format/gguf.h"
+#include "kernels/cpu_features.h"
 #include "kernels/dispatch.h"
 #include <errno.h>
 #include <stdbool.h>
@@ -242,7 +243,9 @@ int main(int argc, char **argv)
     }
     check_kernels_env();
     if (!strcmp(argv[1], "--version")) {
-        printf("edgellm %s (kernels: %s)\n", EDGELLM_VERSION, edgellm_kernels_name());
+        const char *level = edgellm_kernels_name();   /* avx512 takes GFNI's Q4_K/Q6_K kernels where it can */
+        printf("edgellm %s (kernels: %s%s)\n", EDGELLM_VERSION, level,
+               !strcmp(level, "avx512") && edgellm_cpu_get_features()->gfni ? " + gfni" : "");
         return 0;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

@@ -26,7 +26,9 @@
 #include "test_util.h"
 #include "common/common.h"
 #include "common/threadpool.h"
+#include "kernels/cpu_features.h"
 #include "kernels/dispatch.h"
+#include "kernels/gemm.h"
 #include "kernels/matmul.h"
 #include "tensor/blocks.h"
 #include "tensor/quant.h"
@@ -346,6 +348,59 @@ static void test_q8_K_activation_kernels(void)
             gemm_case(types[ti], shapes[s][0], shapes[s][1], shapes[s][2]);
 }
 
+/* The GFNI twins of the Q4_K / Q6_K tile kernels (gemm_k_gfni_avx512.c) unpack the same
+ * codes by another instruction: called directly, side by side with the plain AVX-512
+ * kernels (which edgellm_matmul no longer picks on a GFNI CPU), every output equals bit
+ * for bit — rows of every make_row mode (every code and scale bit pattern, zero blocks,
+ * extreme blocks), decode (n = 1, 16-row tiles and a partial one) and prefill (4-token
+ * tiles and the 1-token tail). The exact-model checks above run whichever matmul picks. */
+static void test_k_gfni_equals_plain(void)
+{
+#if defined(__x86_64__)
+    if (!edgellm_cpu_get_features()->gfni) {
+        fprintf(stderr, "   SKIP: this CPU has no AVX-512 with GFNI\n");
+        return;
+    }
+    static const struct { int type; edgellm_gemm_fn plain, gfni; } k[] = {
+        {EDGELLM_TYPE_Q4_K, edgellm_gemm_q4_K_avx512, edgellm_gemm_q4_K_avx512_gfni},
+        {EDGELLM_TYPE_Q6_K, edgellm_gemm_q6_K_avx512, edgellm_gemm_q6_K_avx512_gfni},
+    };
+    const int64_t rows = 37, cols = 768, ns[] = {1, 2, 4, 7};
+    const edgellm_type_traits *q8k = edgellm_type_get_traits(EDGELLM_TYPE_Q8_K);
+    const size_t xrb = edgellm_type_row_size(EDGELLM_TYPE_Q8_K, cols);
+    float *x = malloc(sizeof(float) * (size_t)(7 * cols)), *tmp = malloc(sizeof(float) * (size_t)cols);
+    uint8_t *xq = malloc(xrb * 7);
+    float *y0 = malloc(sizeof(float) * (size_t)(7 * rows)), *y1 = malloc(sizeof(float) * (size_t)(7 * rows));
+    for (int64_t i = 0; i < 7 * cols; i++) x[i] = i >= 3 * cols && i < 4 * cols ? 0.0f : frand() * (i % 5 == 0 ? 50.0f : 1.0f);
+    for (int t = 0; t < 7; t++) q8k->from_float_ref(x + t * cols, xq + (size_t)t * xrb, cols);
+    for (size_t ki = 0; ki < sizeof k / sizeof k[0]; ki++) {
+        const size_t rb = edgellm_type_row_size(k[ki].type, cols);
+        uint8_t *w = malloc(rb * (size_t)rows);
+        for (int64_t r = 0; r < rows; r++) make_row(k[ki].type, w + (size_t)r * rb, cols, (int)(r % 4), tmp);
+        for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
+            edgellm_gemm_args a = {.w = w, .row_bytes = rb, .cols = cols, .r0 = 0, .r1 = rows, .xq = xq,
+                                   .xq_row_bytes = xrb, .n = ns[ni], .y = y0, .ldy = rows};
+            memset(y0, 0x7f, sizeof(float) * (size_t)(7 * rows));
+            memset(y1, 0x7f, sizeof(float) * (size_t)(7 * rows));
+            k[ki].plain(&a);
+            a.y = y1;
+            k[ki].gfni(&a);
+            const int f0 = test_failures;
+            CHECK(!memcmp(y0, y1, sizeof(float) * (size_t)(ns[ni] * rows)));
+            if (test_failures != f0) fprintf(stderr, "   type %d n %d\n", k[ki].type, (int)ns[ni]);
+        }
+        free(w);
+    }
+    free(x);
+    free(tmp);
+    free(xq);
+    free(y0);
+    free(y1);
+#else
+    fprintf(stderr, "   SKIP: not x86-64\n");
+#endif
+}
+
 /* The AVX2 tile kernels (exact model with 8 lanes) and the scalar level's vec_dot loop
  * (identities and tolerance only). */
 static void test_lower_levels(void)
@@ -467,6 +522,7 @@ int main(void)
 {
     RUN(test_q8_0_activation_kernels);
     RUN(test_q8_K_activation_kernels);
+    RUN(test_k_gfni_equals_plain);
     RUN(test_lower_levels);
     RUN(test_batch_equals_separate);
     RUN(test_schedulers);

@@ -37,9 +37,10 @@ static void detect(void)
     if (__get_cpuid_max(0, NULL) < 7) return;
     __cpuid_count(7, 0, a, b, c, d);
     const bool avx2 = b >> 5 & 1, f = b >> 16 & 1, dq = b >> 17 & 1, bw = b >> 30 & 1, vl = b >> 31 & 1;
-    const bool vnni = c >> 11 & 1;
+    const bool vnni = c >> 11 & 1, gfni = c >> 8 & 1;
     features.avx2 = ymm_os && avx2 && fma && f16c;
     features.avx512 = features.avx2 && zmm_os && f && dq && bw && vl && vnni;
+    features.gfni = features.avx512 && gfni;
 }
 #elif defined(__aarch64__) && defined(__linux__)
 static void detect(void)

@@ -61,6 +61,10 @@ void edgellm_gemm_q8_0_avx512(const edgellm_gemm_args *a);
 /* Q4_K / Q6_K × Q8_K: no prep (they read the Q8_K rows), the vec_dot's arithmetic. */
 void edgellm_gemm_q4_K_avx512(const edgellm_gemm_args *a);
 void edgellm_gemm_q6_K_avx512(const edgellm_gemm_args *a);
+/* The same with GFNI (gemm_k_gfni_avx512.c; call only where edgellm_cpu_get_features()->gfni):
+ * equal results bit for bit. */
+void edgellm_gemm_q4_K_avx512_gfni(const edgellm_gemm_args *a);
+void edgellm_gemm_q6_K_avx512_gfni(const edgellm_gemm_args *a);
 void edgellm_gemm_prep_q4_0_avx2(const void *xq, int64_t t, int64_t cols, uint8_t *xp);
 void edgellm_gemm_prep_q8_0_avx2(const void *xq, int64_t t, int64_t cols, uint8_t *xp);
 void edgellm_gemm_q4_0_avx2(const edgellm_gemm_args *a);

@@ -31,6 +31,7 @@
  * kernel level. Small batches (< MIN_PARALLEL_MACS) run on the caller only.
  */
 #include "matmul.h"
+#include "cpu_features.h"
 #include "dispatch.h"
 #include "gemm.h"
 #include <stdatomic.h>
@@ -64,30 +65,35 @@ typedef struct {
     edgellm_gemm_fn gemm;
     size_t group_bytes;       /* packed activation bytes per token and 16 blocks */
     int64_t block;            /* elements per activation block                   */
+    bool needs_gfni;          /* also needs GFNI (cpu_features.h); else the next */
 } gemm_kernel;
 
 static const gemm_kernel gemm_kernels[] = {
 #if defined(__x86_64__)
-    {EDGELLM_TYPE_Q4_0, "avx512", edgellm_gemm_prep_q4_0_avx512, edgellm_gemm_q4_0_avx512, EDGELLM_GEMM_Q8_0_XG, 32},
-    {EDGELLM_TYPE_Q8_0, "avx512", edgellm_gemm_prep_q8_0_avx512, edgellm_gemm_q8_0_avx512, EDGELLM_GEMM_Q8_0_XG, 32},
-    {EDGELLM_TYPE_Q4_K, "avx512", NULL, edgellm_gemm_q4_K_avx512, 0, 256},
-    {EDGELLM_TYPE_Q6_K, "avx512", NULL, edgellm_gemm_q6_K_avx512, 0, 256},
-    {EDGELLM_TYPE_Q4_0, "avx2", edgellm_gemm_prep_q4_0_avx2, edgellm_gemm_q4_0_avx2, EDGELLM_GEMM_Q8_0_XG, 32},
-    {EDGELLM_TYPE_Q8_0, "avx2", edgellm_gemm_prep_q8_0_avx2, edgellm_gemm_q8_0_avx2, EDGELLM_GEMM_Q8_0_XG, 32},
+    {EDGELLM_TYPE_Q4_0, "avx512", edgellm_gemm_prep_q4_0_avx512, edgellm_gemm_q4_0_avx512, EDGELLM_GEMM_Q8_0_XG, 32, false},
+    {EDGELLM_TYPE_Q8_0, "avx512", edgellm_gemm_prep_q8_0_avx512, edgellm_gemm_q8_0_avx512, EDGELLM_GEMM_Q8_0_XG, 32, false},
+    {EDGELLM_TYPE_Q4_K, "avx512", NULL, edgellm_gemm_q4_K_avx512_gfni, 0, 256, true},
+    {EDGELLM_TYPE_Q6_K, "avx512", NULL, edgellm_gemm_q6_K_avx512_gfni, 0, 256, true},
+    {EDGELLM_TYPE_Q4_K, "avx512", NULL, edgellm_gemm_q4_K_avx512, 0, 256, false},
+    {EDGELLM_TYPE_Q6_K, "avx512", NULL, edgellm_gemm_q6_K_avx512, 0, 256, false},
+    {EDGELLM_TYPE_Q4_0, "avx2", edgellm_gemm_prep_q4_0_avx2, edgellm_gemm_q4_0_avx2, EDGELLM_GEMM_Q8_0_XG, 32, false},
+    {EDGELLM_TYPE_Q8_0, "avx2", edgellm_gemm_prep_q8_0_avx2, edgellm_gemm_q8_0_avx2, EDGELLM_GEMM_Q8_0_XG, 32, false},
 #endif
 #if defined(__aarch64__)
-    {EDGELLM_TYPE_Q4_0, "dotprod", NULL, edgellm_gemm_q4_0_dotprod, 0, 32},
-    {EDGELLM_TYPE_Q8_0, "dotprod", NULL, edgellm_gemm_q8_0_dotprod, 0, 32},
+    {EDGELLM_TYPE_Q4_0, "dotprod", NULL, edgellm_gemm_q4_0_dotprod, 0, 32, false},
+    {EDGELLM_TYPE_Q8_0, "dotprod", NULL, edgellm_gemm_q8_0_dotprod, 0, 32, false},
 #endif
-    {-1, NULL, NULL, NULL, 0, 0},
+    {-1, NULL, NULL, NULL, 0, 0, false},
 };
 
 /* The tile kernel for W at the active level, or NULL. */
 static const gemm_kernel *find_gemm(const edgellm_tensor *W)
 {
     const char *level = edgellm_kernels_name();
+    const bool gfni = edgellm_cpu_get_features()->gfni;
     for (const gemm_kernel *g = gemm_kernels; g->level; g++)
-        if (g->type == W->type && !strcmp(g->level, level) && W->ne0 % g->block == 0) return g;
+        if (g->type == W->type && !strcmp(g->level, level) && W->ne0 % g->block == 0 && (gfni || !g->needs_gfni))
+            return g;
     return NULL;
 }
 

@@ -14,6 +14,9 @@
  * Activations are the plain Q8_K rows (no packing). Results equal
  * edgellm_dot_q4_K_q8_K_avx512 / edgellm_dot_q6_K_q8_K_avx512 bit for bit whatever n
  * (tests/test_gemm.c compares with those).
+ * With GFNI (gemm_k_gfni_avx512.c: this file again, X86_K_GFNI defined) the codes are
+ * unpacked by GF2P8AFFINEQB (k_avx512.h): the same integers, so the same results bit for
+ * bit, in fewer vector instructions.
  */
 #if defined(__x86_64__) && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
     defined(__AVX512VNNI__)
@@ -61,6 +64,12 @@
         }                                                                                              \
     }
 
-K_GEMM(edgellm_gemm_q4_K_avx512, edgellm_block_q4_K, x86_q4_K_tile)
-K_GEMM(edgellm_gemm_q6_K_avx512, edgellm_block_q6_K, x86_q6_K_tile)
+/* gemm_k_gfni_avx512.c compiles this file again with X86_K_GFNI: names get _gfni. */
+#ifdef X86_K_GFNI
+#define K_NAME(f) f##_gfni
+#else
+#define K_NAME(f) f
+#endif
+K_GEMM(K_NAME(edgellm_gemm_q4_K_avx512), edgellm_block_q4_K, x86_q4_K_tile)
+K_GEMM(K_NAME(edgellm_gemm_q6_K_avx512), edgellm_block_q6_K, x86_q6_K_tile)
 #endif

@@ -52,6 +52,23 @@
 /* Loops over tokens and chunks are unrolled so that the tile lives in registers. */
 #define X86_UNROLL _Pragma("GCC unroll 8")
 
+#ifdef X86_K_GFNI
+#ifndef __GFNI__
+#error "X86_K_GFNI needs -mgfni"
+#endif
+/* GF2P8AFFINEQB bit matrices (Intel SDM vol. 2A "GF2P8AFFINEQB"): output bit i of each byte
+ * is the parity of (byte 7-i of the 64-bit matrix) AND the input byte, so a matrix whose
+ * byte 7-i is 1 << k copies input bit k to output bit i, and a zero byte clears bit i.
+ * One instruction then does what a shift and a mask did, a different move in each 64-bit
+ * lane:
+ *   X86_GF_LOW4    bits 0-3 stay, 4-7 cleared          (x & 15)
+ *   X86_GF_HIGH4   bits 4-7 to 0-3, 4-7 cleared        (x >> 4)
+ *   X86_GF_BITS(k) bits k, k+1 to 4, 5, the rest cleared ((x >> k & 3) << 4) */
+#define X86_GF_LOW4 0x0102040800000000ll
+#define X86_GF_HIGH4 0x1020408000000000ll
+#define X86_GF_BITS(k) ((long long)((1ull << (k)) << 24 | (2ull << (k)) << 16))
+#endif
+
 /* VPSHUFB controls of Q4_K, one word 0x8000 | j per output word (byte j of the 64-bit
  * lane into the low byte, zero into the high byte): chunk c takes scale byte 2c into
  * words 0-15 and 2c+1 into words 16-31; row 4 (256 bits) doubles the min bytes into
@@ -80,8 +97,11 @@ static inline __attribute__((always_inline)) void x86_q4_K_tile(const edgellm_bl
                                                                 const edgellm_block_q8_K *const *x, int64_t nb,
                                                                 const int C, __m512 *v)
 {
-    const __m512i m4 = _mm512_set1_epi8(15);
-    const __m512i sh4 = x86_join(_mm256_setzero_si256(), _mm256_set1_epi16(4));
+#ifdef X86_K_GFNI
+    const __m512i gf_nib = x86_join(_mm256_set1_epi64x(X86_GF_LOW4), _mm256_set1_epi64x(X86_GF_HIGH4));
+#else
+    const __m512i sh4 = x86_join(_mm256_setzero_si256(), _mm256_set1_epi16(4)), m4 = _mm512_set1_epi8(15);
+#endif
     __m512 acc[X86_K_MAX_C];
     __m256 accm[X86_K_MAX_C];
     X86_UNROLL
@@ -101,7 +121,11 @@ static inline __attribute__((always_inline)) void x86_q4_K_tile(const edgellm_bl
         X86_UNROLL
         for (int c = 0; c < 4; c++) {
             const __m512i q = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(w[i].qs + 32 * c)));
+#ifdef X86_K_GFNI
+            const __m512i u = _mm512_gf2p8affine_epi64_epi8(q, gf_nib, 0);
+#else
             const __m512i u = _mm512_and_si512(_mm512_srlv_epi16(q, sh4), m4);
+#endif
             const __m512i s = _mm512_shuffle_epi8(bsc, _mm512_load_si512((const void *)x86_q4_K_ctl[c]));
             X86_UNROLL
             for (int t = 0; t < C; t++) {
@@ -131,11 +155,17 @@ static inline __attribute__((always_inline)) void x86_q6_K_tile(const edgellm_bl
                                                                 const int C, __m512 *v)
 {
     const __m512i m4 = _mm512_set1_epi8(15);
+#ifdef X86_K_GFNI
+    /* per 256-bit half: qh bits 0-1 | 2-3 (gf_lo), 4-5 | 6-7 (gf_hi) moved to bits 4-5 */
+    const __m512i gf_lo = x86_join(_mm256_set1_epi64x(X86_GF_BITS(0)), _mm256_set1_epi64x(X86_GF_BITS(2)));
+    const __m512i gf_hi = x86_join(_mm256_set1_epi64x(X86_GF_BITS(4)), _mm256_set1_epi64x(X86_GF_BITS(6)));
+#else
     /* per 256-bit half: which 2 bits of qh, and the word shift that moves them to bits 4-5 */
     const __m512i mlo = x86_join(_mm256_set1_epi8(0x03), _mm256_set1_epi8(0x0c));
     const __m512i mhi = x86_join(_mm256_set1_epi8(0x30), _mm256_set1_epi8((char)0xc0));
     const __m512i shl = x86_join(_mm256_set1_epi16(4), _mm256_set1_epi16(2));
     const __m512i shr = x86_join(_mm256_set1_epi16(0), _mm256_set1_epi16(2));
+#endif
     __m512 acc[X86_K_MAX_C];
     X86_UNROLL
     for (int t = 0; t < C; t++) acc[t] = _mm512_setzero_ps();
@@ -149,10 +179,16 @@ static inline __attribute__((always_inline)) void x86_q6_K_tile(const edgellm_bl
         for (int h = 0; h < 2; h++) {
             const __m512i l = _mm512_loadu_si512((const void *)(w[i].ql + 64 * h));
             const __m512i q = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(w[i].qh + 32 * h)));
+#ifdef X86_K_GFNI
+            const __m512i hlo = _mm512_gf2p8affine_epi64_epi8(q, gf_lo, 0);
+            const __m512i hhi = _mm512_gf2p8affine_epi64_epi8(q, gf_hi, 0);
+#else
+            const __m512i hlo = _mm512_sllv_epi16(_mm512_and_si512(q, mlo), shl);
+            const __m512i hhi = _mm512_srlv_epi16(_mm512_and_si512(q, mhi), shr);
+#endif
             /* (A & C) | B with A = nibbles, B = high bits at 4-5, C = 0x0f: imm 0xEC */
-            const __m512i ulo = _mm512_ternarylogic_epi32(l, _mm512_sllv_epi16(_mm512_and_si512(q, mlo), shl), m4, 0xEC);
-            const __m512i uhi = _mm512_ternarylogic_epi32(_mm512_srli_epi16(l, 4),
-                                                          _mm512_srlv_epi16(_mm512_and_si512(q, mhi), shr), m4, 0xEC);
+            const __m512i ulo = _mm512_ternarylogic_epi32(l, hlo, m4, 0xEC);
+            const __m512i uhi = _mm512_ternarylogic_epi32(_mm512_srli_epi16(l, 4), hhi, m4, 0xEC);
             const __m512i slo = _mm512_permutexvar_epi16(_mm512_load_si512((const void *)x86_q6_K_sidx[2 * h]), sz);
             const __m512i shi = _mm512_permutexvar_epi16(_mm512_load_si512((const void *)x86_q6_K_sidx[2 * h + 1]), sz);
             X86_UNROLL
