@@ -6,6 +6,7 @@
 #include "kernels/cpu_features.h"
 #include "kernels/dispatch.h"
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <sys/stat.h>
 #include <stdlib.h>
@@ -235,8 +236,33 @@ static void check_kernels_env(void)
             active);
 }
 
+/* SIGINT, SIGTERM, SIGHUP, SIGQUIT: remove the temporary files being written (a GGUF's
+ * "OUT.tmp.PID", save-logits' "OUT.tmp", eval sweep's scratch folder), then die of the same
+ * signal (the shell sees 128 + N, as without the handler). A signal the process inherited
+ * as ignored (nohup) stays ignored. */
+static void on_fatal_signal(int sig)
+{
+    edgellm_remove_temp_files();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void install_signal_cleanup(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction old, sa;
+        if (sigaction(sigs[i], NULL, &old) != 0 || old.sa_handler == SIG_IGN) continue;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal_signal;
+        sigemptyset(&sa.sa_mask);
+        sigaction(sigs[i], &sa, NULL);
+    }
+}
+
 int main(int argc, char **argv)
 {
+    install_signal_cleanup();
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;

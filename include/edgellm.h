@@ -56,6 +56,14 @@ typedef struct {
 /* Short constant name of a status ("EDGELLM_ERR_FORMAT"). Never NULL. */
 EDGELLM_API const char *edgellm_status_name(edgellm_status s);
 
+/* Remove the temporary files edgellm is writing at this moment (a GGUF being written under
+ * "OUT.tmp.PID" before its rename, eval save-logits' "OUT.tmp", eval sweep's scratch folder
+ * and the quantized models in it). Async-signal-safe (only unlink() and rmdir()): meant for
+ * an application's SIGINT / SIGTERM handler, before it re-raises the signal; the edgellm CLI
+ * does exactly that. Without it, a process killed mid-write leaves those files behind (the
+ * target path itself is never half-written). */
+EDGELLM_API void edgellm_remove_temp_files(void);
+
 /* ------------------------------------------------------------------------------------
  * Tensor types. Ids 0..39 are ggml's (ggml-org/ggml docs/gguf.md) and are stored as-is
  * in GGUF. edgellm's own group-wise types live at 1000+ (outside ggml's range).

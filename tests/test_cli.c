@@ -16,6 +16,7 @@
 #include "common/common.h"
 #include "format/gguf.h"
 #include <errno.h>
+#include <fcntl.h>
 
 #define STORIES "models/stories260K/stories260K.gguf"
 #define STORIES_BIN "models/stories260K/stories260K.bin"
@@ -327,6 +328,48 @@ static void test_cli_long_options_with_equals(void)
     }
 }
 
+/* A signal that stops a command mid-write (SIGTERM from a service manager, Ctrl-C's SIGINT)
+ * leaves neither the half-written "OUT.tmp.PID" nor OUT: the CLI's handler removes the
+ * temporaries edgellm registered, then the process dies of that signal. The signal is sent
+ * once the temporary exists (polled), so the check cannot pass by timing. */
+static void test_cli_signal_removes_temp_file(void)
+{
+    const int sigs[] = {SIGTERM, SIGINT};
+    for (size_t k = 0; k < sizeof sigs / sizeof sigs[0]; k++) {
+        const char *out = test_tmp_path("signalled.gguf");
+        unlink(out);
+        pid_t pid = fork();
+        if (pid == 0) {
+            signal(sigs[k], SIG_DFL);   /* a background shell may have ignored SIGINT */
+            int fd = open("/dev/null", O_WRONLY);
+            if (fd >= 0) { dup2(fd, 1); dup2(fd, 2); }
+            execl(EDGELLM_CLI, EDGELLM_CLI, "synth", "--shape", "smollm2-360m", "--type", "f16", "-o", out, (char *)NULL);
+            _exit(127);
+        }
+        CHECK(pid > 0);
+        if (pid <= 0) return;
+        char tmp[700];
+        snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out, (long)pid);
+        bool seen = false, exited = false;
+        int st = 0;
+        for (int i = 0; i < 40000 && !seen && !exited; i++) {
+            if (access(tmp, F_OK) == 0) seen = true;
+            else if (waitpid(pid, &st, WNOHANG) == pid) exited = true;
+            else usleep(250);
+        }
+        CHECK(seen);
+        if (!exited) {
+            kill(pid, sigs[k]);
+            CHECK_EQ(waitpid(pid, &st, 0), pid);
+        }
+        CHECK(WIFSIGNALED(st) && WTERMSIG(st) == sigs[k]);
+        CHECK(access(tmp, F_OK) != 0);
+        CHECK(access(out, F_OK) != 0);
+        unlink(tmp);
+        unlink(out);
+    }
+}
+
 /* --version names the active kernel level; an EDGELLM_KERNELS the dispatcher ignores (an
  * unknown name) or caps (a level of another architecture) gets a warning instead of
  * silently running the default */
@@ -504,6 +547,7 @@ int main(void)
     RUN(test_cli_unwritable_outputs);
     RUN(test_cli_kernels_env_is_checked);
     RUN(test_cli_long_options_with_equals);
+    RUN(test_cli_signal_removes_temp_file);
     RUN(test_cli_bench_checks_models_before_printing);
     RUN(test_cli_bench_skips_a_model_that_fails);
     RUN(test_cli_sweep_no_bench_prints_dash);

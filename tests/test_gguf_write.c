@@ -547,6 +547,72 @@ static void test_gguf_write_unwritable_paths(void)
 
 /* A write that runs out of room half way (RLIMIT_FSIZE below the file size, in a child so
  * the limit does not outlive the test) fails with an I/O error and leaves no file. */
+/* A producer that, mid-write, does what the CLI's signal handler does. */
+static edgellm_status produce_then_signal(void *user, uint64_t tag, edgellm_gguf_sink *sink, edgellm_error *err)
+{
+    const char *tmp = user;
+    bool *existed = (bool *)(uintptr_t)tag;
+    static const float zeros[16];   /* the tensor: 16 F32 */
+    *existed = access(tmp, F_OK) == 0;
+    edgellm_remove_temp_files();
+    edgellm_gguf_sink_put(sink, zeros, sizeof zeros);
+    return EDGELLM_OK;
+}
+
+/* The temporary-file registry behind edgellm_remove_temp_files (src/common/tmpfiles.c):
+ * registered files and then folders go, nothing else does, an unregistered slot is not
+ * touched again, a path too long or a full table is refused (-1); and the GGUF writer's
+ * "OUT.tmp.PID" is registered while it is written: removed mid-write, the write fails
+ * with the target path named and nothing under it. */
+static void test_gguf_write_temp_registry(void)
+{
+    char dir[600], f1[700], f2[700];
+    snprintf(dir, sizeof dir, "%s/reg", test_tmpdir());
+    snprintf(f1, sizeof f1, "%s/a.tmp", dir);
+    snprintf(f2, sizeof f2, "%s/keep", test_tmpdir());
+    CHECK_EQ(mkdir(dir, 0755), 0);
+    fclose(fopen(f1, "w"));
+    fclose(fopen(f2, "w"));
+    const int sd = edgellm_tmp_register(dir, true), s1 = edgellm_tmp_register(f1, false);
+    CHECK(sd >= 0 && s1 >= 0 && sd != s1);
+    edgellm_remove_temp_files();
+    CHECK(access(f1, F_OK) != 0 && access(dir, F_OK) != 0 && access(f2, F_OK) == 0);
+    edgellm_tmp_unregister(s1);
+    edgellm_tmp_unregister(sd);
+    CHECK_EQ(mkdir(dir, 0755), 0);
+    fclose(fopen(f1, "w"));
+    edgellm_remove_temp_files();            /* unregistered: stays */
+    CHECK(access(f1, F_OK) == 0);
+    char longp[1100];
+    memset(longp, 'x', sizeof longp - 1);
+    longp[sizeof longp - 1] = 0;
+    CHECK_EQ(edgellm_tmp_register(longp, false), -1);
+    CHECK_EQ(edgellm_tmp_register("", false), -1);
+    int slots[64], n = 0;
+    while (n < 64 && (slots[n] = edgellm_tmp_register(f2, false)) >= 0) n++;
+    CHECK(n >= 8 && n < 64);                /* a fixed table, then -1 */
+    for (int i = 0; i < n; i++) edgellm_tmp_unregister(slots[i]);
+    edgellm_remove_temp_files();
+    CHECK(access(f2, F_OK) == 0);
+
+    char path[700], tmp[800];
+    snprintf(path, sizeof path, "%s/sig.gguf", dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    const int64_t ne[1] = {16};
+    bool existed = false;
+    edgellm_gguf_writer *w = edgellm_gguf_writer_new();
+    CHECK(edgellm_gguf_writer_add_tensor_stream(w, "t", EDGELLM_TYPE_F32, 1, ne, produce_then_signal, tmp,
+                                                (uint64_t)(uintptr_t)&existed));
+    edgellm_error err = {0};
+    CHECK_EQ(edgellm_gguf_writer_write(w, path, &err), EDGELLM_ERR_IO);
+    edgellm_gguf_writer_free(w);
+    CHECK(existed);
+    CHECK(strstr(err.msg, path) != NULL);
+    CHECK(access(tmp, F_OK) != 0 && access(path, F_OK) != 0);
+    remove(f1);
+    rmdir(dir);
+}
+
 static void test_gguf_write_disk_full_leaves_nothing(void)
 {
     char dir[600];
@@ -643,6 +709,7 @@ int main(void)
     RUN(test_gguf_write_rejects_bad_tensors);
     RUN(test_gguf_write_unwritable_paths);
     RUN(test_gguf_write_disk_full_leaves_nothing);
+    RUN(test_gguf_write_temp_registry);
     RUN(test_gguf_write_replaces_atomically);
     RUN(test_gguf_write_oom_sweep);
     return test_summary();

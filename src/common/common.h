@@ -66,6 +66,14 @@ int edgellm_n_physical_cores(void);
  * CPU numbers, ascending, to ids (may be NULL when cap is 0). */
 int edgellm_usable_cpus(int *ids, int cap);
 
+/* A temporary file (is_dir false) or folder being written, for edgellm_remove_temp_files
+ * (edgellm.h) to remove if a signal stops the process: register once it exists, unregister
+ * (the returned slot) once it is renamed into place or removed. Returns the slot, or -1
+ * when the path is not registered (too long, or every slot taken: the caller's own cleanup
+ * still runs; only a signal would then leave it). Thread-safe. src/common/tmpfiles.c. */
+int edgellm_tmp_register(const char *path, bool is_dir);
+void edgellm_tmp_unregister(int slot);
+
 /* Little-endian loads from an unaligned byte pointer. */
 static inline uint16_t edgellm_rd_u16(const void *p) { uint16_t v; memcpy(&v, p, 2); return v; }
 static inline uint32_t edgellm_rd_u32(const void *p) { uint32_t v; memcpy(&v, p, 4); return v; }

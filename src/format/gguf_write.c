@@ -29,7 +29,8 @@
  * multiple of 32. The writer keeps kv pairs and tensors in the order they were added
  * (a key set twice keeps its first position and its last value). Nothing reaches the
  * target path until the whole file has been written and flushed to "<path>.tmp.<pid>";
- * then rename() replaces the target atomically, and any failure unlinks the temporary.
+ * then rename() replaces the target atomically, and any failure unlinks the temporary
+ * (registered meanwhile for edgellm_remove_temp_files: a signal's handler removes it too).
  * Streamed tensors (add_tensor_stream) have no data pointer: their producer callback
  * writes the bytes through a sink during write, so a file larger than memory can be made.
  */
@@ -470,6 +471,7 @@ edgellm_status edgellm_gguf_writer_write(edgellm_gguf_writer *w, const char *pat
     if (n < 0 || (size_t)n >= sizeof tmp) return edgellm_fail(err, EDGELLM_ERR_IO, "%s: path too long", path);
     out_stream o = {fopen(tmp, "wb"), 0, 0};
     if (!o.f) return edgellm_fail(err, EDGELLM_ERR_IO, "%s: cannot create %s: %s", path, tmp, strerror(errno));
+    const int tmp_slot = edgellm_tmp_register(tmp, false);   /* removed if a signal stops us */
 
     put_u32(&o, EDGELLM_GGUF_MAGIC);
     put_u32(&o, 3);
@@ -496,6 +498,7 @@ edgellm_status edgellm_gguf_writer_write(edgellm_gguf_writer *w, const char *pat
             if (rc != EDGELLM_OK) {
                 fclose(o.f);
                 unlink(tmp);
+                edgellm_tmp_unregister(tmp_slot);
                 return rc;
             }
         } else {
@@ -508,12 +511,15 @@ edgellm_status edgellm_gguf_writer_write(edgellm_gguf_writer *w, const char *pat
     if (fclose(o.f) != 0 && !o.err) o.err = errno ? errno : EIO;
     if (o.err) {
         unlink(tmp);
+        edgellm_tmp_unregister(tmp_slot);
         return edgellm_fail(err, EDGELLM_ERR_IO, "%s: write failed: %s", path, strerror(o.err));
     }
     if (rename(tmp, path) != 0) {
         int e = errno;
         unlink(tmp);
+        edgellm_tmp_unregister(tmp_slot);
         return edgellm_fail(err, EDGELLM_ERR_IO, "%s: cannot rename %s into place: %s", path, tmp, strerror(e));
     }
+    edgellm_tmp_unregister(tmp_slot);
     return EDGELLM_OK;
 }

@@ -230,6 +230,8 @@ edgellm_status edgellm_eval_save_logits(const edgellm_model *ref, const char *te
     memset(&r, 0, sizeof r);
     FILE *f = NULL;
     char *tmp = NULL;
+    bool tmp_made = false;
+    int tmp_slot = -1;                  /* edgellm_tmp_register: a signal's handler removes it */
     uint8_t *rec = NULL, *mask = NULL;
     int32_t *ids = NULL;
     const edgellm_tokenizer *tok = edgellm_model_text_tokenizer(ref, err);
@@ -269,6 +271,8 @@ edgellm_status edgellm_eval_save_logits(const edgellm_model *ref, const char *te
         rc = edgellm_fail(err, EDGELLM_ERR_IO, "%s: cannot write it (its temporary %s: %s)", out_path, tmp, strerror(errno));
         goto done;
     }
+    tmp_made = true;
+    tmp_slot = edgellm_tmp_register(tmp, false);
     header_encode(&h, rec);   /* nll_mean patched at the end */
     if (fwrite(rec, 1, LOGITS_HEADER, f) != LOGITS_HEADER) goto write_error;
 
@@ -309,7 +313,8 @@ write_error:
     rc = edgellm_fail(err, EDGELLM_ERR_IO, "%s: write failed: %s", out_path, strerror(errno));
 done:
     if (f) fclose(f);
-    if (rc != EDGELLM_OK && tmp) remove(tmp);
+    if (rc != EDGELLM_OK && tmp_made) remove(tmp);   /* only a temporary this call made */
+    edgellm_tmp_unregister(tmp_slot);
     edgellm_free(tmp);
     edgellm_free(rec);
     edgellm_free(ids);

@@ -199,6 +199,9 @@ edgellm_status edgellm_eval_sweep(const char *ref_path, const char *text, size_t
     edgellm_eval_sweep_params p = params ? *params : edgellm_eval_sweep_default_params();
     if (!p.types || !*p.types) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "eval sweep: no types");
     double t0 = edgellm_time_ms();
+    /* the scratch folder and the model being scored in it, for edgellm_remove_temp_files
+     * (a signal's handler) unless --keep keeps them */
+    int dir_slot = -1, row_slot = -1;
 
     /* the list, checked in full before any work */
     sweep_type types[EDGELLM_EVAL_SWEEP_MAX];
@@ -241,6 +244,7 @@ edgellm_status edgellm_eval_sweep(const char *ref_path, const char *text, size_t
         out->tmp_dir[0] = 0;
         goto done;
     }
+    if (!p.keep_files) dir_slot = edgellm_tmp_register(out->tmp_dir, true);
 
     for (int i = 0; i < n_types; i++) {
         sweep_type *t = &types[i];
@@ -266,6 +270,7 @@ edgellm_status edgellm_eval_sweep(const char *ref_path, const char *text, size_t
         qp.n_threads = p.eval.n_threads;
         edgellm_quantize_report qr;
         memset(&qr, 0, sizeof qr);
+        if (!p.keep_files) row_slot = edgellm_tmp_register(row->path, false);
         rc = edgellm_quantize_file(ref_path, row->path, &qp, &qr, err);
         if (rc == EDGELLM_OK) {
             int *tt = edgellm_malloc((size_t)(qr.n_tensors > 0 ? qr.n_tensors : 1) * sizeof *tt);
@@ -292,6 +297,8 @@ edgellm_status edgellm_eval_sweep(const char *ref_path, const char *text, size_t
         if (!p.keep_files) {
             remove(row->path);
             row->path[0] = 0;
+            edgellm_tmp_unregister(row_slot);
+            row_slot = -1;
         }
     }
     if (p.eval.progress) p.eval.progress(p.eval.progress_user, 1.0, "done");
@@ -303,6 +310,8 @@ done:
             if (out->rows[i].path[0]) { remove(out->rows[i].path); out->rows[i].path[0] = 0; }
         if (rmdir(out->tmp_dir) == 0) out->tmp_dir[0] = 0;
     }
+    edgellm_tmp_unregister(row_slot);
+    edgellm_tmp_unregister(dir_slot);
     out->elapsed_ms = edgellm_time_ms() - t0;
     return rc;
 }
