@@ -30,7 +30,7 @@ extern "C" {
 #  define EDGELLM_API
 #endif
 
-#define EDGELLM_VERSION "0.2.0"
+#define EDGELLM_VERSION "0.2.1"
 
 /* ------------------------------------------------------------------------------------
  * Status and errors. Values are frozen: append, never renumber.
