@@ -149,9 +149,13 @@ static void print_csv(const char *path, const char *cpu, const char *when, const
 {
     for (int i = 0; i < r->n_results; i++) {
         const edgellm_bench_result *x = &r->results[i];
-        printf("\"%s\",\"%s\",%llu,%llu,\"%s\",CPU,%d,%d,%d,%d,%s,%.0f,%.0f,%.6f,%.6f,\"", path, r->model_type,
-               (unsigned long long)r->model_size, (unsigned long long)r->model_n_params, cpu, x->n_threads,
-               x->n_prompt, x->n_gen, x->n_depth, x->test, x->avg_ns, x->stddev_ns, x->avg_ts, x->stddev_ts);
+        cli_csv_str(stdout, path);
+        putchar(',');
+        cli_csv_str(stdout, r->model_type);
+        printf(",%llu,%llu,", (unsigned long long)r->model_size, (unsigned long long)r->model_n_params);
+        cli_csv_str(stdout, cpu);
+        printf(",CPU,%d,%d,%d,%d,%s,%.0f,%.0f,%.6f,%.6f,\"", x->n_threads, x->n_prompt, x->n_gen, x->n_depth, x->test,
+               x->avg_ns, x->stddev_ns, x->avg_ts, x->stddev_ts);
         for (int k = 0; k < x->n_reps && k < 32; k++) printf("%s%.6f", k ? ";" : "", x->samples_ts[k]);
         /* pp rows have no roofline: empty fields, as JSON's null (0 would read as 0 %) */
         char roof[32] = "", roof_all[32] = "";

@@ -5,6 +5,7 @@
  * the file's extension). */
 #include "commands.h"
 #include "tensor/types.h"
+#include <errno.h>
 #include <fnmatch.h>
 #include <math.h>
 #include <stdlib.h>
@@ -70,12 +71,26 @@ static void json_num(FILE *f, double v)
     else fputs("null", f);   /* JSON has no inf: an exact tensor's SQNR */
 }
 
+/* Whether the report file could be written: an existing file writable, or a new one's
+ * folder writable and searchable (errno says why not). Nothing is created here. */
+static bool report_writable(const char *path)
+{
+    if (access(path, F_OK) == 0) return access(path, W_OK) == 0;
+    if (errno != ENOENT) return false;
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == path) snprintf(dir, sizeof dir, "/");
+    else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    return access(dir, W_OK | X_OK) == 0;
+}
+
 static int write_report(const char *path, const char *in, const char *out, const edgellm_quantize_report *r)
 {
     const char *dot = strrchr(path, '.');
     int json = dot && !strcmp(dot, ".json");
     FILE *f = fopen(path, "w");
-    if (!f) { perror(path); return 1; }
+    if (!f) { fprintf(stderr, "edgellm quantize: %s: cannot write the report: %s\n", path, strerror(errno)); return 1; }
     if (json) {
         fprintf(f, "{\n  \"input\": ");
         cli_json_str(f, in);
@@ -119,15 +134,20 @@ static int write_report(const char *path, const char *in, const char *out, const
             const edgellm_quantize_tensor *t = &r->tensors[i];
             char sq[32];
             fmt_sqnr(sq, sizeof sq, t->sqnr_db);
-            fprintf(f, "%s,%s,%s,%s,%d,%llu,%llu,%.9g,%.9g,%s,%llu,\"%s\"\n", t->name, edgellm_type_name(t->src_type),
+            cli_csv_str(f, t->name);   /* a tensor name may hold commas, quotes, newlines */
+            fprintf(f, ",%s,%s,%s,%d,%llu,%llu,%.9g,%.9g,%s,%llu,", edgellm_type_name(t->src_type),
                     edgellm_type_name(t->type), edgellm_type_name(t->wanted_type), t->fallback,
                     (unsigned long long)t->src_bytes, (unsigned long long)t->dst_bytes, t->rmse, t->max_abs_err,
-                    t->quantized ? sq : "", (unsigned long long)t->n_saturated, t->note);
+                    t->quantized ? sq : "", (unsigned long long)t->n_saturated);
+            cli_csv_str(f, t->note);
+            fputc('\n', f);
         }
-        fprintf(f, "TOTAL,,%s,,%d,%llu,%llu,,,,,\"%.4f -> %.4f bpw\"\n", r->scheme, r->n_fallbacks,
+        fprintf(f, "TOTAL,,");
+        cli_csv_str(f, r->scheme);
+        fprintf(f, ",,%d,%llu,%llu,,,,,\"%.4f -> %.4f bpw\"\n", r->n_fallbacks,
                 (unsigned long long)r->src_bytes, (unsigned long long)r->dst_bytes, r->src_bpw, r->dst_bpw);
     }
-    if (fclose(f) != 0) { perror(path); return 1; }
+    if (fclose(f) != 0) { fprintf(stderr, "edgellm quantize: %s: write failed: %s\n", path, strerror(errno)); return 1; }
     return 0;
 }
 
@@ -243,6 +263,12 @@ int cmd_quantize(int argc, char **argv)
     if (n_pos != 2 || !p.type) {
         fprintf(stderr, "edgellm quantize: IN.gguf, OUT.gguf and --type are required\n");
         goto bad;
+    }
+    /* a report that cannot be written is known before minutes of quantizing, not after */
+    if (report_path && !report_writable(report_path)) {
+        fprintf(stderr, "edgellm quantize: %s: cannot write the report there: %s\n", report_path, strerror(errno));
+        rc = 1;
+        goto out;
     }
     p.keep = keep;
     p.n_keep = n_keep;

@@ -60,6 +60,10 @@ char *cli_read_text(const char *path, size_t *len, edgellm_error *err);
 typedef struct { int last_pct; } cli_bar;
 int cli_draw_bar(void *user, double fraction, const char *what);
 /* s as a JSON string literal, quotes included: '"' and '\\' escaped, control bytes as \u00XX,
- * other bytes (UTF-8) as they are. */
+ * well-formed UTF-8 as it is, each byte that is not part of well-formed UTF-8 as \ufffd
+ * (RFC 8259 §8.1: JSON text is UTF-8). */
 void cli_json_str(FILE *f, const char *s);
+/* s as one CSV field (RFC 4180): in double quotes, each '"' doubled; commas, newlines and
+ * any bytes kept as they are. */
+void cli_csv_str(FILE *f, const char *s);
 #endif

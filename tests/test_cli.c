@@ -328,6 +328,22 @@ static void test_cli_long_options_with_equals(void)
     }
 }
 
+/* bench -o csv quotes its text fields (RFC 4180): a model path with a comma, a quote and a
+ * backslash keeps every record at the header's 31 fields; -o json escapes it. */
+static void test_cli_bench_csv_quotes_paths(void)
+{
+    NEED_SHARED(model, STORIES);
+    const char *odd = copy_fixture(model, "we\"ird,na\\me.gguf");
+    char args[2048], out[16384], err[4096];
+    snprintf(args, sizeof args, "bench -m '%s' -p 4 -n 4 -r 1 -t 1 --no-cold --bw-gbps 5 -o csv", odd);
+    CHECK_EQ(run_cli(args, out, sizeof out, err, sizeof err), 0);
+    CHECK_EQ(csv_records(out, 31), 3);                 /* header, pp4, tg4 */
+    CHECK(strstr(out, "ird,na\\me.gguf\",") && strstr(out, "we\"\"ird"));
+    snprintf(args, sizeof args, "bench -m '%s' -p 4 -n 0 -r 1 -t 1 --no-cold --bw-gbps 5 -o json", odd);
+    CHECK_EQ(run_cli(args, out, sizeof out, err, sizeof err), 0);
+    CHECK(strstr(out, "we\\\"ird,na\\\\me.gguf") != NULL);
+}
+
 /* A signal that stops a command mid-write (SIGTERM from a service manager, Ctrl-C's SIGINT)
  * leaves neither the half-written "OUT.tmp.PID" nor OUT: the CLI's handler removes the
  * temporaries edgellm registered, then the process dies of that signal. The signal is sent
@@ -548,6 +564,7 @@ int main(void)
     RUN(test_cli_kernels_env_is_checked);
     RUN(test_cli_long_options_with_equals);
     RUN(test_cli_signal_removes_temp_file);
+    RUN(test_cli_bench_csv_quotes_paths);
     RUN(test_cli_bench_checks_models_before_printing);
     RUN(test_cli_bench_skips_a_model_that_fails);
     RUN(test_cli_sweep_no_bench_prints_dash);

@@ -443,6 +443,35 @@ static void test_nan_input_fails_without_output(void)
     CHECK_EQ(leftover_temporaries(), 0);
 }
 
+/* Tensor names are whatever bytes a file holds: the report's CSV quotes them (commas,
+ * quotes, newlines: every record keeps its 12 fields) and its JSON stays valid UTF-8 (a
+ * byte that is not UTF-8 becomes \ufffd; quotes and control bytes are escaped). */
+static void test_report_escapes_odd_names(void)
+{
+    const char *in = tmp_path("oddnames.gguf"), *out = tmp_path("oddnames-q8.gguf");
+    const char *csv = tmp_path("oddnames.csv"), *json = tmp_path("oddnames.json");
+    static float w[64 * 64];
+    for (int i = 0; i < 64 * 64; i++) w[i] = (float)((i * 37) % 101 - 50) * 0.01f;
+    edgellm_gguf_writer *wr = edgellm_gguf_writer_new();
+    int64_t ne2[2] = {64, 64};
+    CHECK(edgellm_gguf_writer_add_tensor(wr, "a,\"b\"\nc\xff.weight", EDGELLM_TYPE_F32, 2, ne2, w));
+    CHECK(edgellm_gguf_writer_add_tensor(wr, "plain.weight", EDGELLM_TYPE_F32, 2, ne2, w));
+    CHECK_OK(edgellm_gguf_writer_write(wr, in, NULL));
+    edgellm_gguf_writer_free(wr);
+    char cmd[4096], log[8192];
+    for (int k = 0; k < 2; k++) {
+        snprintf(cmd, sizeof cmd, "%s quantize %s %s --type q8_0 --report %s", EDGELLM_CLI, in, out, k ? json : csv);
+        CHECK_EQ(run_capture(cmd, log, sizeof log), 0);
+    }
+    char *c = read_file(csv, NULL), *j = read_file(json, NULL);
+    CHECK(c && j);
+    if (c) CHECK_EQ(csv_records(c, 12), 4);   /* header, 2 tensors, TOTAL */
+    if (c) CHECK(strstr(c, "\"a,\"\"b\"\"\nc\xff.weight\",") != NULL);
+    if (j) CHECK(!strchr(j, '\xff') && strstr(j, "\"a,\\\"b\\\"\\u000ac\\ufffd.weight\"") != NULL);
+    free(c);
+    free(j);
+}
+
 /* BF16 input: converting to F32 is exact (bf16 -> f32 only appends zero bits), so every
  * written value equals the source's, and the report says the error is 0 (SQNR +inf). */
 static void test_bf16_input_converts_exactly(void)
@@ -604,6 +633,11 @@ static void test_cli_exit_codes(void)
         CHECK(!strstr(buf, "quantize: quantize") && !strstr(buf, "usage:"));
         if (bad_flags[i][0]) CHECK(strstr(buf, "see 'edgellm quantize --help'") != NULL);
     }
+    /* a report folder that does not exist is found before quantizing: exit 1, no OUT */
+    snprintf(cmd, sizeof cmd, "%s quantize %s %s --type q8_0 --report %s/no-such-dir/r.csv", EDGELLM_CLI, src, out,
+             test_tmpdir());
+    CHECK_EQ(run_capture(cmd, buf, sizeof buf), 1);
+    CHECK(!exists(out) && strstr(buf, "edgellm quantize: ") && strstr(buf, "no-such-dir/r.csv: cannot write the report"));
     /* a --keep pattern that matches nothing still quantizes, with a warning naming it */
     snprintf(cmd, sizeof cmd, "%s quantize %s %s --type q8_0 --keep '*attn_v*,*atn_k*'", EDGELLM_CLI, src, out);
     CHECK_EQ(run_capture(cmd, buf, sizeof buf), 0);
@@ -647,6 +681,7 @@ int main(void)
     RUN(test_requantize_and_thread_independence);
     RUN(test_bf16_input_converts_exactly);
     RUN(test_nan_input_fails_without_output);
+    RUN(test_report_escapes_odd_names);
     RUN(test_writer_stream_contract);
     RUN(test_quantize_oom_sweep);
     RUN(test_cli_tensor_type_aliases);

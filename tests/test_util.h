@@ -229,6 +229,35 @@ static __attribute__((unused)) bool test_run_isolated(void (*fn)(void *arg, void
     return true;
 }
 
+/* RFC 4180 CSV text in which every record (ending in a newline) has `fields` fields: how
+ * many records; -1 when one has another count, a quote is left open or a field has text
+ * after its closing quote (quoted fields may hold commas, doubled quotes and newlines). */
+static __attribute__((unused)) int csv_records(const char *s, int fields)
+{
+    int records = 0, n = 1;
+    bool all = true;
+    while (*s) {
+        if (*s == '"') {                             /* quoted field */
+            for (s++;; s++) {
+                if (!*s) return -1;
+                if (*s == '"' && s[1] == '"') s++;
+                else if (*s == '"') break;
+            }
+            s++;
+            if (*s && *s != ',' && *s != '\n') return -1;
+            continue;
+        }
+        if (*s == ',') n++;
+        else if (*s == '\n') {
+            all &= n == fields;
+            records++;
+            n = 1;
+        }
+        s++;
+    }
+    return all ? records : -1;
+}
+
 /* Path of `name` in the test's temporary directory, in one of 64 rotating buffers (a path
  * stays valid for the next 63 calls). */
 static __attribute__((unused)) const char *test_tmp_path(const char *name)
