@@ -541,6 +541,21 @@ static void test_bench_bandwidth_cli(void)
     const char *p = strstr(out, "bandwidth: ");
     CHECK(p && sscanf(p, "bandwidth: %lf GB/s", &gbps) == 1);
     CHECK(gbps > 0.1 && gbps < 10000);
+    /* -o json / csv: machine-readable, one entry per thread count */
+    snprintf(cmd, sizeof cmd, "%s bench --bandwidth -t 1 -o json", EDGELLM_CLI);
+    CHECK_EQ(run_capture(cmd, out, sizeof out), 0);
+    p = strstr(out, "\"best_gbps\": ");
+    CHECK(out[0] == '[' && strstr(out, "{\"n_threads\": 1, ") && p && sscanf(p, "\"best_gbps\": %lf", &gbps) == 1 &&
+          gbps > 0.1 && strstr(out, "}\n]\n"));
+    snprintf(cmd, sizeof cmd, "%s bench --bandwidth -t 1 -o csv", EDGELLM_CLI);
+    CHECK_EQ(run_capture(cmd, out, sizeof out), 0);
+    CHECK(!strncmp(out, "n_threads,best_gbps,median_gbps,mean_gbps,n_runs,buffer_bytes\n1,", 64));
+    /* a thread list with an empty entry is refused wherever it is */
+    static const char *lists[] = {"1,", ",1", "1,,2"};
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(cmd, sizeof cmd, "%s bench --bandwidth -t %s", EDGELLM_CLI, lists[i]);
+        CHECK_EQ(run_capture(cmd, out, sizeof out), 2);
+    }
 }
 
 /* The paired read of bench: a plain read of a given buffer. Bad arguments give 0; a real
