@@ -138,6 +138,18 @@ static void print_md_footer(const char *path, const edgellm_bench_report *r)
            (double)r->peak_rss_bytes / 1048576.0, (double)r->weight_bytes_per_token / 1048576.0, r->bw_gbps, threads,
            r->bw_measured ? "; the roofline column: tg against a plain read of the same weights by the same threads just before and after each repetition, median"
                           : " (given, used for every thread count)");
+    /* decode faster than the memory roofline: the weights came (partly) from the CPU's
+     * caches, not from memory, so for this model the column is no bound (a small model; the
+     * caches' size as the C library reports it is no help: a VM may be shown a whole
+     * socket's L3) */
+    bool above = false;
+    for (int i = 0; i < r->n_results; i++)
+        above |= r->results[i].n_gen > 0 && (r->results[i].roofline_frac > 1.0 || r->results[i].roofline_frac_all > 1.0);
+    if (above)
+        printf("%s: note: decode ran faster than the memory roofline: its %.1f MiB of weights per token were "
+               "(partly) read from the CPU's caches%s, so the roofline column is no memory-bandwidth bound for it\n",
+               path, (double)r->weight_bytes_per_token / 1048576.0,
+               r->bw_measured ? "" : ", or the given bandwidth is below what this machine reads");
 }
 
 static const char *csv_header =

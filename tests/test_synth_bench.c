@@ -556,6 +556,16 @@ static void test_bench_bandwidth_cli(void)
         snprintf(cmd, sizeof cmd, "%s bench --bandwidth -t %s", EDGELLM_CLI, lists[i]);
         CHECK_EQ(run_capture(cmd, out, sizeof out), 2);
     }
+    /* decode faster than the roofline (here: a given bandwidth far below any machine's)
+     * gets the footer's note, which names the cause */
+    NEED_SHARED(stories, "models/stories260K/stories260K.gguf");
+    snprintf(cmd, sizeof cmd, "%s bench -m %s -p 0 -n 4 -r 1 -t 1 --no-cold --bw-gbps 0.001", EDGELLM_CLI, stories);
+    CHECK_EQ(run_capture(cmd, out, sizeof out), 0);
+    CHECK(strstr(out, "note: decode ran faster than the memory roofline") &&
+          strstr(out, "or the given bandwidth is below what this machine reads"));
+    snprintf(cmd, sizeof cmd, "%s bench -m %s -p 0 -n 4 -r 1 -t 1 --no-cold --bw-gbps 100000", EDGELLM_CLI, stories);
+    CHECK_EQ(run_capture(cmd, out, sizeof out), 0);
+    CHECK(strstr(out, "faster than the memory roofline") == NULL);
 }
 
 /* The paired read of bench: a plain read of a given buffer. Bad arguments give 0; a real
