@@ -239,8 +239,12 @@ edgellm_status cli_eval_write_results(const char *path, const char *ref_path, co
     return fail(err, EDGELLM_ERR_UNSUPPORTED, "%s: this build cannot write JSON (install libcjson-dev and reconfigure)",
                 path);
 #else
-    const char *ref_base = strrchr(ref_path, '/') ? strrchr(ref_path, '/') + 1 : ref_path;
-    const char *text_base = strrchr(text_path, '/') ? strrchr(text_path, '/') + 1 : text_path;
+    /* file names are bytes; JSON is UTF-8 */
+    char ref_buf[1024], text_buf[1024];
+    const char *ref_base = cli_utf8_clean(strrchr(ref_path, '/') ? strrchr(ref_path, '/') + 1 : ref_path, ref_buf,
+                                          sizeof ref_buf);
+    const char *text_base = cli_utf8_clean(strrchr(text_path, '/') ? strrchr(text_path, '/') + 1 : text_path,
+                                           text_buf, sizeof text_buf);
     edgellm_status rc = EDGELLM_OK;
     char *json = NULL, tmp[4096];
     cJSON *root = cJSON_CreateObject(), *res = NULL;

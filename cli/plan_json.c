@@ -23,6 +23,7 @@
  *                 "delta_ppl_pct": 2.8, "kld_mean": 0.031, "top1_pct": 91.9}]}
  */
 #include "plan_json.h"
+#include "commands.h"   /* cli_json_str */
 #include <errno.h>
 #include <stdbool.h>
 #include <math.h>
@@ -310,18 +311,6 @@ int cli_plan_eval_matches(const cli_plan_eval_meta *meta, const edgellm_plan_mod
 
 /* ---------------------------------------------------------------- writer ---- */
 
-static void jstr(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
-        else if (*p == '\n') fputs("\\n", f);
-        else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
-        else fputc(*p, f);
-    }
-    fputc('"', f);
-}
-
 static void jnum(FILE *f, double v)
 {
     if (isnan(v) || isinf(v)) fputs("null", f);
@@ -346,15 +335,15 @@ edgellm_status cli_plan_write_eval(const char *path, const char *model, const ch
     FILE *f = fopen(tmp, "w");
     if (!f) return set_err(err, EDGELLM_ERR_IO, "%s: %s", path, "cannot create the .tmp file next to it");
     fputs("{\"format\": \"edgellm-eval-results\", \"version\": 1, \"model\": ", f);
-    jstr(f, model ? model : "");
+    cli_json_str(f, model ? model : "");
     fputs(", \"reference\": ", f);
-    jstr(f, reference ? reference : "");
+    cli_json_str(f, reference ? reference : "");
     fputs(", \"text\": ", f);
-    jstr(f, text ? text : "");
+    cli_json_str(f, text ? text : "");
     fprintf(f, ", \"n_ctx\": %d, \"results\": [", n_ctx);
     for (int i = 0; i < n; i++) {
         fprintf(f, "%s\n  {\"type\": ", i ? "," : "");
-        jstr(f, q[i].type);
+        cli_json_str(f, q[i].type);
         if (size_bytes) fprintf(f, ", \"size_bytes\": %llu", (unsigned long long)size_bytes[i]);
         if (bpw) fputs(", \"bpw\": ", f), jnum(f, bpw[i]);
         fputs(", \"delta_ppl_pct\": ", f), jnum(f, q[i].delta_ppl_pct);
@@ -376,9 +365,9 @@ static void write_model(FILE *f, const edgellm_plan_model *m)
 {
     const char *sep = "";
     fputc('{', f);
-    KEY("name"); jstr(f, m->name);
-    KEY("arch"); jstr(f, m->arch);
-    KEY("source"); jstr(f, m->source);
+    KEY("name"); cli_json_str(f, m->name);
+    KEY("arch"); cli_json_str(f, m->arch);
+    KEY("source"); cli_json_str(f, m->source);
     KEY("n_layer"); fprintf(f, "%d", m->n_layer);
     KEY("n_embd"); fprintf(f, "%d", m->n_embd);
     KEY("n_head"); fprintf(f, "%d", m->n_head);
@@ -389,7 +378,7 @@ static void write_model(FILE *f, const edgellm_plan_model *m)
     KEY("n_ctx_train"); fprintf(f, "%d", m->n_ctx_train);
     KEY("tied_embeddings"); fputs(m->tied_embeddings ? "true" : "false", f);
     KEY("n_params"); ju64(f, m->n_params);
-    KEY("file"); m->from_file ? jstr(f, m->file_label) : (void)fputs("null", f);
+    KEY("file"); m->from_file ? cli_json_str(f, m->file_label) : (void)fputs("null", f);
     KEY("file_bytes"); m->from_file ? ju64(f, m->file_bytes) : (void)fputs("null", f);
     fputc('}', f);
 }
@@ -398,13 +387,13 @@ static void write_device(FILE *f, const edgellm_plan_device *d)
 {
     const char *sep = "";
     fputc('{', f);
-    KEY("name"); jstr(f, d->name);
-    KEY("description"); jstr(f, d->description);
-    KEY("source"); jstr(f, d->source);
+    KEY("name"); cli_json_str(f, d->name);
+    KEY("description"); cli_json_str(f, d->description);
+    KEY("source"); cli_json_str(f, d->source);
     KEY("ram_bytes"); ju64(f, d->ram_bytes);
     KEY("usable_bytes"); ju64(f, d->usable_bytes);
     KEY("bandwidth_gbps"); jnum(f, d->bw_gbps);
-    KEY("bandwidth_kind"); jstr(f, d->bw_measured ? "measured" : "peak");
+    KEY("bandwidth_kind"); cli_json_str(f, d->bw_measured ? "measured" : "peak");
     KEY("big_cores"); fprintf(f, "%d", d->n_big_cores);
     KEY("little_cores"); fprintf(f, "%d", d->n_little_cores);
     KEY("gflops_per_big_core"); jnum(f, d->gflops_big);
@@ -417,7 +406,7 @@ static void write_row(FILE *f, const edgellm_plan_row *w)
 {
     const char *sep = "";
     fputc('{', f);
-    KEY("type"); jstr(f, w->type);
+    KEY("type"); cli_json_str(f, w->type);
     KEY("weight_exact"); fputs(w->weight_exact ? "true" : "false", f);
     KEY("needs_original"); fputs(w->needs_original ? "true" : "false", f);
     KEY("bpw"); jnum(f, w->bpw);
@@ -428,7 +417,7 @@ static void write_row(FILE *f, const edgellm_plan_row *w)
     KEY("total_bytes"); ju64(f, w->total_bytes);
     KEY("budget_bytes"); ju64(f, w->budget_bytes);
     KEY("left_bytes"); fprintf(f, "%lld", (long long)w->left_bytes);
-    KEY("verdict"); jstr(f, verdict_name(w->verdict));
+    KEY("verdict"); cli_json_str(f, verdict_name(w->verdict));
     KEY("max_ctx"); fprintf(f, "%d", w->max_ctx);
     KEY("read_bytes_per_token"); ju64(f, w->read_bytes_per_token);
     KEY("decode_tps"); jnum(f, w->decode_tps);
@@ -442,7 +431,7 @@ static void write_row(FILE *f, const edgellm_plan_row *w)
         fprintf(f, "%s\"delta_ppl_pct\": ", sep2), sep2 = ", ", jnum(f, w->quality.delta_ppl_pct);
         fprintf(f, "%s\"kld\": ", sep2), jnum(f, w->quality.kld);
         fprintf(f, "%s\"top1_pct\": ", sep2), jnum(f, w->quality.top1_pct);
-        fprintf(f, "%s\"source\": ", sep2), jstr(f, w->quality.source);
+        fprintf(f, "%s\"source\": ", sep2), cli_json_str(f, w->quality.source);
         fputc('}', f);
     }
     fputc('}', f);
@@ -460,9 +449,9 @@ void cli_plan_write_json(FILE *f, const edgellm_plan_report *r, const cli_plan_m
         const char *s2 = "";
         fputc('{', f);
         fprintf(f, "%s\"n_ctx\": %d", s2, r->n_ctx), s2 = ", ";
-        fprintf(f, "%s\"kv_type\": ", s2), jstr(f, edgellm_type_name(r->kv_type));
+        fprintf(f, "%s\"kv_type\": ", s2), cli_json_str(f, edgellm_type_name(r->kv_type));
         fprintf(f, "%s\"batch\": %d", s2, r->batch);
-        fprintf(f, "%s\"scenario\": ", s2), jstr(f, r->scenario == EDGELLM_PLAN_OFFLINE ? "offline" : "realtime");
+        fprintf(f, "%s\"scenario\": ", s2), cli_json_str(f, r->scenario == EDGELLM_PLAN_OFFLINE ? "offline" : "realtime");
         fprintf(f, "%s\"latency_ms\": ", s2), jnum(f, r->latency_ms);
         fprintf(f, "%s\"reading_tps\": ", s2), jnum(f, r->reading_tps);
         fprintf(f, "%s\"prompt_tokens\": %d", s2, r->prompt_tokens);
@@ -481,36 +470,36 @@ void cli_plan_write_json(FILE *f, const edgellm_plan_report *r, const cli_plan_m
     KEY("recommendation");
     {
         fputs("{\"realtime\": {\"type\": ", f);
-        r->realtime_pick >= 0 ? jstr(f, r->rows[r->realtime_pick].type) : (void)fputs("null", f);
+        r->realtime_pick >= 0 ? cli_json_str(f, r->rows[r->realtime_pick].type) : (void)fputs("null", f);
         fputs(", \"why\": ", f);
-        jstr(f, r->realtime_why);
+        cli_json_str(f, r->realtime_why);
         fputs("}, \"offline\": {\"type\": ", f);
-        r->offline_pick >= 0 ? jstr(f, r->rows[r->offline_pick].type) : (void)fputs("null", f);
+        r->offline_pick >= 0 ? cli_json_str(f, r->rows[r->offline_pick].type) : (void)fputs("null", f);
         fprintf(f, ", \"batch\": %d, \"batch_decode_tps\": ", r->offline_batch);
         jnum(f, r->offline_batch_tps);
         fputs(", \"why\": ", f);
-        jstr(f, r->offline_why);
+        cli_json_str(f, r->offline_why);
         fputs("}, \"advice\": ", f);
-        r->advice[0] ? jstr(f, r->advice) : (void)fputs("null", f);
+        r->advice[0] ? cli_json_str(f, r->advice) : (void)fputs("null", f);
         fputc('}', f);
     }
     if (mx) {
         KEY("matrix");
         fprintf(f, "{\"n_ctx_cap\": %d, \"kv_type\": ", mx->n_ctx_cap);
-        jstr(f, edgellm_type_name(mx->kv_type));
+        cli_json_str(f, edgellm_type_name(mx->kv_type));
         fputs(", \"devices\": [", f);
         for (int d = 0; d < mx->n_devices; d++) {
             if (d) fputs(", ", f);
-            jstr(f, mx->devices[d]);
+            cli_json_str(f, mx->devices[d]);
         }
         fputs("], \"rows\": [", f);
         for (int m = 0; m < mx->n_models; m++) {
             fprintf(f, "%s{\"model\": ", m ? ", " : "");
-            jstr(f, mx->models[m]);
+            cli_json_str(f, mx->models[m]);
             fputs(", \"best_fit\": [", f);
             for (int d = 0; d < mx->n_devices; d++) {
                 if (d) fputs(", ", f);
-                mx->cell[m][d][0] ? jstr(f, mx->cell[m][d]) : (void)fputs("null", f);
+                mx->cell[m][d][0] ? cli_json_str(f, mx->cell[m][d]) : (void)fputs("null", f);
             }
             fputs("]}", f);
         }

@@ -21,6 +21,7 @@
 /* The CLI's JSON glue is not in the library: compile it into this test to round-trip the
  * eval-results format (writer and reader). */
 #include "../cli/plan_json.c"
+#include "../cli/escape.c"   /* cli_json_str */
 
 #define GIB (1ull << 30)
 #define MIB (1ull << 20)
@@ -1148,8 +1149,32 @@ static void test_plan_eval_results_round_trip(void)
 #endif
 }
 
+/* cli/escape.c: names are bytes, JSON is UTF-8, CSV fields are quoted. Each byte outside
+ * well-formed UTF-8 (Unicode table 3-7: a lone continuation, an overlong C0 AF, a surrogate
+ * ED A0 80, a cut sequence) becomes U+FFFD; valid sequences pass as they are. */
+static void test_escape_json_csv_utf8(void)
+{
+    char out[64];
+    CHECK(!strcmp(cli_utf8_clean("a\xff" "b\xe2\x82\xac", out, sizeof out), "a\xef\xbf\xbd" "b\xe2\x82\xac"));
+    CHECK(!strcmp(cli_utf8_clean("\xc0\xaf", out, sizeof out), "\xef\xbf\xbd\xef\xbf\xbd"));
+    CHECK(!strcmp(cli_utf8_clean("\xed\xa0\x80", out, sizeof out), "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"));
+    CHECK(!strcmp(cli_utf8_clean("x\xf0\x9f\x98", out, sizeof out), "x\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"));
+    CHECK(!strcmp(cli_utf8_clean("\xf0\x9f\x98\x80!", out, sizeof out), "\xf0\x9f\x98\x80!"));
+    CHECK(!strcmp(cli_utf8_clean("ab\xe2\x82\xac", out, 5), "ab"));   /* cut before a whole character */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cli_json_str(f, "q\"b\\n\n\x01\xff\xc3\xa9");
+    fputc('|', f);
+    cli_csv_str(f, "a,\"b\"\nc");
+    fclose(f);
+    CHECK(buf && !strcmp(buf, "\"q\\\"b\\\\n\\u000a\\u0001\\ufffd\xc3\xa9\"|\"a,\"\"b\"\"\nc\""));
+    free(buf);
+}
+
 int main(void)
 {
+    RUN(test_escape_json_csv_utf8);
     RUN(test_plan_kv_llama2_7b_f16_is_one_gib);
     RUN(test_plan_kv_gqa_is_four_times_less);
     RUN(test_plan_kv_rejects_bad_input);

@@ -469,9 +469,14 @@ edgellm_status edgellm_gguf_writer_write(edgellm_gguf_writer *w, const char *pat
     char tmp[4096];
     int n = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     if (n < 0 || (size_t)n >= sizeof tmp) return edgellm_fail(err, EDGELLM_ERR_IO, "%s: path too long", path);
+    /* registered before it exists, so a signal at any moment after finds it */
+    const int tmp_slot = edgellm_tmp_register(tmp, false);
     out_stream o = {fopen(tmp, "wb"), 0, 0};
-    if (!o.f) return edgellm_fail(err, EDGELLM_ERR_IO, "%s: cannot create %s: %s", path, tmp, strerror(errno));
-    const int tmp_slot = edgellm_tmp_register(tmp, false);   /* removed if a signal stops us */
+    if (!o.f) {
+        const int e = errno;
+        edgellm_tmp_unregister(tmp_slot);
+        return edgellm_fail(err, EDGELLM_ERR_IO, "%s: cannot create %s: %s", path, tmp, strerror(e));
+    }
 
     put_u32(&o, EDGELLM_GGUF_MAGIC);
     put_u32(&o, 3);

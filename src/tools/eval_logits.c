@@ -267,12 +267,12 @@ edgellm_status edgellm_eval_save_logits(const edgellm_model *ref, const char *te
     tmp = edgellm_malloc(tl);
     if (!rec || !ids || !mask || !tmp) { rc = edgellm_fail_nomem(err, out_path); goto done; }
     snprintf(tmp, tl, "%s.tmp", out_path);
+    tmp_slot = edgellm_tmp_register(tmp, false);   /* before it exists: a signal finds it */
     if (!(f = fopen(tmp, "wb"))) {
         rc = edgellm_fail(err, EDGELLM_ERR_IO, "%s: cannot write it (its temporary %s: %s)", out_path, tmp, strerror(errno));
         goto done;
     }
     tmp_made = true;
-    tmp_slot = edgellm_tmp_register(tmp, false);
     header_encode(&h, rec);   /* nll_mean patched at the end */
     if (fwrite(rec, 1, LOGITS_HEADER, f) != LOGITS_HEADER) goto write_error;
 
