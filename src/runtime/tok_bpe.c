@@ -178,10 +178,10 @@ static bool encode_word(const edgellm_tokenizer *t, const unsigned char *w, size
         sym[right].prev = -2;
         if (!queue_pair(t, sym, l->prev, h, false) || !queue_pair(t, sym, left, h, false)) return false;
     }
-    /* A byte whose character the vocabulary lacks (GPT-NeoX and Falcon have none for C0,
-     * C1, F5..FF, bytes that never occur in valid UTF-8) is dropped, as llama.cpp does:
-     * the "unknown" id of these vocabs is often <|endoftext|>, which must not appear
-     * mid-text. */
+    /* A byte whose character the vocabulary lacks is dropped, as llama.cpp does (the
+     * "unknown" id of these vocabs is often <|endoftext|>, which must not appear mid-text).
+     * GPT-NeoX and Falcon have none for C0, C1, F5..FF, bytes that never occur in valid
+     * UTF-8, and invalid bytes were made U+FFFD above: with them it does not happen. */
     for (int32_t i = 0; i >= 0; i = sym[i].next)
         if (sym[i].id >= 0 && !edgellm_tok_vec_push(out, sym[i].id)) return false;
     return true;
@@ -190,9 +190,19 @@ static bool encode_word(const edgellm_tokenizer *t, const unsigned char *w, size
 edgellm_status edgellm_tok_bpe_encode(const edgellm_tokenizer *t, const char *text, size_t len,
                                       edgellm_tok_vec *out)
 {
+    /* Bytes outside well-formed UTF-8 are read as U+FFFD, as llama.cpp's
+     * unicode_cpts_from_utf8 does before its pre-tokenizer regexes (PR #11729), so the ids
+     * are llama.cpp's; every byte-level vocab has the bytes EF BF BD, while some lack the
+     * raw byte's character (C0, C1, F5..FF). Decoding then gives U+FFFD for such a byte. */
+    char *clean = NULL;
+    if (!edgellm_utf8_replace_invalid(text, len, &clean, &len)) return edgellm_fail_nomem(NULL, "tokenizer");
+    if (clean) text = clean;
     size_t *cuts = NULL, n_cuts = 0, longest = 0;
     edgellm_status rc = edgellm_pretokenize(t->pre, text, len, &cuts, &n_cuts);
-    if (rc != EDGELLM_OK) return rc;
+    if (rc != EDGELLM_OK) {
+        edgellm_free(clean);
+        return rc;
+    }
     bpe_symbol *sym = NULL;
     edgellm_tok_heap heap = { 0 };
     for (size_t i = 0; i + 1 < n_cuts; i++) longest = EDGELLM_MAX(longest, cuts[i + 1] - cuts[i]);
@@ -210,5 +220,6 @@ done:
     edgellm_tok_heap_free(&heap);
     edgellm_free(sym);
     edgellm_free(cuts);
+    edgellm_free(clean);
     return rc;
 }

@@ -21,6 +21,7 @@
  * The General_Category table lives in unicode_tables.c (generated).
  */
 #include "unicode.h"
+#include "../common/common.h"
 
 uint32_t edgellm_utf8_decode(const char *str, size_t len, size_t *n_bytes)
 {
@@ -49,6 +50,27 @@ uint32_t edgellm_utf8_decode(const char *str, size_t len, size_t *n_bytes)
     }
     *n_bytes = need + 1;
     return cp;
+}
+
+bool edgellm_utf8_replace_invalid(const char *text, size_t len, char **out, size_t *out_len)
+{
+    size_t n_bad = 0, clen;
+    for (size_t i = 0; i < len; i += clen) n_bad += edgellm_utf8_decode(text + i, len - i, &clen) == EDGELLM_UNICODE_INVALID;
+    *out = NULL;
+    *out_len = len;
+    if (!n_bad) return true;
+    char *c = edgellm_malloc(len + 2 * n_bad + 1);
+    if (!c) return false;
+    size_t o = 0;
+    for (size_t i = 0; i < len; i += clen) {
+        const bool bad = edgellm_utf8_decode(text + i, len - i, &clen) == EDGELLM_UNICODE_INVALID;
+        memcpy(c + o, bad ? "\xef\xbf\xbd" : text + i, bad ? 3 : clen);
+        o += bad ? 3 : clen;
+    }
+    c[o] = 0;
+    *out = c;
+    *out_len = o;
+    return true;
 }
 
 int edgellm_utf8_encode(uint32_t cp, char out[4])

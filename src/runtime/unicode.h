@@ -41,6 +41,12 @@ uint32_t edgellm_utf8_decode(const char *s, size_t len, size_t *n_bytes);
 /* Encode cp (<= U+10FFFF) into out[0..4); returns the byte count (0 for an invalid cp). */
 int edgellm_utf8_encode(uint32_t cp, char out[4]);
 
+/* text[0..len) with each byte that edgellm_utf8_decode finds invalid replaced by U+FFFD
+ * (EF BF BD), as llama.cpp's unicode_cpts_from_utf8 reads such bytes (ggml-org/llama.cpp
+ * PR #11729): a new buffer in *out (edgellm_free; *out_len bytes, NUL-terminated), or
+ * *out = NULL and *out_len = len when the text is well-formed. false when out of memory. */
+bool edgellm_utf8_replace_invalid(const char *text, size_t len, char **out, size_t *out_len);
+
 /* General_Category of cp; EDGELLM_UCAT_Cn for unassigned and for EDGELLM_UNICODE_INVALID. */
 static inline edgellm_ucat edgellm_unicode_category(uint32_t cp)
 {
