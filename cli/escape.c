@@ -5,25 +5,16 @@
  * §8.1) and a CSV field with a comma, quote or newline must be quoted (RFC 4180 §2).
  */
 #include "commands.h"
+#include "runtime/unicode.h"
 #include <stdio.h>
 #include <string.h>
 
 /* Length of the well-formed UTF-8 sequence at s (1-4), or 0 when s[0] does not start one
- * (Unicode 15 table 3-7: no overlong forms, no surrogates, nothing above U+10FFFF). */
+ * (runtime/unicode.c's decoder: Unicode table 3-7, no overlong forms, no surrogates). */
 static int utf8_len(const unsigned char *s)
 {
-    const unsigned c = s[0];
-    if (c < 0x80) return 1;
-    int n;
-    unsigned lo = 0x80, hi = 0xbf;
-    if (c >= 0xc2 && c <= 0xdf) n = 2;
-    else if (c >= 0xe0 && c <= 0xef) n = 3, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-    else if (c >= 0xf0 && c <= 0xf4) n = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-    else return 0;
-    if (s[1] < lo || s[1] > hi) return 0;
-    for (int i = 2; i < n; i++)
-        if (s[i] < 0x80 || s[i] > 0xbf) return 0;
-    return n;
+    size_t n;
+    return edgellm_utf8_decode((const char *)s, strnlen((const char *)s, 4), &n) == EDGELLM_UNICODE_INVALID ? 0 : (int)n;
 }
 
 void cli_json_str(FILE *f, const char *s)
