@@ -302,7 +302,7 @@ int cmd_plan(int argc, char **argv)
     edgellm_plan_params p = edgellm_plan_default_params();
     edgellm_plan_model shape;
     const char *device_file = NULL, *eval_file = NULL;
-    int json = 0, have_model = 0, have_device = 0, rc = 0;
+    int json = 0, list = 0, have_model = 0, have_device = 0, rc = 0;
     long lv;
     double dv;
     edgellm_plan_device *extra = NULL;
@@ -316,7 +316,7 @@ int cmd_plan(int argc, char **argv)
         if (val && (!strcmp(a, "--list") || !strcmp(a, "--json") || !strcmp(a, "--help"))) { rc = cli_takes_no_value("plan", a); goto out; }
 #define NEXT() (val ? val : (i + 1 < argc ? argv[++i] : NULL))
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); goto out; }
-        else if (!strcmp(a, "--list")) { print_list(stdout); goto out; }
+        else if (!strcmp(a, "--list")) list = 1;
         else if (!strcmp(a, "--json")) json = 1;
         else if (!strcmp(a, "-m") || !strcmp(a, "--model")) {
             if (p.shape) { fprintf(stderr, "edgellm plan: give --model or --shape, not both\n"); rc = 2; goto out; }
@@ -374,6 +374,11 @@ int cmd_plan(int argc, char **argv)
             goto out;
         }
 #undef NEXT
+    }
+    if (list) {   /* the catalogues; with --json as JSON */
+        if (json) cli_plan_write_list_json(stdout);
+        else print_list(stdout);
+        goto out;
     }
 
     edgellm_error err = {0};

@@ -179,21 +179,26 @@ edgellm_status cli_plan_read_devices(const char *path, edgellm_plan_device **out
                 snprintf(what, sizeof what, "%s: \"%s\" must be a number > 0", where, required[k]);
                 goto bad;
             }
-        if (get_num(o, "usable_gib", &usable) < 0 || get_num(o, "little_cores", &little) < 0 ||
+        const int has_usable = get_num(o, "usable_gib", &usable);
+        if (has_usable < 0 || get_num(o, "little_cores", &little) < 0 ||
             get_num(o, "gflops_per_big_core", &gb) < 0 || get_num(o, "gflops_per_little_core", &gl) < 0) {
             snprintf(what, sizeof what, "%s: usable_gib, little_cores and gflops_* must be numbers", where);
             goto bad;
         }
-        if (usable < 0) usable = ram / 2;
-        /* ram_gib <= 2^20 (1 PiB): the byte counts below must fit uint64 (1e300 GiB was UB) */
-        const char *why = ram > 1048576.0                   ? "ram_gib must be at most 1048576"
-                          : usable == 0 || usable > ram      ? "usable_gib must be > 0 and at most ram_gib"
+        if (!has_usable) usable = ram / 2;
+        /* plausible ranges, so every figure below stays finite and printable: ram_gib <= 2^20
+         * (1 PiB; the byte counts must fit uint64: 1e300 GiB was UB) and >= 1 MiB; bandwidth
+         * 0.01 GB/s .. 100 TB/s; GFLOP/s per core up to 10^6 (1e-300 printed a 300-digit
+         * TTFT; 1e400 parses as inf) */
+        const char *why = !(ram >= 0.001 && ram <= 1048576.0) ? "ram_gib must be in 0.001..1048576"
+                          : !(usable > 0 && usable <= ram)  ? "usable_gib must be > 0 and at most ram_gib"
+                          : !(bw >= 0.01 && bw <= 100000.0)  ? "bandwidth_gbps must be in 0.01..100000"
                           : big > 1024                       ? "big_cores must be at most 1024"
                           : big != floor(big)                ? "big_cores must be a whole number"
                           : little < 0 || little > 1024      ? "little_cores must be in 0..1024"
                           : little != floor(little)          ? "little_cores must be a whole number"
-                          : gb <= 0                          ? "gflops_per_big_core must be > 0"
-                          : gl < 0                           ? "gflops_per_little_core must be >= 0"
+                          : !(gb >= 0.001 && gb <= 1e6)      ? "gflops_per_big_core must be in 0.001..1000000"
+                          : !(gl == 0 || (gl >= 0.001 && gl <= 1e6)) ? "gflops_per_little_core must be 0 or in 0.001..1000000"
                                                              : NULL;
         if (why) {
             snprintf(what, sizeof what, "%s: %s", where, why);
@@ -506,4 +511,23 @@ void cli_plan_write_json(FILE *f, const edgellm_plan_report *r, const cli_plan_m
         fputs("]}", f);
     }
     fputs("}\n", f);
+}
+
+void cli_plan_write_list_json(FILE *f)
+{
+    fputs("{\"edgellm_plan_version\": 1, \"models\": [", f);
+    for (int i = 0, k = 0; i < edgellm_plan_n_models(); i++) {
+        edgellm_plan_model m;
+        if (edgellm_plan_model_at(i, &m) != EDGELLM_OK) continue;
+        fputs(k++ ? ",\n  " : "\n  ", f);
+        write_model(f, &m);
+    }
+    fputs("],\n \"devices\": [", f);
+    for (int i = 0, k = 0; i < edgellm_plan_n_devices(); i++) {
+        edgellm_plan_device d;
+        if (edgellm_plan_device_at(i, &d) != EDGELLM_OK) continue;
+        fputs(k++ ? ",\n  " : "\n  ", f);
+        write_device(f, &d);
+    }
+    fputs("]}\n", f);
 }

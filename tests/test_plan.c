@@ -897,6 +897,22 @@ static void test_plan_cli_bad_input(void)
     CHECK(strstr(out, "--kv-type") != NULL);
     CHECK_EQ(cli("--list"), 0);
     CHECK(strstr(out, "gemma-2-2b") && strstr(out, "orin-nano-8gb"));
+    /* --list --json (either order): the catalogues as JSON; options after --list are still
+     * checked */
+    static const char *orders[] = {"--list --json", "--json --list"};
+    for (int k = 0; k < 2; k++) {
+        CHECK_EQ(cli(orders[k]), 0);
+        CHECK(!strncmp(out, "{\"edgellm_plan_version\": 1, \"models\": [", 39) && strstr(out, "\"name\": \"gemma-2-2b\"") &&
+              strstr(out, "\"name\": \"orin-nano-8gb\""));
+#ifdef EDGELLM_HAVE_CJSON
+        cJSON *j = cJSON_Parse(out);
+        CHECK(j != NULL);
+        CHECK_EQ(cJSON_GetArraySize(cJSON_GetObjectItem(j, "models")), edgellm_plan_n_models());
+        CHECK_EQ(cJSON_GetArraySize(cJSON_GetObjectItem(j, "devices")), edgellm_plan_n_devices());
+        cJSON_Delete(j);
+#endif
+    }
+    CHECK_EQ(cli("--list --frobnicate"), 2);
 }
 
 static void test_plan_cli_no_arguments(void)
@@ -1058,6 +1074,14 @@ static void test_plan_cli_device_and_eval_files(void)
     /* a value out of range: the message names that field */
     static const struct { const char *json; const char *field; } ranges[] = {
         {"\"ram_gib\": 8, \"usable_gib\": 9, \"bandwidth_gbps\": 10, \"big_cores\": 4", "usable_gib"},
+        /* given but negative was once taken as "not given" (the default, half of ram_gib) */
+        {"\"ram_gib\": 8, \"usable_gib\": -1, \"bandwidth_gbps\": 10, \"big_cores\": 4", "usable_gib must be > 0"},
+        /* not finite (1e400 parses as inf) or implausible: no inf / 300-digit figures */
+        {"\"ram_gib\": 8, \"bandwidth_gbps\": 1e400, \"big_cores\": 4", "bandwidth_gbps must be in 0.01..100000"},
+        {"\"ram_gib\": 8, \"bandwidth_gbps\": 1e-300, \"big_cores\": 4", "bandwidth_gbps must be in"},
+        {"\"ram_gib\": 1e-300, \"bandwidth_gbps\": 10, \"big_cores\": 4", "ram_gib must be in"},
+        {"\"ram_gib\": 8, \"bandwidth_gbps\": 10, \"big_cores\": 4, \"gflops_per_big_core\": 1e-300", "gflops_per_big_core"},
+        {"\"ram_gib\": 8, \"bandwidth_gbps\": 10, \"big_cores\": 4, \"gflops_per_little_core\": 1e400", "gflops_per_little_core"},
         {"\"ram_gib\": 8, \"bandwidth_gbps\": 10, \"big_cores\": 100000", "big_cores"},
         {"\"ram_gib\": 8, \"bandwidth_gbps\": 10, \"big_cores\": 4, \"gflops_per_big_core\": -1", "gflops_per_big_core"},
         {"\"ram_gib\": 8, \"bandwidth_gbps\": 10, \"big_cores\": 4, \"little_cores\": -2", "little_cores"},
