@@ -338,9 +338,25 @@ static void test_eval_saved_logits_mismatch_refused(void)
     CHECK_EQ(edgellm_eval_compare(m, NULL, g, text, len, &fp, &r, &err), EDGELLM_ERR_FORMAT);
     CHECK(strstr(err.msg, "format version 9") && strstr(err.msg, "this build reads version 1"));
     bytes[8] = 1;
+    char saved[4];
+    memcpy(saved, bytes + 512, 4);
     bytes[512] = (char)0xff; bytes[513] = (char)0xff;   /* first record's target id: 65535 >= n_vocab */
     CHECK_EQ(write_file(g, bytes, fsz), 0);
     CHECK_EQ(edgellm_eval_compare(m, NULL, g, text, len, &fp, &r, &err), EDGELLM_ERR_FORMAT);
+    memcpy(bytes + 512, saved, 4);
+    /* the first record's "rest" log-mass (offset 520): positive (it once gave KLD inf), or
+     * negative but not what the top k leave (their probabilities no longer sum to 1) */
+    memcpy(saved, bytes + 520, 4);
+    const float rest_bad[2] = {50.0f, -0.6931f};
+    for (int k = 0; k < 2; k++) {
+        memcpy(bytes + 520, &rest_bad[k], 4);
+        CHECK_EQ(write_file(g, bytes, fsz), 0);
+        CHECK_EQ(edgellm_eval_compare(m, NULL, g, text, len, &fp, &r, &err), EDGELLM_ERR_FORMAT);
+        CHECK(strstr(err.msg, "record 0") && strstr(err.msg, k ? "sum to" : "bad log-probability"));
+    }
+    memcpy(bytes + 520, saved, 4);
+    CHECK_EQ(write_file(g, bytes, fsz), 0);                       /* restored: accepted again */
+    CHECK_EQ(edgellm_eval_compare(m, NULL, g, text, len, &fp, &r, &err), EDGELLM_OK);
     CHECK_EQ(edgellm_eval_compare(m, NULL, tmp_path("absent.logits"), text, len, &fp, &r, &err), EDGELLM_ERR_IO);
     free(bytes);
     edgellm_model_free(m);

@@ -482,13 +482,21 @@ edgellm_status edgellm_eval_logits_next(edgellm_eval_logits_file *f, edgellm_eva
         float *lp = f->lp + (size_t)i * k;
         uint32_t target = get_u32(b);
         float tlp = get_f32(b + 4), rest = get_f32(b + 8);
-        bool bad = target >= h->n_vocab || isnan(tlp) || isnan(rest) || tlp > 0.001f;
+        /* log-probabilities are <= 0 (0.001: float rounding of log 1); the top k and the rest
+         * are a distribution: their probabilities sum to 1 (saved in double, so to ~1e-6; a
+         * damaged byte that keeps every value below 0 still breaks the sum) */
+        bool bad = target >= h->n_vocab || isnan(tlp) || isnan(rest) || tlp > 0.001f || rest > 0.001f;
+        double mass = (uint32_t)k < h->n_vocab ? exp((double)rest) : 0.0;
         for (int j = 0; j < k && !bad; j++) {
             uint32_t id = get_u32(b + 12 + 4 * (size_t)j);
             lp[j] = get_f32(b + 12 + 4 * (size_t)k + 4 * (size_t)j);
             ids[j] = (int32_t)id;
             bad = id >= h->n_vocab || isnan(lp[j]) || lp[j] > 0.001f;
+            mass += exp((double)lp[j]);
         }
+        if (!bad && !(fabs(mass - 1.0) <= 1e-3))
+            return edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: chunk %d record %u: its probabilities sum to %g, not 1 "
+                                "(the file is damaged)", f->path, f->window, i, mass);
         if (bad)
             return edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: chunk %d record %u holds an id >= n_vocab %u or a bad "
                                 "log-probability", f->path, f->window, i, h->n_vocab);
