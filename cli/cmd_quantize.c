@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define MAX_KEEP 64
@@ -71,10 +72,15 @@ static void json_num(FILE *f, double v)
     else fputs("null", f);   /* JSON has no inf: an exact tensor's SQNR */
 }
 
-/* Whether the report file could be written: an existing file writable, or a new one's
- * folder writable and searchable (errno says why not). Nothing is created here. */
+/* Whether the report file could be written: an existing file (not a folder) writable, or
+ * a new one's folder writable and searchable (errno says why not). Nothing is created. */
 static bool report_writable(const char *path)
 {
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        errno = EISDIR;
+        return false;
+    }
     if (access(path, F_OK) == 0) return access(path, W_OK) == 0;
     if (errno != ENOENT) return false;
     char dir[4096];

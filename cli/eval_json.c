@@ -27,6 +27,7 @@
  */
 #include "eval_json.h"
 #include "commands.h"   /* cli_read_text */
+#include "common/common.h"   /* edgellm_tmp_register */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdarg.h>
@@ -265,8 +266,13 @@ edgellm_status cli_eval_write_results(const char *path, const char *ref_path, co
         rc = fail(err, EDGELLM_ERR_MISUSE, "%s: path too long", path);
         goto done;
     }
+    const int slot = edgellm_tmp_register(tmp, false);   /* a signal's handler removes it */
     FILE *f = fopen(tmp, "wb");
-    if (!f) { rc = fail(err, EDGELLM_ERR_IO, "%s: cannot write it (its temporary %s: %s)", path, tmp, strerror(errno)); goto done; }
+    if (!f) {
+        rc = fail(err, EDGELLM_ERR_IO, "%s: cannot write it (its temporary %s: %s)", path, tmp, strerror(errno));
+        edgellm_tmp_unregister(slot);
+        goto done;
+    }
     size_t n = strlen(json);
     int ok = fwrite(json, 1, n, f) == n && fputc('\n', f) != EOF;
     ok = (fclose(f) == 0) && ok;
@@ -274,6 +280,7 @@ edgellm_status cli_eval_write_results(const char *path, const char *ref_path, co
         rc = fail(err, EDGELLM_ERR_IO, "%s: %s", path, strerror(errno));
         remove(tmp);
     }
+    edgellm_tmp_unregister(slot);
 done:
     free(json);
     cJSON_Delete(root);

@@ -24,6 +24,7 @@
  */
 #include "plan_json.h"
 #include "commands.h"   /* cli_json_str */
+#include "common/common.h"   /* edgellm_tmp_register */
 #include <errno.h>
 #include <stdbool.h>
 #include <math.h>
@@ -337,8 +338,12 @@ edgellm_status cli_plan_write_eval(const char *path, const char *model, const ch
 {
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    const int slot = edgellm_tmp_register(tmp, false);   /* a signal's handler removes it */
     FILE *f = fopen(tmp, "w");
-    if (!f) return set_err(err, EDGELLM_ERR_IO, "%s: %s", path, "cannot create the .tmp file next to it");
+    if (!f) {
+        edgellm_tmp_unregister(slot);
+        return set_err(err, EDGELLM_ERR_IO, "%s: %s", path, "cannot create the .tmp file next to it");
+    }
     fputs("{\"format\": \"edgellm-eval-results\", \"version\": 1, \"model\": ", f);
     cli_json_str(f, model ? model : "");
     fputs(", \"reference\": ", f);
@@ -361,8 +366,10 @@ edgellm_status cli_plan_write_eval(const char *path, const char *model, const ch
     bad |= fclose(f) != 0;
     if (bad || rename(tmp, path) != 0) {
         remove(tmp);
+        edgellm_tmp_unregister(slot);
         return set_err(err, EDGELLM_ERR_IO, "%s: %s", path, "cannot write");
     }
+    edgellm_tmp_unregister(slot);
     return EDGELLM_OK;
 }
 

@@ -347,7 +347,9 @@ static void test_eval_saved_logits_mismatch_refused(void)
     /* the first record's "rest" log-mass (offset 520): positive (it once gave KLD inf), or
      * negative but not what the top k leave (their probabilities no longer sum to 1) */
     memcpy(saved, bytes + 520, 4);
-    const float rest_bad[2] = {50.0f, -0.6931f};
+    float rest0;
+    memcpy(&rest0, saved, 4);
+    const float rest_bad[2] = {50.0f, logf(expf(rest0) + 0.5f)};   /* the second: 0.5 more mass */
     for (int k = 0; k < 2; k++) {
         memcpy(bytes + 520, &rest_bad[k], 4);
         CHECK_EQ(write_file(g, bytes, fsz), 0);

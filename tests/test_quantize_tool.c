@@ -638,6 +638,14 @@ static void test_cli_exit_codes(void)
              test_tmpdir());
     CHECK_EQ(run_capture(cmd, buf, sizeof buf), 1);
     CHECK(!exists(out) && strstr(buf, "edgellm quantize: ") && strstr(buf, "no-such-dir/r.csv: cannot write the report"));
+    /* ... and a report path that is a folder */
+    char dir_csv[700];
+    snprintf(dir_csv, sizeof dir_csv, "%s/a-folder.csv", test_tmpdir());
+    CHECK_EQ(mkdir(dir_csv, 0755), 0);
+    snprintf(cmd, sizeof cmd, "%s quantize %s %s --type q8_0 --report %s", EDGELLM_CLI, src, out, dir_csv);
+    CHECK_EQ(run_capture(cmd, buf, sizeof buf), 1);
+    CHECK(!exists(out) && strstr(buf, "a-folder.csv: cannot write the report there: Is a directory"));
+    rmdir(dir_csv);
     /* a --keep pattern that matches nothing still quantizes, with a warning naming it */
     snprintf(cmd, sizeof cmd, "%s quantize %s %s --type q8_0 --keep '*attn_v*,*atn_k*'", EDGELLM_CLI, src, out);
     CHECK_EQ(run_capture(cmd, buf, sizeof buf), 0);

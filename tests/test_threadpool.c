@@ -5,7 +5,9 @@
  * process's affinity mask (which also caps the default thread count). */
 #include "test_util.h"
 #include "common/threadpool.h"
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <unistd.h>
 
@@ -213,6 +215,40 @@ static void test_pool_spins_only_when_it_fits_the_mask(void)
     CHECK(!edgellm_threadpool_spins(NULL));
 }
 
+/* Per thread of a run: whether SIGINT and SIGTERM are blocked there. */
+typedef struct {
+    atomic_int blocked[EDGELLM_MAX_THREADS];
+} mask_job;
+
+static void mask_task(void *arg, int ith, int nth)
+{
+    (void)nth;
+    mask_job *j = arg;
+    sigset_t m;
+    pthread_sigmask(SIG_BLOCK, NULL, &m);
+    atomic_store(&j->blocked[ith], sigismember(&m, SIGINT) == 1 && sigismember(&m, SIGTERM) == 1 &&
+                                       sigismember(&m, SIGSEGV) == 0);
+}
+
+/* The pool's workers block asynchronous signals (edgellm_thread_create), so a SIGINT meant
+ * for the process is handled by the application's thread, never by a worker while the
+ * caller goes on; the caller's own mask is as it was (thread 0 of a run is the caller). */
+static void test_pool_workers_block_async_signals(void)
+{
+    edgellm_threadpool *p = NULL;
+    CHECK_EQ(edgellm_threadpool_new(4, &p, NULL), EDGELLM_OK);
+    if (!p) return;
+    mask_job j;
+    memset(&j, 0, sizeof j);
+    edgellm_threadpool_run(p, mask_task, &j);
+    CHECK_EQ(atomic_load(&j.blocked[0]), 0);
+    for (int t = 1; t < 4; t++) CHECK_EQ(atomic_load(&j.blocked[t]), 1);
+    edgellm_threadpool_free(p);
+    sigset_t m;
+    pthread_sigmask(SIG_BLOCK, NULL, &m);
+    CHECK(!sigismember(&m, SIGINT) && !sigismember(&m, SIGTERM));
+}
+
 int main(void)
 {
     RUN(test_split_range_covers_exactly_once);
@@ -222,5 +258,6 @@ int main(void)
     RUN(test_pool_null_runs_on_caller);
     RUN(test_pool_rejects_bad_counts_and_oom);
     RUN(test_pool_spins_only_when_it_fits_the_mask);
+    RUN(test_pool_workers_block_async_signals);
     return test_summary();
 }

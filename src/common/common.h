@@ -9,6 +9,7 @@
 #include "edgellm.h"
 #include <stdbool.h>
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -60,6 +61,14 @@ void edgellm_hint_huge_pages(void *p, size_t n);
 /* Physical core count (falls back to logical CPUs), at most the CPUs this process may run
  * on (its affinity mask: taskset, container cpusets): the default thread count. */
 int edgellm_n_physical_cores(void);
+
+/* pthread_create for edgellm's worker threads (thread pool, bandwidth probe): the thread
+ * blocks every asynchronous signal (SIGINT, SIGTERM, SIGHUP, ...; not the synchronous
+ * SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT), so a process-directed signal
+ * reaches the application's own threads and its handler never runs on a worker while
+ * another thread goes on (edgellm_remove_temp_files relies on that). Returns
+ * pthread_create's result. */
+int edgellm_thread_create(pthread_t *t, void *(*fn)(void *), void *arg);
 
 /* The CPUs this process may run on: its affinity mask where the OS has one, else the online
  * CPUs 0 .. n-1. Returns how many (<= 0 when unknown) and writes the first min(that, cap)

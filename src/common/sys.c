@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+#include <pthread.h>
+#include <signal.h>
 #if defined(__linux__)
 #include <sched.h>
 #include <sys/mman.h>
@@ -84,4 +86,18 @@ void edgellm_hint_huge_pages(void *p, size_t n)
     (void)p;
     (void)n;
 #endif
+}
+
+int edgellm_thread_create(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+    /* the new thread starts with the creator's signal mask: block every signal but the
+     * synchronous ones (a fault in the worker itself) for the moment of the creation */
+    sigset_t all, old;
+    sigfillset(&all);
+    static const int sync_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT};
+    for (size_t i = 0; i < sizeof sync_sigs / sizeof sync_sigs[0]; i++) sigdelset(&all, sync_sigs[i]);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    const int rc = pthread_create(t, NULL, fn, arg);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
 }

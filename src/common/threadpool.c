@@ -147,7 +147,7 @@ edgellm_status edgellm_threadpool_new(int n_threads, edgellm_threadpool **out, e
     for (int i = 1; i < n_threads; i++) {
         p->args[i].pool = p;
         p->args[i].ith = i;
-        if (pthread_create(&p->threads[p->n_started], NULL, worker_main, &p->args[i]) != 0) {
+        if (edgellm_thread_create(&p->threads[p->n_started], worker_main, &p->args[i]) != 0) {
             edgellm_threadpool_free(p);
             return edgellm_fail(err, EDGELLM_ERR_NOMEM, "thread pool: cannot start thread %d of %d", i,
                                 n_threads);

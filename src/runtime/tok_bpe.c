@@ -191,9 +191,11 @@ edgellm_status edgellm_tok_bpe_encode(const edgellm_tokenizer *t, const char *te
                                       edgellm_tok_vec *out)
 {
     /* Bytes outside well-formed UTF-8 are read as U+FFFD, as llama.cpp's
-     * unicode_cpts_from_utf8 does before its pre-tokenizer regexes (PR #11729), so the ids
-     * are llama.cpp's; every byte-level vocab has the bytes EF BF BD, while some lack the
-     * raw byte's character (C0, C1, F5..FF). Decoding then gives U+FFFD for such a byte. */
+     * unicode_cpts_from_utf8 does before its pre-tokenizer regexes (PR #11729); every
+     * byte-level vocab has the bytes EF BF BD, while some lack the raw byte's character
+     * (C0, C1, F5..FF). Decoding then gives U+FFFD for such a byte. llama.cpp's decoder is
+     * looser (overlong forms, surrogates and F5..F7 leads decode there): for those the ids
+     * differ; here they are invalid, as Unicode's table 3-7 says. */
     char *clean = NULL;
     if (!edgellm_utf8_replace_invalid(text, len, &clean, &len)) return edgellm_fail_nomem(NULL, "tokenizer");
     if (clean) text = clean;

@@ -120,7 +120,7 @@ static double membw_run(const edgellm_membw_vec *buf, size_t n_vec, int n_thread
         jobs[t].n_vec = per;
         jobs[t].sink = 0;
         if (t == n_threads - 1) break;            /* the calling thread does the last slice */
-        if (pthread_create(&th[t], NULL, membw_worker, &jobs[t]) != 0) break;
+        if (edgellm_thread_create(&th[t], membw_worker, &jobs[t]) != 0) break;
         started++;
     }
     bool ok = started == n_threads - 1;
