@@ -18,7 +18,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: edgellm bench -m MODEL.gguf [-m MODEL2.gguf ...] [options]\n"
-            "       edgellm bench --bandwidth [-t LIST]\n"
+            "       edgellm bench --bandwidth [-t LIST] [-o md|csv|json]\n"
             "\n"
             "  -m, --model FILE      GGUF model (repeatable)\n"
             "  -p, --n-prompt N      prompt-processing test pp<N>: one pass of N tokens (default 128, 0 = skip)\n"
@@ -128,10 +128,10 @@ static void print_md(const edgellm_bench_report *r)
 
 static void print_md_footer(const char *path, const edgellm_bench_report *r)
 {
-    char threads[64] = "";
+    char threads[96] = "";
     if (r->bw_n_threads > 0)
-        snprintf(threads, sizeof threads, " measured with %d thread%s (the default -t)", r->bw_n_threads,
-                 r->bw_n_threads == 1 ? "" : "s");
+        snprintf(threads, sizeof threads, " measured with %d thread%s (all physical cores, whatever -t)",
+                 r->bw_n_threads, r->bw_n_threads == 1 ? "" : "s");
     printf("\n%s: load %.1f ms (%s), warm %.1f ms; peak RSS %.1f MiB; weights read per token %.1f MiB; "
            "bandwidth %.2f GB/s%s%s\n",
            path, r->load_ms, r->load_cold ? "cold: page cache dropped" : "page cache not dropped", r->load_warm_ms,

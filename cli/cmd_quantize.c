@@ -317,6 +317,7 @@ int cmd_quantize(int argc, char **argv)
     }
     rc = 0;
     if (report_path && write_report(report_path, pos[0], pos[1], &r)) rc = 1;
+    else if (report_path) fprintf(stderr, "edgellm quantize: wrote the report to %s\n", report_path);
     const bool none_took = r.scheme_edgellm && !r.edgellm_only;
     /* the scheme's own type on no tensor, a smaller group of it on some (rows of 64 for g128):
      * say which type the file really holds, by plan's own reading of the written file (its

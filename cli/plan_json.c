@@ -175,11 +175,15 @@ edgellm_status cli_plan_read_devices(const char *path, edgellm_plan_device **out
         double ram = 0, usable = -1, bw = 0, big = 0, little = 0, gb = 25.0, gl = 5.0;
         static const char *const required[] = {"ram_gib", "bandwidth_gbps", "big_cores"};
         double *req_v[] = {&ram, &bw, &big};
-        for (int k = 0; k < 3; k++)
-            if (get_num(o, required[k], req_v[k]) != 1 || !(*req_v[k] > 0)) {
-                snprintf(what, sizeof what, "%s: \"%s\" must be a number > 0", where, required[k]);
+        for (int k = 0; k < 3; k++) {
+            const int got = get_num(o, required[k], req_v[k]);
+            if (got != 1 || !(*req_v[k] > 0)) {
+                snprintf(what, sizeof what, got == 0 ? "%s: \"%s\" is missing (a number > 0; see edgellm plan --help)"
+                                                     : "%s: \"%s\" must be a number > 0",
+                         where, required[k]);
                 goto bad;
             }
+        }
         const int has_usable = get_num(o, "usable_gib", &usable);
         if (has_usable < 0 || get_num(o, "little_cores", &little) < 0 ||
             get_num(o, "gflops_per_big_core", &gb) < 0 || get_num(o, "gflops_per_little_core", &gl) < 0) {

@@ -462,6 +462,7 @@ static void test_report_escapes_odd_names(void)
     for (int k = 0; k < 2; k++) {
         snprintf(cmd, sizeof cmd, "%s quantize %s %s --type q8_0 --report %s", EDGELLM_CLI, in, out, k ? json : csv);
         CHECK_EQ(run_capture(cmd, log, sizeof log), 0);
+        CHECK(strstr(log, "wrote the report to ") && strstr(log, k ? json : csv));
     }
     char *c = read_file(csv, NULL), *j = read_file(json, NULL);
     CHECK(c && j);

@@ -435,7 +435,8 @@ static void describe(const edgellm_model *m, edgellm_bench_report *r)
     char size[16];
     double np = (double)info.n_params;
     if (np >= 1e9) snprintf(size, sizeof size, "%.1fB", np / 1e9);
-    else snprintf(size, sizeof size, "%.0fM", np / 1e6);
+    else if (np >= 1e7) snprintf(size, sizeof size, "%.0fM", np / 1e6);
+    else snprintf(size, sizeof size, "%.2gM", np / 1e6);   /* stories260K: 0.29M, not 0M */
     snprintf(r->model_type, sizeof r->model_type, "%s %s %s", info.arch, size, r->ftype);
 }
 

@@ -283,7 +283,9 @@ static void recommend_offline(const plan_job *j, const edgellm_plan_params *p, c
                  "%s: the best quality that fits (%.2f of %.2f GiB). Decode %d sequences as a batch: %.1f tok/s in "
                  "total (%.1f alone)%s.",
                  row->type, row->total_bytes / GIB_D, row->budget_bytes / GIB_D, b, r->offline_batch_tps, alone,
-                 b >= 4 ? ", the guide's batch of 4-8" : "; memory allows no batch of 4-8");
+                 b >= 4    ? ", the guide's batch of 4-8"
+                 : fits >= 4 ? "; a batch of 4-8 fits but is not faster (compute bounds it, not memory)"
+                             : "; memory allows no batch of 4-8");
     else
         snprintf(r->offline_why, sizeof r->offline_why,
                  "%s: the best quality that fits (%.2f of %.2f GiB), %.1f tok/s; memory leaves no room to batch.",
