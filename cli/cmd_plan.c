@@ -77,7 +77,13 @@ static void fmt_mem(char *buf, size_t size, double v)
     else snprintf(buf, size, "%.0f", v);
 }
 
-static void print_list(FILE *f)
+static void print_device_line(FILE *f, const edgellm_plan_device *d)
+{
+    fprintf(f, "  %-16s RAM %5.1f GiB, usable %5.2f GiB, %5.1f GB/s %s  %s\n", d->name, d->ram_bytes / GIB,
+            d->usable_bytes / GIB, d->bw_gbps, d->bw_measured ? "measured" : "peak    ", d->description);
+}
+
+static void print_list(FILE *f, const edgellm_plan_device *extra, int n_extra)
 {
     fprintf(f, "models:\n");
     for (int i = 0; i < edgellm_plan_n_models(); i++) {
@@ -90,10 +96,11 @@ static void print_list(FILE *f)
     for (int i = 0; i < edgellm_plan_n_devices(); i++) {
         edgellm_plan_device d;
         if (edgellm_plan_device_at(i, &d) != EDGELLM_OK) continue;
-        fprintf(f, "  %-16s RAM %5.1f GiB, usable %5.2f GiB, %5.1f GB/s %s  %s\n", d.name, d.ram_bytes / GIB,
-                d.usable_bytes / GIB, d.bw_gbps, d.bw_measured ? "measured" : "peak    ", d.description);
+        print_device_line(f, &d);
     }
     fprintf(f, "  %-16s this machine (measured)\n", "host");
+    if (n_extra > 0) fprintf(f, "devices of the device file:\n");
+    for (int i = 0; i < n_extra; i++) print_device_line(f, &extra[i]);
 }
 
 static void print_report(FILE *f, const edgellm_plan_report *r)
@@ -375,12 +382,6 @@ int cmd_plan(int argc, char **argv)
         }
 #undef NEXT
     }
-    if (list) {   /* the catalogues; with --json as JSON */
-        if (json) cli_plan_write_list_json(stdout);
-        else print_list(stdout);
-        goto out;
-    }
-
     edgellm_error err = {0};
     /* user devices: --device-file, or --device FILE.json */
     if (!device_file && p.device && strlen(p.device) > 5 && !strcmp(p.device + strlen(p.device) - 5, ".json"))
@@ -401,6 +402,11 @@ int cmd_plan(int argc, char **argv)
                 fprintf(stderr, "edgellm plan: note: %s holds %d devices; planning for the first, '%s' (choose with "
                                 "--device-file %s --device NAME)\n", device_file, n, extra[0].name, device_file);
         }
+    }
+    if (list) {   /* the catalogues and a device file's devices; with --json as JSON */
+        if (json) cli_plan_write_list_json(stdout, extra, p.n_extra_devices);
+        else print_list(stdout, extra, p.n_extra_devices);
+        goto out;
     }
     /* quality results: --eval FILE, or MODEL.eval.json next to a model file */
     char auto_eval[4096];

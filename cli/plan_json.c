@@ -524,7 +524,7 @@ void cli_plan_write_json(FILE *f, const edgellm_plan_report *r, const cli_plan_m
     fputs("}\n", f);
 }
 
-void cli_plan_write_list_json(FILE *f)
+void cli_plan_write_list_json(FILE *f, const edgellm_plan_device *extra, int n_extra)
 {
     fputs("{\"edgellm_plan_version\": 1, \"models\": [", f);
     for (int i = 0, k = 0; i < edgellm_plan_n_models(); i++) {
@@ -539,6 +539,11 @@ void cli_plan_write_list_json(FILE *f)
         if (edgellm_plan_device_at(i, &d) != EDGELLM_OK) continue;
         fputs(k++ ? ",\n  " : "\n  ", f);
         write_device(f, &d);
+    }
+    fputs("],\n \"file_devices\": [", f);
+    for (int i = 0; i < n_extra; i++) {
+        fputs(i ? ",\n  " : "\n  ", f);
+        write_device(f, &extra[i]);
     }
     fputs("]}\n", f);
 }

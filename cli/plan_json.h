@@ -59,8 +59,9 @@ edgellm_status cli_plan_write_eval(const char *path, const char *model, const ch
 
 /* The report (and the matrix, when not NULL) as one JSON object. */
 void cli_plan_write_json(FILE *f, const edgellm_plan_report *r, const cli_plan_matrix *mx);
-/* `plan --list --json`: {"edgellm_plan_version": 1, "models": [...], "devices": [...]}, the
- * catalogues with the same model and device objects as a plan report. */
-void cli_plan_write_list_json(FILE *f);
+/* `plan --list --json`: {"edgellm_plan_version": 1, "models": [...], "devices": [...],
+ * "file_devices": [...]}, the catalogues and a device file's devices (extra[0..n_extra))
+ * with the same model and device objects as a plan report. */
+void cli_plan_write_list_json(FILE *f, const edgellm_plan_device *extra, int n_extra);
 
 #endif

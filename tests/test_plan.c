@@ -931,6 +931,17 @@ static void test_plan_cli_bad_input(void)
 #endif
     }
     CHECK_EQ(cli("--list --frobnicate"), 2);
+    /* a device file's devices are listed too, after the catalogue */
+    char dev[600], args2[1024];
+    snprintf(dev, sizeof dev, "%s/list-devices.json", test_tmpdir());
+    const char *devs = "{\"devices\": [{\"name\": \"my-board\", \"ram_gib\": 8, \"bandwidth_gbps\": 10, \"big_cores\": 4}]}";
+    write_file(dev, devs, strlen(devs));
+    snprintf(args2, sizeof args2, "--device-file %s --list", dev);
+    CHECK_EQ(cli(args2), 0);
+    CHECK(strstr(out, "devices of the device file:\n  my-board ") != NULL);
+    snprintf(args2, sizeof args2, "--list --json --device-file %s", dev);
+    CHECK_EQ(cli(args2), 0);
+    CHECK(strstr(out, "\"file_devices\": [\n  {\"name\": \"my-board\"") != NULL);
 }
 
 static void test_plan_cli_no_arguments(void)
