@@ -227,7 +227,7 @@ static void mask_task(void *arg, int ith, int nth)
     sigset_t m;
     pthread_sigmask(SIG_BLOCK, NULL, &m);
     atomic_store(&j->blocked[ith], sigismember(&m, SIGINT) == 1 && sigismember(&m, SIGTERM) == 1 &&
-                                       sigismember(&m, SIGSEGV) == 0);
+                                       sigismember(&m, SIGSEGV) == 0 && sigismember(&m, SIGPROF) == 0);
 }
 
 /* The pool's workers block asynchronous signals (edgellm_thread_create), so a SIGINT meant

@@ -64,7 +64,8 @@ int edgellm_n_physical_cores(void);
 
 /* pthread_create for edgellm's worker threads (thread pool, bandwidth probe): the thread
  * blocks every asynchronous signal (SIGINT, SIGTERM, SIGHUP, ...; not the synchronous
- * SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT), so a process-directed signal
+ * SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT, nor the profilers' SIGPROF and
+ * SIGVTALRM), so a process-directed signal
  * reaches the application's own threads and its handler never runs on a worker while
  * another thread goes on (edgellm_remove_temp_files relies on that). Returns
  * pthread_create's result. */

@@ -91,10 +91,11 @@ void edgellm_hint_huge_pages(void *p, size_t n)
 int edgellm_thread_create(pthread_t *t, void *(*fn)(void *), void *arg)
 {
     /* the new thread starts with the creator's signal mask: block every signal but the
-     * synchronous ones (a fault in the worker itself) for the moment of the creation */
+     * synchronous ones (a fault in the worker itself) and the profilers' timers (SIGPROF,
+     * SIGVTALRM: sampling a worker must still work) for the moment of the creation */
     sigset_t all, old;
     sigfillset(&all);
-    static const int sync_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT};
+    static const int sync_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT, SIGPROF, SIGVTALRM};
     for (size_t i = 0; i < sizeof sync_sigs / sizeof sync_sigs[0]; i++) sigdelset(&all, sync_sigs[i]);
     pthread_sigmask(SIG_BLOCK, &all, &old);
     const int rc = pthread_create(t, NULL, fn, arg);
