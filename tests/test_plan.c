@@ -642,6 +642,40 @@ static void test_plan_user_device_and_quality(void)
         CHECK(strstr(q4->quality.source, "edgellm eval") != NULL);
         CHECK(strstr(q8->quality.source, "published") != NULL);
     }
+    /* llama-3.2-1b's Q6_K and Q8_0 differ tensor by tensor: no sharing between them */
+    snprintf(q.type, sizeof q.type, "Q8_0");
+    CHECK_OK(edgellm_plan(&p, r, NULL));
+    const edgellm_plan_row *q6 = row_named(r, "Q6_K");
+    CHECK(q6 && strstr(q6->quality.source, "published") != NULL);
+    free(r);
+}
+
+/* A candidate whose every tensor falls back to another candidate's types makes the same
+ * file: stories260K (rows of 64 and 172) gets Q8_0 / F16 tensors from the Q6_K recipe
+ * exactly as from Q8_0's, so with Q8_0 measured, Q6_K shows that measurement (it showed
+ * Llama-3-8B's published Q6_K figure next to a Q8_0 row of the same size). */
+static void test_plan_fallback_shares_measured_quality(void)
+{
+    NEED_SHARED(st, "models/stories260K/stories260K.gguf");
+    edgellm_plan_quality q;
+    memset(&q, 0, sizeof q);
+    snprintf(q.type, sizeof q.type, "Q8_0");
+    q.kld = 0.0007; q.delta_ppl_pct = 0.13; q.top1_pct = 99.0;
+    snprintf(q.source, sizeof q.source, "edgellm eval: test");
+    edgellm_plan_params p = params_for(st, "pi5-8gb", 0);
+    p.quality = &q;
+    p.n_quality = 1;
+    edgellm_plan_report *r = new_report();
+    CHECK_OK(edgellm_plan(&p, r, NULL));
+    const edgellm_plan_row *q6 = row_named(r, "Q6_K"), *q8 = row_named(r, "Q8_0"), *q4 = row_named(r, "Q4_K_M");
+    CHECK(q6 && q8 && q4);
+    if (q6 && q8 && q4) {
+        CHECK_EQ(q6->weight_bytes, q8->weight_bytes);
+        CHECK_NEAR(q6->quality.kld, 0.0007, 0);
+        CHECK(!strcmp(q6->quality.type, "Q6_K"));
+        CHECK(strstr(q6->quality.source, "every tensor as in Q8_0") && strstr(q6->quality.source, "edgellm eval: test"));
+        CHECK(strstr(q4->quality.source, "published") != NULL);   /* Q4_K_M's tensors differ */
+    }
     free(r);
 }
 
@@ -1228,6 +1262,7 @@ static void test_escape_json_csv_utf8(void)
 int main(void)
 {
     RUN(test_escape_json_csv_utf8);
+    RUN(test_plan_fallback_shares_measured_quality);
     RUN(test_plan_kv_llama2_7b_f16_is_one_gib);
     RUN(test_plan_kv_gqa_is_four_times_less);
     RUN(test_plan_kv_rejects_bad_input);

@@ -124,6 +124,44 @@ static void find_quality(const edgellm_plan_params *p, const char *type, edgellm
     snprintf(q->source, sizeof q->source, "no published figure; run edgellm eval");
 }
 
+/* Whether eval results (p->quality) hold a measured figure for this candidate name. */
+static bool measured(const edgellm_plan_params *p, const char *type)
+{
+    for (int i = 0; i < p->n_quality; i++)
+        if (name_eq(p->quality[i].type, type)) return true;
+    return false;
+}
+
+/* The type a candidate gives tensor i (a file row: the file's own type). */
+static int tensor_type(const plan_job *j, const edgellm_plan_recipe *r, size_t i)
+{
+    return r->file && j->t[i].file_type >= 0 ? j->t[i].file_type : edgellm_plan_tensor_type(r, &j->t[i], j->m->n_layer);
+}
+
+/* A candidate without a measured figure whose every tensor gets the same type as in a
+ * candidate with one (all its rows fall back: stories260K's Q6_K is its Q8_0 file) would
+ * make the same file: it takes that measured figure, not a published one for a type it
+ * does not use. */
+static void share_measured_quality(const plan_job *j, const edgellm_plan_params *p, const edgellm_plan_recipe *used,
+                                   int n_used, edgellm_plan_row *rows)
+{
+    for (int k = 0; k < n_used; k++) {
+        if (measured(p, rows[k].type)) continue;
+        for (int l = 0; l < n_used; l++) {
+            if (l == k || !measured(p, rows[l].type)) continue;
+            size_t i = 0;
+            while (i < j->n && tensor_type(j, &used[k], i) == tensor_type(j, &used[l], i)) i++;
+            if (i < j->n) continue;
+            rows[k].quality = rows[l].quality;
+            snprintf(rows[k].quality.type, sizeof rows[k].quality.type, "%.23s", rows[k].type);
+            snprintf(rows[k].quality.source, sizeof rows[k].quality.source,
+                     "every tensor as in %.23s, so %.23s's measured figure (%.100s)", rows[l].type, rows[l].type,
+                     rows[l].quality.source);
+            break;
+        }
+    }
+}
+
 static void fill_row(const plan_job *j, const edgellm_plan_params *p, const edgellm_plan_recipe *rc,
                      edgellm_plan_row *row)
 {
@@ -508,6 +546,7 @@ edgellm_status edgellm_plan(const edgellm_plan_params *pp, edgellm_plan_report *
         used[n_used++] = recipes[k];
     }
     for (int k = 0; k < n_used; k++) fill_row(&job, &p, &used[k], &r->rows[k]);
+    share_measured_quality(&job, &p, used, n_used, r->rows);
     r->n_rows = n_used;
     /* an already quantized file cannot give back bits it does not have: candidates above
      * its bits per weight need the original weights (requantizing only loses more) */
