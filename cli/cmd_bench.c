@@ -215,38 +215,37 @@ static void print_json(const char *path, const char *cpu, const char *when, cons
     }
 }
 
-/* Measure and print the bandwidth for each thread count; *gbps = the value at the
- * default (all physical cores, or the largest count given). Returns 0 or 1. */
 /* Read bandwidth per thread count (none: the physical cores); the best in *gbps. fmt NULL:
- * print nothing; "md": one line each; "csv" / "json": rows / an array of objects. */
+ * print nothing; "md": one line each; "csv" / "json": rows / an array of objects. Returns
+ * 0 or 1. */
 static int measure_bandwidth(const int *threads, int n, const char *fmt, double *gbps)
 {
     int list[EDGELLM_BENCH_MAX_THREADS_LIST + 1], m = 0;
     for (int i = 0; i < n; i++) list[m++] = threads[i];
     if (m == 0) list[m++] = 0;   /* physical cores */
     *gbps = 0;
-    if (fmt && !strcmp(fmt, "csv")) printf("n_threads,best_gbps,median_gbps,mean_gbps,n_runs,buffer_bytes\n");
-    if (fmt && !strcmp(fmt, "json")) printf("[\n");
+    const bool csv = fmt && !strcmp(fmt, "csv"), json = fmt && !strcmp(fmt, "json");
+    if (csv) printf("n_threads,best_gbps,median_gbps,mean_gbps,n_runs,buffer_bytes\n");
+    if (json) printf("[\n");
     for (int i = 0; i < m; i++) {
         edgellm_membw_params p = edgellm_membw_default_params();
         p.n_threads = list[i];
         edgellm_membw_result r;
         edgellm_error err = {0};
         if (edgellm_membw_measure(&p, &r, &err) != EDGELLM_OK) {
-            if (fmt && !strcmp(fmt, "json")) printf("]\n");   /* what was measured stays an array */
+            if (json) printf("]\n");   /* what was measured stays an array */
             cli_print_error("bench", &err);
             return 1;
         }
-        if (!fmt) {
-        } else if (!strcmp(fmt, "csv")) {
+        if (csv) {
             printf("%d,%.4f,%.4f,%.4f,%d,%llu\n", r.n_threads, r.best_gbps, r.median_gbps, r.mean_gbps, r.n_runs,
                    (unsigned long long)r.buffer_bytes);
-        } else if (!strcmp(fmt, "json")) {
+        } else if (json) {
             printf("%s  {\"n_threads\": %d, \"best_gbps\": %.4f, \"median_gbps\": %.4f, \"mean_gbps\": %.4f, "
                    "\"n_runs\": %d, \"buffer_bytes\": %llu}",
                    i ? ",\n" : "", r.n_threads, r.best_gbps, r.median_gbps, r.mean_gbps, r.n_runs,
                    (unsigned long long)r.buffer_bytes);
-        } else {
+        } else if (fmt) {
             printf("memory read bandwidth: %.2f GB/s best, %.2f GB/s median, %.2f GB/s mean (%d thread%s, %d runs, "
                    "%.0f MiB buffer)\n",
                    r.best_gbps, r.median_gbps, r.mean_gbps, r.n_threads, r.n_threads == 1 ? "" : "s", r.n_runs,
@@ -255,7 +254,7 @@ static int measure_bandwidth(const int *threads, int n, const char *fmt, double 
         fflush(stdout);
         if (r.best_gbps > *gbps) *gbps = r.best_gbps;
     }
-    if (fmt && !strcmp(fmt, "json")) printf("\n]\n");
+    if (json) printf("\n]\n");
     return 0;
 }
 

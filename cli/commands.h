@@ -63,10 +63,6 @@ int cli_draw_bar(void *user, double fraction, const char *what);
  * well-formed UTF-8 as it is, each byte that is not part of well-formed UTF-8 as \ufffd
  * (RFC 8259 §8.1: JSON text is UTF-8). */
 void cli_json_str(FILE *f, const char *s);
-/* s with every byte that is not part of well-formed UTF-8 replaced by U+FFFD, into out
- * (size bytes, NUL-terminated; cut at a whole character when it does not fit): for strings
- * handed to cJSON, which copies bytes as they are. Returns out. */
-const char *cli_utf8_clean(const char *s, char *out, size_t size);
 /* s as one CSV field (RFC 4180): in double quotes, each '"' doubled; commas, newlines and
  * any bytes kept as they are. */
 void cli_csv_str(FILE *f, const char *s);

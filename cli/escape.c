@@ -1,8 +1,9 @@
 /*
- * escape.c — text for machine-readable output: JSON string literals (cli_json_str), CSV
- * fields (cli_csv_str) and UTF-8 cleaning for cJSON (cli_utf8_clean). Contracts in
- * commands.h. File and tensor names are arbitrary bytes; JSON text must be UTF-8 (RFC 8259
- * §8.1) and a CSV field with a comma, quote or newline must be quoted (RFC 4180 §2).
+ * escape.c — text for machine-readable output: JSON string literals (cli_json_str) and CSV
+ * fields (cli_csv_str); strings for cJSON go through edgellm_utf8_replace_invalid
+ * (runtime/unicode.h). Contracts in commands.h. File and tensor names are arbitrary
+ * bytes; JSON text must be UTF-8 (RFC 8259 §8.1) and a CSV field with a comma, quote or
+ * newline must be quoted (RFC 4180 §2).
  */
 #include "commands.h"
 #include "runtime/unicode.h"
@@ -31,23 +32,6 @@ void cli_json_str(FILE *f, const char *s)
         p += n;
     }
     fputc('"', f);
-}
-
-const char *cli_utf8_clean(const char *s, char *out, size_t size)
-{
-    size_t o = 0;
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
-        const int n = utf8_len(p);
-        const unsigned char *src = n ? p : (const unsigned char *)"\xef\xbf\xbd";
-        const size_t len = n ? (size_t)n : 3;
-        if (o + len >= size) break;
-        memcpy(out + o, src, len);
-        o += len;
-        p += n ? (size_t)n : 1;
-    }
-    if (size) out[o < size ? o : size - 1] = 0;
-    return out;
 }
 
 void cli_csv_str(FILE *f, const char *s)

@@ -28,6 +28,7 @@
 #include "eval_json.h"
 #include "commands.h"   /* cli_read_text */
 #include "common/common.h"   /* edgellm_tmp_register */
+#include "runtime/unicode.h"   /* edgellm_utf8_replace_invalid */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdarg.h>
@@ -240,16 +241,22 @@ edgellm_status cli_eval_write_results(const char *path, const char *ref_path, co
     return fail(err, EDGELLM_ERR_UNSUPPORTED, "%s: this build cannot write JSON (install libcjson-dev and reconfigure)",
                 path);
 #else
-    /* file names are bytes; JSON is UTF-8 */
-    char ref_buf[1024], text_buf[1024];
-    const char *ref_base = cli_utf8_clean(strrchr(ref_path, '/') ? strrchr(ref_path, '/') + 1 : ref_path, ref_buf,
-                                          sizeof ref_buf);
-    const char *text_base = cli_utf8_clean(strrchr(text_path, '/') ? strrchr(text_path, '/') + 1 : text_path,
-                                           text_buf, sizeof text_buf);
+    /* file names are bytes; JSON is UTF-8 and cJSON copies bytes as they are: each byte
+     * that is not well-formed UTF-8 becomes U+FFFD */
+    const char *ref_name = strrchr(ref_path, '/') ? strrchr(ref_path, '/') + 1 : ref_path;
+    const char *text_name = strrchr(text_path, '/') ? strrchr(text_path, '/') + 1 : text_path;
+    char *ref_clean = NULL, *text_clean = NULL;
+    size_t clean_len;
+    if (!edgellm_utf8_replace_invalid(ref_name, strlen(ref_name), &ref_clean, &clean_len) ||
+        !edgellm_utf8_replace_invalid(text_name, strlen(text_name), &text_clean, &clean_len)) {
+        edgellm_free(ref_clean);
+        return fail(err, EDGELLM_ERR_NOMEM, "%s: out of memory", path);
+    }
+    const char *ref_base = ref_clean ? ref_clean : ref_name, *text_base = text_clean ? text_clean : text_name;
     edgellm_status rc = EDGELLM_OK;
     char *json = NULL, tmp[4096];
     cJSON *root = cJSON_CreateObject(), *res = NULL;
-    if (!root) return fail(err, EDGELLM_ERR_NOMEM, "%s: out of memory", path);
+    if (!root) { rc = fail(err, EDGELLM_ERR_NOMEM, "%s: out of memory", path); goto done; }
     cJSON_AddStringToObject(root, "format", "edgellm-eval-results");
     cJSON_AddNumberToObject(root, "version", 1);
     cJSON_AddStringToObject(root, "model", ref_base);
@@ -284,6 +291,8 @@ edgellm_status cli_eval_write_results(const char *path, const char *ref_path, co
 done:
     free(json);
     cJSON_Delete(root);
+    edgellm_free(ref_clean);
+    edgellm_free(text_clean);
     return rc;
 #endif
 }

@@ -132,12 +132,6 @@ static bool measured(const edgellm_plan_params *p, const char *type)
     return false;
 }
 
-/* The type a candidate gives tensor i (a file row: the file's own type). */
-static int tensor_type(const plan_job *j, const edgellm_plan_recipe *r, size_t i)
-{
-    return r->file && j->t[i].file_type >= 0 ? j->t[i].file_type : edgellm_plan_tensor_type(r, &j->t[i], j->m->n_layer);
-}
-
 /* A candidate without a measured figure whose every tensor gets the same type as in a
  * candidate with one (all its rows fall back: stories260K's Q6_K is its Q8_0 file) would
  * make the same file: it takes that measured figure, not a published one for a type it
@@ -150,7 +144,9 @@ static void share_measured_quality(const plan_job *j, const edgellm_plan_params 
         for (int l = 0; l < n_used; l++) {
             if (l == k || !measured(p, rows[l].type)) continue;
             size_t i = 0;
-            while (i < j->n && tensor_type(j, &used[k], i) == tensor_type(j, &used[l], i)) i++;
+            while (i < j->n && edgellm_plan_tensor_type(&used[k], &j->t[i], j->m->n_layer) ==
+                                   edgellm_plan_tensor_type(&used[l], &j->t[i], j->m->n_layer))
+                i++;
             if (i < j->n) continue;
             rows[k].quality = rows[l].quality;
             snprintf(rows[k].quality.type, sizeof rows[k].quality.type, "%.23s", rows[k].type);

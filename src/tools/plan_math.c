@@ -287,7 +287,7 @@ void edgellm_plan_recipe_weights(const edgellm_plan_recipe *r, const edgellm_pla
     double pp = 0, dec = 0;
     for (size_t i = 0; i < n; i++) {
         uint64_t bytes;
-        const int type = r->file && t[i].file_type >= 0 ? t[i].file_type : edgellm_plan_tensor_type(r, &t[i], n_layer);
+        const int type = edgellm_plan_tensor_type(r, &t[i], n_layer);   /* a file row: the file's type */
         if (r->file && t[i].file_type >= 0) bytes = t[i].file_bytes;
         else bytes = edgellm_plan_type_bytes(type, t[i].ne0, t[i].n_rows);
         uint64_t params = (uint64_t)t[i].ne0 * (uint64_t)t[i].n_rows;
