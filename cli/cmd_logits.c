@@ -6,6 +6,7 @@
  * By default all tokens go through one causal pass (prefill); --decode feeds them one at
  * a time instead (the rows must agree bit for bit; useful for comparison). */
 #include "commands.h"
+#include "common/common.h"   /* edgellm_out_open */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +99,7 @@ int cmd_logits(int argc, char **argv)
     edgellm_ctx *ctx = NULL;
     float *logits = NULL;
     FILE *f = NULL;
+    edgellm_out_file of = {.f = NULL, .slot = -1, .tmp = ""};
     edgellm_model_params mp = edgellm_model_default_params();
     mp.n_threads = (int)n_threads;
     if (edgellm_model_load(model_path, &mp, &model, &err) != EDGELLM_OK) goto fail;
@@ -116,8 +118,8 @@ int cmd_logits(int argc, char **argv)
         goto fail;
     }
     /* float32 little-endian: write byte by byte so the file is LE on any host. */
-    f = fopen(out_path, "wb");
-    if (!f) { snprintf(err.msg, sizeof err.msg, "%s: %s", out_path, strerror(errno)); goto fail; }
+    if (edgellm_out_open(&of, out_path, "wb", &err) != EDGELLM_OK) goto fail;   /* whole or not at all */
+    f = of.f;
     for (size_t i = 0; i < (size_t)n_tokens * row; i++) {
         uint32_t u;
         memcpy(&u, &logits[i], 4);
@@ -125,19 +127,15 @@ int cmd_logits(int argc, char **argv)
                               (unsigned char)(u >> 24)};
         if (fwrite(b, 1, 4, f) != 4) break;
     }
-    if (ferror(f) || fclose(f) != 0) {
-        f = NULL;
-        snprintf(err.msg, sizeof err.msg, "%s: write failed", out_path);
-        goto fail;
-    }
     f = NULL;
+    if (edgellm_out_commit(&of, &err) != EDGELLM_OK) goto fail;
     fprintf(stderr, "edgellm logits: wrote %d x %zu logits to %s\n", n_tokens, row, out_path);
     rc = 0;
     goto done;
 fail:
     cli_print_error("logits", &err);
 done:
-    if (f) fclose(f);
+    edgellm_out_discard(&of);   /* after a commit: nothing left to do */
     free(logits);
     edgellm_ctx_free(ctx);
     edgellm_model_free(model);

@@ -4,6 +4,7 @@
  * terminal, prints the table (stderr) and writes the --report file (CSV or JSON, chosen by
  * the file's extension). */
 #include "commands.h"
+#include "common/common.h"   /* edgellm_out_open */
 #include "tensor/types.h"
 #include <errno.h>
 #include <fnmatch.h>
@@ -95,8 +96,13 @@ static int write_report(const char *path, const char *in, const char *out, const
 {
     const char *dot = strrchr(path, '.');
     int json = dot && !strcmp(dot, ".json");
-    FILE *f = fopen(path, "w");
-    if (!f) { fprintf(stderr, "edgellm quantize: %s: cannot write the report: %s\n", path, strerror(errno)); return 1; }
+    edgellm_out_file of;   /* written whole or not at all, a signal's handler removes it */
+    edgellm_error err = {0};
+    if (edgellm_out_open(&of, path, "w", &err) != EDGELLM_OK) {
+        cli_print_error("quantize", &err);
+        return 1;
+    }
+    FILE *f = of.f;
     if (json) {
         fprintf(f, "{\n  \"input\": ");
         cli_json_str(f, in);
@@ -153,7 +159,10 @@ static int write_report(const char *path, const char *in, const char *out, const
         fprintf(f, ",,%d,%llu,%llu,,,,,\"%.4f -> %.4f bpw\"\n", r->n_fallbacks,
                 (unsigned long long)r->src_bytes, (unsigned long long)r->dst_bytes, r->src_bpw, r->dst_bpw);
     }
-    if (fclose(f) != 0) { fprintf(stderr, "edgellm quantize: %s: write failed: %s\n", path, strerror(errno)); return 1; }
+    if (edgellm_out_commit(&of, &err) != EDGELLM_OK) {
+        cli_print_error("quantize", &err);
+        return 1;
+    }
     return 0;
 }
 

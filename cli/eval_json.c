@@ -27,7 +27,7 @@
  */
 #include "eval_json.h"
 #include "commands.h"   /* cli_read_text */
-#include "common/common.h"   /* edgellm_tmp_register */
+#include "common/common.h"   /* edgellm_out_open */
 #include "runtime/unicode.h"   /* edgellm_utf8_replace_invalid */
 #include <errno.h>
 #include <stdbool.h>
@@ -254,7 +254,7 @@ edgellm_status cli_eval_write_results(const char *path, const char *ref_path, co
     }
     const char *ref_base = ref_clean ? ref_clean : ref_name, *text_base = text_clean ? text_clean : text_name;
     edgellm_status rc = EDGELLM_OK;
-    char *json = NULL, tmp[4096];
+    char *json = NULL;
     cJSON *root = cJSON_CreateObject(), *res = NULL;
     if (!root) { rc = fail(err, EDGELLM_ERR_NOMEM, "%s: out of memory", path); goto done; }
     cJSON_AddStringToObject(root, "format", "edgellm-eval-results");
@@ -269,25 +269,11 @@ edgellm_status cli_eval_write_results(const char *path, const char *ref_path, co
     cJSON_AddItemToArray(res, row_json(&r->ref, 1));
     for (int i = 0; i < r->n_rows; i++) cJSON_AddItemToArray(res, row_json(&r->rows[i], 0));
     if (!(json = cJSON_Print(root))) { rc = fail(err, EDGELLM_ERR_NOMEM, "%s: out of memory", path); goto done; }
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp) {
-        rc = fail(err, EDGELLM_ERR_MISUSE, "%s: path too long", path);
-        goto done;
-    }
-    const int slot = edgellm_tmp_register(tmp, false);   /* a signal's handler removes it */
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        rc = fail(err, EDGELLM_ERR_IO, "%s: cannot write it (its temporary %s: %s)", path, tmp, strerror(errno));
-        edgellm_tmp_unregister(slot);
-        goto done;
-    }
-    size_t n = strlen(json);
-    int ok = fwrite(json, 1, n, f) == n && fputc('\n', f) != EOF;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        rc = fail(err, EDGELLM_ERR_IO, "%s: %s", path, strerror(errno));
-        remove(tmp);
-    }
-    edgellm_tmp_unregister(slot);
+    edgellm_out_file of;   /* written whole or not at all, a signal's handler removes it */
+    if ((rc = edgellm_out_open(&of, path, "wb", err)) != EDGELLM_OK) goto done;
+    fputs(json, of.f);
+    fputc('\n', of.f);
+    rc = edgellm_out_commit(&of, err);
 done:
     free(json);
     cJSON_Delete(root);

@@ -224,8 +224,8 @@ static void check_kernels_env(void)
             active);
 }
 
-/* SIGINT, SIGTERM, SIGHUP, SIGQUIT: remove the temporary files being written (a GGUF's
- * "OUT.tmp.PID", save-logits' "OUT.tmp", eval sweep's scratch folder), then die of the same
+/* SIGINT, SIGTERM, SIGHUP, SIGQUIT: remove the temporary files being written (every
+ * output's "OUT.tmp.PID" (edgellm_out_open), eval sweep's scratch folder), then die of the same
  * signal (the shell sees 128 + N, as without the handler). A signal the process inherited
  * as ignored (nohup) stays ignored. */
 static void on_fatal_signal(int sig)

@@ -24,7 +24,7 @@
  */
 #include "plan_json.h"
 #include "commands.h"   /* cli_json_str */
-#include "common/common.h"   /* edgellm_tmp_register */
+#include "common/common.h"   /* edgellm_out_open */
 #include <errno.h>
 #include <stdbool.h>
 #include <math.h>
@@ -340,14 +340,10 @@ edgellm_status cli_plan_write_eval(const char *path, const char *model, const ch
                                    int n_ctx, const edgellm_plan_quality *q, const uint64_t *size_bytes,
                                    const double *bpw, int n, edgellm_error *err)
 {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    const int slot = edgellm_tmp_register(tmp, false);   /* a signal's handler removes it */
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        edgellm_tmp_unregister(slot);
-        return set_err(err, EDGELLM_ERR_IO, "%s: %s", path, "cannot create the .tmp file next to it");
-    }
+    edgellm_out_file of;   /* written whole or not at all, a signal's handler removes it */
+    edgellm_status rc = edgellm_out_open(&of, path, "w", err);
+    if (rc != EDGELLM_OK) return rc;
+    FILE *f = of.f;
     fputs("{\"format\": \"edgellm-eval-results\", \"version\": 1, \"model\": ", f);
     cli_json_str(f, model ? model : "");
     fputs(", \"reference\": ", f);
@@ -366,15 +362,7 @@ edgellm_status cli_plan_write_eval(const char *path, const char *model, const ch
         fputc('}', f);
     }
     fputs("\n]}\n", f);
-    int bad = ferror(f);
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        remove(tmp);
-        edgellm_tmp_unregister(slot);
-        return set_err(err, EDGELLM_ERR_IO, "%s: %s", path, "cannot write");
-    }
-    edgellm_tmp_unregister(slot);
-    return EDGELLM_OK;
+    return edgellm_out_commit(&of, err);
 }
 
 static void write_model(FILE *f, const edgellm_plan_model *m)

@@ -12,6 +12,8 @@
 #include "test_util.h"
 #include "format/gguf.h"
 #include "tensor/types.h"
+#include "common/common.h"
+#include <fcntl.h>
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
@@ -698,6 +700,81 @@ static void test_gguf_write_oom_sweep(void)
     edgellm_gguf_close(g);
 }
 
+/* edgellm_out_open / _commit / _discard (src/common/tmpfiles.c), the one path every output
+ * file takes: committed = the whole content under the name and no temporary; discarded =
+ * the old content untouched; a symbolic link keeps being a link to the replaced file; a
+ * path that is a pipe (and so a device such as /dev/null) is written in place, never
+ * replaced by a regular file (the FIFO stands in for /dev/null: a regression then breaks
+ * only a test file); a directory is refused up front; a temporary removed by a signal's
+ * handler makes the commit fail with the target untouched. */
+static void test_out_file_whole_or_nothing(void)
+{
+    char dir[600], path[700], link[700], fifo[700], buf[64];
+    snprintf(dir, sizeof dir, "%s/outfile", test_tmpdir());
+    CHECK_EQ(mkdir(dir, 0755), 0);
+    snprintf(path, sizeof path, "%s/a.txt", dir);
+    edgellm_out_file o;
+    edgellm_error err = {0};
+    CHECK_OK(edgellm_out_open(&o, path, "w", &err));
+    fputs("new", o.f);
+    CHECK(access(path, F_OK) != 0 && access(o.tmp, F_OK) == 0 && strstr(o.tmp, ".tmp.") != NULL);
+    CHECK_OK(edgellm_out_commit(&o, &err));
+    size_t n = 0;
+    char *got = read_file(path, &n);
+    CHECK(got && n == 3 && !memcmp(got, "new", 3));
+    free(got);
+    CHECK_EQ(count_files(dir, "a.txt.tmp"), 0);
+    edgellm_out_discard(&o);                         /* after a commit: harmless */
+    CHECK(access(path, F_OK) == 0);
+
+    CHECK_OK(edgellm_out_open(&o, path, "w", &err));  /* discarded: the old content stays */
+    fputs("half", o.f);
+    edgellm_out_discard(&o);
+    got = read_file(path, &n);
+    CHECK(got && n == 3 && !memcmp(got, "new", 3));
+    free(got);
+    CHECK_EQ(count_files(dir, "a.txt.tmp"), 0);
+
+    snprintf(link, sizeof link, "%s/link.txt", dir);  /* through a link: the file is replaced */
+    CHECK_EQ(symlink("a.txt", link), 0);
+    CHECK_OK(edgellm_out_open(&o, link, "w", &err));
+    fputs("linked", o.f);
+    CHECK_OK(edgellm_out_commit(&o, &err));
+    struct stat st;
+    CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+    got = read_file(path, &n);
+    CHECK(got && n == 6 && !memcmp(got, "linked", 6));
+    free(got);
+    CHECK_EQ(count_files(dir, "link.txt"), 1);
+
+    snprintf(fifo, sizeof fifo, "%s/pipe", dir);      /* not a regular file: in place */
+    CHECK_EQ(mkfifo(fifo, 0600), 0);
+    const int rd = open(fifo, O_RDONLY | O_NONBLOCK);
+    CHECK(rd >= 0);
+    CHECK_OK(edgellm_out_open(&o, fifo, "w", &err));
+    CHECK(o.in_place && o.tmp[0] == 0);
+    fputs("piped", o.f);
+    CHECK_OK(edgellm_out_commit(&o, &err));
+    CHECK_EQ(read(rd, buf, sizeof buf), 5);
+    close(rd);
+    CHECK(stat(fifo, &st) == 0 && S_ISFIFO(st.st_mode));
+    CHECK_EQ(count_files(dir, "pipe"), 1);
+
+    CHECK_EQ(edgellm_out_open(&o, dir, "w", &err), EDGELLM_ERR_IO);   /* a directory */
+    CHECK(strstr(err.msg, "is a directory") != NULL && o.f == NULL);
+    CHECK_EQ(count_files(test_tmpdir(), "outfile.tmp"), 0);
+
+    CHECK_OK(edgellm_out_open(&o, path, "w", &err));  /* a signal's handler took the temporary */
+    fputs("lost", o.f);
+    edgellm_remove_temp_files();
+    CHECK_EQ(edgellm_out_commit(&o, &err), EDGELLM_ERR_IO);
+    CHECK(strstr(err.msg, path) != NULL);
+    got = read_file(path, &n);
+    CHECK(got && n == 6 && !memcmp(got, "linked", 6));
+    free(got);
+    CHECK_EQ(count_files(dir, "a.txt.tmp"), 0);
+}
+
 int main(void)
 {
     RUN(test_gguf_write_tiny_file_bytes);
@@ -712,5 +789,6 @@ int main(void)
     RUN(test_gguf_write_temp_registry);
     RUN(test_gguf_write_replaces_atomically);
     RUN(test_gguf_write_oom_sweep);
+    RUN(test_out_file_whole_or_nothing);
     return test_summary();
 }

@@ -10,7 +10,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #if defined(__GNUC__)
@@ -70,6 +72,11 @@ int edgellm_n_physical_cores(void);
  * another thread goes on (edgellm_remove_temp_files relies on that). Returns
  * pthread_create's result. */
 int edgellm_thread_create(pthread_t *t, void *(*fn)(void *), void *arg);
+/* Block the asynchronous signals (as edgellm_thread_create's workers) on the calling thread
+ * for a few instructions that must not be split by a handler (create a temporary, then
+ * register it); *old receives the mask to restore with edgellm_restore_signals. */
+void edgellm_block_async_signals(sigset_t *old);
+void edgellm_restore_signals(const sigset_t *old);
 
 /* The CPUs this process may run on: its affinity mask where the OS has one, else the online
  * CPUs 0 .. n-1. Returns how many (<= 0 when unknown) and writes the first min(that, cap)
@@ -83,6 +90,36 @@ int edgellm_usable_cpus(int *ids, int cap);
  * still runs; only a signal would then leave it). Thread-safe. src/common/tmpfiles.c. */
 int edgellm_tmp_register(const char *path, bool is_dir);
 void edgellm_tmp_unregister(int slot);
+
+/* A file written whole or not at all: every writer of an output file (GGUF, saved logits,
+ * logits dumps, JSON results, reports) writes "TARGET.tmp.PID", registered with
+ * edgellm_tmp_register before it exists, and renames it onto TARGET only once all of it is
+ * written and flushed; on any failure, or a signal (edgellm_remove_temp_files), TARGET is
+ * untouched and no temporary stays. TARGET is PATH, or for a symbolic link the file it
+ * names (the link stays a link). A PATH that exists and is no regular file (/dev/null,
+ * /dev/stdout on a terminal or pipe, a FIFO) is written in place: there is nothing to
+ * replace, and renaming onto it would replace the device node itself. Usage: open, write
+ * to o.f, then commit (or discard on the writer's own error). src/common/tmpfiles.c. */
+typedef struct {
+    FILE *f;                 /* open for writing (NULL once closed)                      */
+    int slot;                /* edgellm_tmp_register's slot, or -1                        */
+    bool in_place;           /* PATH is a device or pipe: no temporary, no rename         */
+    const char *path;        /* PATH as given, for messages                               */
+    char target[4096];       /* the file renamed onto                                     */
+    char tmp[4096];          /* "TARGET.tmp.PID" while it exists, else ""                 */
+} edgellm_out_file;
+/* Create the temporary for PATH (fopen mode, e.g. "wb"). EDGELLM_ERR_IO "PATH: cannot write
+ * it (its temporary TMP: reason)" or "PATH: is a directory"; EDGELLM_ERR_MISUSE for a path
+ * too long. On failure nothing is left open or registered. */
+edgellm_status edgellm_out_open(edgellm_out_file *o, const char *path, const char *mode, edgellm_error *err);
+/* Check the stream's error flag, flush, fsync (EINVAL/EROFS ignored: not every file
+ * system syncs), close and rename onto the target. EDGELLM_ERR_IO "PATH: write failed:
+ * reason" or "PATH: cannot rename TMP into place: reason", the temporary then removed.
+ * Unregisters in every case. */
+edgellm_status edgellm_out_commit(edgellm_out_file *o, edgellm_error *err);
+/* Close (if still open) and remove the temporary, unregister: the writer's own error path.
+ * Harmless after a failed open or a commit. */
+void edgellm_out_discard(edgellm_out_file *o);
 
 /* Little-endian loads from an unaligned byte pointer. */
 static inline uint16_t edgellm_rd_u16(const void *p) { uint16_t v; memcpy(&v, p, 2); return v; }

@@ -88,17 +88,26 @@ void edgellm_hint_huge_pages(void *p, size_t n)
 #endif
 }
 
-int edgellm_thread_create(pthread_t *t, void *(*fn)(void *), void *arg)
+void edgellm_block_async_signals(sigset_t *old)
 {
-    /* the new thread starts with the creator's signal mask: block every signal but the
-     * synchronous ones (a fault in the worker itself) and the profilers' timers (SIGPROF,
-     * SIGVTALRM: sampling a worker must still work) for the moment of the creation */
-    sigset_t all, old;
+    /* every signal but the synchronous ones (a fault in this thread itself) and the
+     * profilers' timers (SIGPROF, SIGVTALRM: sampling must still work) */
+    sigset_t all;
     sigfillset(&all);
     static const int sync_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT, SIGPROF, SIGVTALRM};
     for (size_t i = 0; i < sizeof sync_sigs / sizeof sync_sigs[0]; i++) sigdelset(&all, sync_sigs[i]);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
+    pthread_sigmask(SIG_BLOCK, &all, old);
+}
+
+void edgellm_restore_signals(const sigset_t *old) { pthread_sigmask(SIG_SETMASK, old, NULL); }
+
+int edgellm_thread_create(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+    /* the new thread starts with the creator's signal mask: asynchronous signals blocked
+     * for the moment of the creation */
+    sigset_t old;
+    edgellm_block_async_signals(&old);
     const int rc = pthread_create(t, NULL, fn, arg);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    edgellm_restore_signals(&old);
     return rc;
 }

@@ -30,7 +30,8 @@
  * (a key set twice keeps its first position and its last value). Nothing reaches the
  * target path until the whole file has been written and flushed to "<path>.tmp.<pid>";
  * then rename() replaces the target atomically, and any failure unlinks the temporary
- * (registered meanwhile for edgellm_remove_temp_files: a signal's handler removes it too).
+ * (edgellm_out_open/_commit, common.h: registered meanwhile for edgellm_remove_temp_files,
+ * so a signal's handler removes it too).
  * Streamed tensors (add_tensor_stream) have no data pointer: their producer callback
  * writes the bytes through a sink during write, so a file larger than memory can be made.
  */
@@ -466,17 +467,10 @@ edgellm_status edgellm_gguf_writer_write(edgellm_gguf_writer *w, const char *pat
         off -= off % ALIGN;
     }
 
-    char tmp[4096];
-    int n = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    if (n < 0 || (size_t)n >= sizeof tmp) return edgellm_fail(err, EDGELLM_ERR_IO, "%s: path too long", path);
-    /* registered before it exists, so a signal at any moment after finds it */
-    const int tmp_slot = edgellm_tmp_register(tmp, false);
-    out_stream o = {fopen(tmp, "wb"), 0, 0};
-    if (!o.f) {
-        const int e = errno;
-        edgellm_tmp_unregister(tmp_slot);
-        return edgellm_fail(err, EDGELLM_ERR_IO, "%s: cannot create %s: %s", path, tmp, strerror(e));
-    }
+    edgellm_out_file of;
+    edgellm_status rc = edgellm_out_open(&of, path, "wb", err);
+    if (rc != EDGELLM_OK) return rc;
+    out_stream o = {of.f, 0, 0};
 
     put_u32(&o, EDGELLM_GGUF_MAGIC);
     put_u32(&o, 3);
@@ -496,14 +490,12 @@ edgellm_status edgellm_gguf_writer_write(edgellm_gguf_writer *w, const char *pat
         const wtensor *t = &w->t[i];
         if (t->produce) {
             edgellm_gguf_sink sink = {&o, t->size_bytes, false};
-            edgellm_status rc = t->produce(t->user, t->tag, &sink, err);
+            rc = t->produce(t->user, t->tag, &sink, err);
             if (rc == EDGELLM_OK && !o.err && (sink.overrun || sink.left))
                 rc = edgellm_fail(err, EDGELLM_ERR_MISUSE, "%s: tensor %s: producer wrote %s bytes than its %llu",
                                   path, t->name, sink.overrun ? "more" : "fewer", (unsigned long long)t->size_bytes);
             if (rc != EDGELLM_OK) {
-                fclose(o.f);
-                unlink(tmp);
-                edgellm_tmp_unregister(tmp_slot);
+                edgellm_out_discard(&of);
                 return rc;
             }
         } else {
@@ -511,20 +503,9 @@ edgellm_status edgellm_gguf_writer_write(edgellm_gguf_writer *w, const char *pat
         }
         put_pad(&o);
     }
-    if (!o.err && fflush(o.f) != 0) o.err = errno ? errno : EIO;
-    if (!o.err && fsync(fileno(o.f)) != 0 && errno != EINVAL && errno != EROFS) o.err = errno;
-    if (fclose(o.f) != 0 && !o.err) o.err = errno ? errno : EIO;
     if (o.err) {
-        unlink(tmp);
-        edgellm_tmp_unregister(tmp_slot);
+        edgellm_out_discard(&of);
         return edgellm_fail(err, EDGELLM_ERR_IO, "%s: write failed: %s", path, strerror(o.err));
     }
-    if (rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        edgellm_tmp_unregister(tmp_slot);
-        return edgellm_fail(err, EDGELLM_ERR_IO, "%s: cannot rename %s into place: %s", path, tmp, strerror(e));
-    }
-    edgellm_tmp_unregister(tmp_slot);
-    return EDGELLM_OK;
+    return edgellm_out_commit(&of, err);   /* flush, fsync, rename into place */
 }

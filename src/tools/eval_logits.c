@@ -228,10 +228,8 @@ edgellm_status edgellm_eval_save_logits(const edgellm_model *ref, const char *te
     edgellm_eval_plan pl;
     edgellm_eval_runner r;
     memset(&r, 0, sizeof r);
+    edgellm_out_file of = {.f = NULL, .slot = -1, .tmp = ""};   /* written whole or not at all */
     FILE *f = NULL;
-    char *tmp = NULL;
-    bool tmp_made = false;
-    int tmp_slot = -1;                  /* edgellm_tmp_register: a signal's handler removes it */
     uint8_t *rec = NULL, *mask = NULL;
     int32_t *ids = NULL;
     const edgellm_tokenizer *tok = edgellm_model_text_tokenizer(ref, err);
@@ -260,19 +258,12 @@ edgellm_status edgellm_eval_save_logits(const edgellm_model *ref, const char *te
     h.bos = pl.bos;
     snprintf(h.model_name, sizeof h.model_name, "%s", edgellm_eval_basename(edgellm_eval_model_path(ref)));
 
-    size_t tl = strlen(out_path) + 8;
     rec = edgellm_malloc(rec_bytes > LOGITS_HEADER ? rec_bytes : LOGITS_HEADER);
     ids = edgellm_malloc((size_t)k * sizeof *ids);
     mask = edgellm_calloc((size_t)nv, 1);
-    tmp = edgellm_malloc(tl);
-    if (!rec || !ids || !mask || !tmp) { rc = edgellm_fail_nomem(err, out_path); goto done; }
-    snprintf(tmp, tl, "%s.tmp", out_path);
-    tmp_slot = edgellm_tmp_register(tmp, false);   /* before it exists: a signal finds it */
-    if (!(f = fopen(tmp, "wb"))) {
-        rc = edgellm_fail(err, EDGELLM_ERR_IO, "%s: cannot write it (its temporary %s: %s)", out_path, tmp, strerror(errno));
-        goto done;
-    }
-    tmp_made = true;
+    if (!rec || !ids || !mask) { rc = edgellm_fail_nomem(err, out_path); goto done; }
+    if ((rc = edgellm_out_open(&of, out_path, "wb", err)) != EDGELLM_OK) goto done;
+    f = of.f;
     header_encode(&h, rec);   /* nll_mean patched at the end */
     if (fwrite(rec, 1, LOGITS_HEADER, f) != LOGITS_HEADER) goto write_error;
 
@@ -300,22 +291,13 @@ edgellm_status edgellm_eval_save_logits(const edgellm_model *ref, const char *te
     h.nll_mean = res.nll_mean;
     header_encode(&h, rec);
     if (fseek(f, 0, SEEK_SET) != 0 || fwrite(rec, 1, LOGITS_HEADER, f) != LOGITS_HEADER) goto write_error;
-    if (fflush(f) != 0) goto write_error;
-    if (fclose(f) != 0) { f = NULL; goto write_error; }
-    f = NULL;
-    if (rename(tmp, out_path) != 0) {
-        rc = edgellm_fail(err, EDGELLM_ERR_IO, "%s: %s", out_path, strerror(errno));
-        goto done;
-    }
+    if ((rc = edgellm_out_commit(&of, err)) != EDGELLM_OK) goto done;
     if (ppl) *ppl = res;
     goto done;
 write_error:
     rc = edgellm_fail(err, EDGELLM_ERR_IO, "%s: write failed: %s", out_path, strerror(errno));
 done:
-    if (f) fclose(f);
-    if (rc != EDGELLM_OK && tmp_made) remove(tmp);   /* only a temporary this call made */
-    edgellm_tmp_unregister(tmp_slot);
-    edgellm_free(tmp);
+    if (rc != EDGELLM_OK) edgellm_out_discard(&of);   /* only a temporary this call made */
     edgellm_free(rec);
     edgellm_free(ids);
     edgellm_free(mask);

@@ -239,12 +239,18 @@ edgellm_status edgellm_eval_sweep(const char *ref_path, const char *text, size_t
     const char *base = p.tmp_dir ? p.tmp_dir : getenv("TMPDIR");
     if (!base || !*base) base = "/tmp";
     int w = snprintf(out->tmp_dir, sizeof out->tmp_dir, "%s/edgellm-sweep-XXXXXX", base);
-    if (w < 0 || w > 150 || !mkdtemp(out->tmp_dir)) {   /* <= 150: room for file names in row.path */
-        rc = edgellm_fail(err, EDGELLM_ERR_IO, "%s: cannot create a temporary folder: %s", base, strerror(errno));
+    /* created and registered with signals held back: a signal's handler finds it at once */
+    sigset_t old_mask;
+    edgellm_block_async_signals(&old_mask);
+    const bool made = w >= 0 && w <= 150 && mkdtemp(out->tmp_dir);   /* <= 150: room for file names */
+    const int mk_errno = errno;
+    if (made && !p.keep_files) dir_slot = edgellm_tmp_register(out->tmp_dir, true);
+    edgellm_restore_signals(&old_mask);
+    if (!made) {
+        rc = edgellm_fail(err, EDGELLM_ERR_IO, "%s: cannot create a temporary folder: %s", base, strerror(mk_errno));
         out->tmp_dir[0] = 0;
         goto done;
     }
-    if (!p.keep_files) dir_slot = edgellm_tmp_register(out->tmp_dir, true);
 
     for (int i = 0; i < n_types; i++) {
         sweep_type *t = &types[i];
