@@ -224,6 +224,17 @@ static void check_kernels_env(void)
             active);
 }
 
+/* EDGELLM_PREFETCH (dispatch.h: decode's software prefetch distance) that does not parse is
+ * ignored by the dispatcher: say so. */
+static void check_prefetch_env(void)
+{
+    const char *pf = getenv("EDGELLM_PREFETCH");
+    size_t bytes;
+    if (pf && !edgellm_kernels_parse_prefetch(pf, &bytes))
+        fprintf(stderr, "edgellm: warning: EDGELLM_PREFETCH=%s is not a byte count in [0, 1048576]; decode "
+                        "prefetch stays at this CPU's default (%zu bytes)\n", pf, edgellm_kernels_decode_prefetch());
+}
+
 /* SIGINT, SIGTERM, SIGHUP, SIGQUIT: remove the temporary files being written (every
  * output's "OUT.tmp.PID" (edgellm_out_open), eval sweep's scratch folder), then die of the same
  * signal (the shell sees 128 + N, as without the handler). A signal the process inherited
@@ -256,10 +267,15 @@ int main(int argc, char **argv)
         return argc < 2 ? 2 : 0;
     }
     check_kernels_env();
+    check_prefetch_env();
     if (!strcmp(argv[1], "--version")) {
         const char *level = edgellm_kernels_name();   /* avx512 takes GFNI's Q4_K/Q6_K kernels where it can */
-        printf("edgellm %s (kernels: %s%s)\n", EDGELLM_VERSION, level,
-               !strcmp(level, "avx512") && edgellm_cpu_get_features()->gfni ? " + gfni" : "");
+        const bool avx512 = !strcmp(level, "avx512");
+        char pf[64] = "";
+        if (avx512 && edgellm_kernels_decode_prefetch())   /* only the avx512 decode kernels prefetch */
+            snprintf(pf, sizeof pf, ", 1-thread decode prefetch %zu bytes", edgellm_kernels_decode_prefetch());
+        printf("edgellm %s (kernels: %s%s%s)\n", EDGELLM_VERSION, level,
+               avx512 && edgellm_cpu_get_features()->gfni ? " + gfni" : "", pf);
         return 0;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

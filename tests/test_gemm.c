@@ -401,6 +401,95 @@ static void test_k_gfni_equals_plain(void)
 #endif
 }
 
+/* Decode's software prefetch (edgellm_gemm_args.prefetch, dispatch.h) is a hint: the
+ * avx512 decode kernels that take it (Q4_0, Q4_K, Q6_K) give the same bits with it off, at
+ * the default distance and at the largest (1 MiB: far past the end of the matrix, where a
+ * prefetch must not fault). Also EDGELLM_PREFETCH's parser. */
+static void test_decode_prefetch_is_a_hint(void)
+{
+    size_t b = 7;
+    CHECK(edgellm_kernels_parse_prefetch("0", &b) && b == 0);
+    CHECK(edgellm_kernels_parse_prefetch("9216", &b) && b == 9216);
+    CHECK(edgellm_kernels_parse_prefetch("1048576", &b) && b == 1048576);
+    static const char *bad[] = {"", "1048577", "-1", "+5", " 5", "5 ", "4k", "0x10", "99999999"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) CHECK(!edgellm_kernels_parse_prefetch(bad[i], &b));
+    CHECK_EQ(b, 1048576);   /* unchanged by a refusal */
+#if defined(__x86_64__)
+    if (!edgellm_cpu_get_features()->avx512) {
+        fprintf(stderr, "   SKIP: this CPU has no AVX-512 VNNI\n");
+        return;
+    }
+    static const struct { int type; edgellm_gemm_fn fn; edgellm_gemm_prep_fn prep; } k[] = {
+        {EDGELLM_TYPE_Q4_0, edgellm_gemm_q4_0_avx512, edgellm_gemm_prep_q4_0_avx512},
+        {EDGELLM_TYPE_Q4_K, edgellm_gemm_q4_K_avx512, NULL},
+        {EDGELLM_TYPE_Q6_K, edgellm_gemm_q6_K_avx512, NULL},
+    };
+    const int64_t rows = 37, cols = 768;   /* Q4_0: 24 blocks = a full group + a partial one */
+    const size_t dists[] = {9216, 1048576};
+    float *x = malloc(sizeof(float) * (size_t)cols), *tmp = malloc(sizeof(float) * (size_t)cols);
+    float *y0 = malloc(sizeof(float) * (size_t)rows), *y1 = malloc(sizeof(float) * (size_t)rows);
+    uint8_t *xp = aligned_alloc(64, 8 * EDGELLM_GEMM_Q8_0_XG);
+    for (int64_t i = 0; i < cols; i++) x[i] = frand();
+    for (size_t ki = 0; ki < sizeof k / sizeof k[0]; ki++) {
+        const int vt = edgellm_type_get_traits(k[ki].type)->vec_dot_type;
+        const size_t rb = edgellm_type_row_size(k[ki].type, cols), xrb = edgellm_type_row_size(vt, cols);
+        uint8_t *w = malloc(rb * (size_t)rows), *xq = malloc(xrb);
+        for (int64_t r = 0; r < rows; r++) make_row(k[ki].type, w + (size_t)r * rb, cols, (int)(r % 4), tmp);
+        edgellm_type_get_traits(vt)->from_float_ref(x, xq, cols);
+        if (k[ki].prep) k[ki].prep(xq, 0, cols, xp);
+        edgellm_gemm_args a = {.w = w, .row_bytes = rb, .cols = cols, .r0 = 0, .r1 = rows, .xp = xp, .xq = xq,
+                               .xq_row_bytes = xrb, .n = 1, .y = y0, .ldy = rows, .prefetch = 0};
+        k[ki].fn(&a);
+        for (size_t di = 0; di < sizeof dists / sizeof dists[0]; di++) {
+            memset(y1, 0x7f, sizeof(float) * (size_t)rows);
+            a.y = y1;
+            a.prefetch = dists[di];
+            k[ki].fn(&a);
+            const int f0 = test_failures;
+            CHECK(!memcmp(y0, y1, sizeof(float) * (size_t)rows));
+            if (test_failures != f0) fprintf(stderr, "   type %d prefetch %zu\n", k[ki].type, dists[di]);
+        }
+        free(w);
+        free(xq);
+    }
+    free(x);
+    free(tmp);
+    free(y0);
+    free(y1);
+    free(xp);
+#endif
+}
+
+/* The CPU's vendor, family and model (cpu_features.c, from CPUID) against what Linux
+ * reports in /proc/cpuinfo (the kernel decodes the same leaves itself): the decode
+ * prefetch default depends on them. */
+static void test_cpu_family_matches_proc(void)
+{
+#if defined(__x86_64__) && defined(__linux__)
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) {
+        fprintf(stderr, "   SKIP: no /proc/cpuinfo\n");
+        return;
+    }
+    char line[512], vendor[64] = "";
+    int family = -1, model = -1;
+    while (fgets(line, sizeof line, f) && (family < 0 || model < 0 || !vendor[0])) {
+        if (!strncmp(line, "vendor_id", 9) && strchr(line, ':')) sscanf(strchr(line, ':') + 1, "%63s", vendor);
+        else if (!strncmp(line, "cpu family", 10) && strchr(line, ':')) family = atoi(strchr(line, ':') + 1);
+        else if (!strncmp(line, "model\t", 6) && strchr(line, ':')) model = atoi(strchr(line, ':') + 1);
+    }
+    fclose(f);
+    const edgellm_cpu_features *cf = edgellm_cpu_get_features();
+    CHECK_EQ(cf->family, family);
+    CHECK_EQ(cf->model, model);
+    CHECK_EQ(cf->amd, !strcmp(vendor, "AuthenticAMD"));
+    if (!getenv("EDGELLM_PREFETCH"))
+        CHECK_EQ(edgellm_kernels_decode_prefetch(), cf->amd && cf->family == 0x19 && cf->avx512 ? 9216 : 0);
+#else
+    fprintf(stderr, "   SKIP: not x86-64 Linux\n");
+#endif
+}
+
 /* The AVX2 tile kernels (exact model with 8 lanes) and the scalar level's vec_dot loop
  * (identities and tolerance only). */
 static void test_lower_levels(void)
@@ -523,6 +612,8 @@ int main(void)
     RUN(test_q8_0_activation_kernels);
     RUN(test_q8_K_activation_kernels);
     RUN(test_k_gfni_equals_plain);
+    RUN(test_decode_prefetch_is_a_hint);
+    RUN(test_cpu_family_matches_proc);
     RUN(test_lower_levels);
     RUN(test_batch_equals_separate);
     RUN(test_schedulers);

@@ -29,7 +29,13 @@ static uint64_t read_xcr0(void)
 static void detect(void)
 {
     unsigned a, b, c, d;
+    if (!__get_cpuid(0, &a, &b, &c, &d)) return;
+    features.amd = b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u;   /* "Auth" "enti" "cAMD" */
     if (!__get_cpuid(1, &a, &b, &c, &d)) return;
+    const int base_family = (int)(a >> 8 & 0xf);
+    features.family = base_family == 0xf ? base_family + (int)(a >> 20 & 0xff) : base_family;
+    features.model = (int)(a >> 4 & 0xf);
+    if (base_family == 0x6 || base_family == 0xf) features.model |= (int)(a >> 16 & 0xf) << 4;
     const bool fma = c >> 12 & 1, osxsave = c >> 27 & 1, avx = c >> 28 & 1, f16c = c >> 29 & 1;
     if (!osxsave || !avx) return;
     const uint64_t xcr0 = read_xcr0();

@@ -1,7 +1,7 @@
 /*
  * cpu_features.h — what the running CPU (and the OS) lets edgellm use, detected once.
  *
- * x86-64: CPUID leaves 1 and 7 plus XGETBV (the OS must save the YMM / ZMM registers
+ * x86-64: CPUID leaves 0, 1 and 7 plus XGETBV (the OS must save the YMM / ZMM registers
  * on a context switch, else the instructions fault even though CPUID lists them).
  * Intel SDM vol. 2A "CPUID" and §13 (XSAVE-supported features), bits:
  *   leaf 1 ecx: 12 FMA, 27 OSXSAVE, 28 AVX, 29 F16C
@@ -25,6 +25,11 @@ typedef struct {
     bool gfni;       /* GFNI (Galois-field affine byte transforms) with avx512       */
     bool neon;       /* AArch64 Advanced SIMD                                        */
     bool dotprod;    /* AArch64 SDOT/UDOT (FEAT_DotProd)                             */
+    bool amd;        /* x86 vendor string "AuthenticAMD" (leaf 0)                     */
+    int family;      /* x86 display family and model (leaf 1 eax: base family, plus   */
+    int model;       /* the extended family when it is 0xF; extended model << 4 when  */
+                     /* the family is 6 or >= 0xF); 0 elsewhere. AMD family 0x19 is   */
+                     /* Zen 3/4, 0x1A Zen 5 (AMD's Processor Programming References). */
 } edgellm_cpu_features;
 
 /* The features of this CPU (static storage; never NULL). */

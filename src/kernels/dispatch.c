@@ -113,6 +113,7 @@ static const kernel_level levels[] = {
 };
 #define N_LEVELS ((int)(sizeof levels / sizeof levels[0]))
 
+static size_t decode_prefetch;  /* edgellm_kernels_decode_prefetch                   */
 static int best_level;          /* highest level this CPU runs                       */
 static int default_level;       /* best_level, or what EDGELLM_KERNELS asked for      */
 static atomic_int active_level;
@@ -148,6 +149,25 @@ static void pick_variants(void)
     const int want = env ? level_index(env) : -1;
     if (want >= 0) default_level = EDGELLM_MIN(want, best_level);
     atomic_store(&active_level, default_level);
+    const edgellm_cpu_features *f = edgellm_cpu_get_features();
+    decode_prefetch = f->amd && f->family == 0x19 && f->avx512 ? 9216 : 0;   /* Zen 4: 32 Q4_0 groups */
+    const char *pf = getenv("EDGELLM_PREFETCH");
+    if (pf) (void)edgellm_kernels_parse_prefetch(pf, &decode_prefetch);
+}
+
+bool edgellm_kernels_parse_prefetch(const char *s, size_t *bytes)
+{
+    if (!s || !*s || strlen(s) > 7 || strspn(s, "0123456789") != strlen(s)) return false;
+    const long v = strtol(s, NULL, 10);
+    if (v > 1048576) return false;
+    *bytes = (size_t)v;
+    return true;
+}
+
+size_t edgellm_kernels_decode_prefetch(void)
+{
+    pthread_once(&init_once, pick_variants);
+    return decode_prefetch;
 }
 
 enum { FN_VEC_DOT, FN_FROM_FLOAT, FN_TO_FLOAT };

@@ -68,4 +68,17 @@ const char *edgellm_kernels_level_name(const char *name);
 /* Name of the active level: "ref", "scalar", "avx2", "avx512", "neon" or "dotprod". */
 const char *edgellm_kernels_name(void);
 
+/* Software prefetch of decode: how many bytes past the weights being read the avx512
+ * decode tile kernels of Q4_0, Q4_K and Q6_K prefetch into L2 (PREFETCHT1, one line per
+ * 64 bytes read), when one thread computes a whole matrix product of one token (matmul.c);
+ * 0 = none. Default 9216 on AMD family 0x19 with AVX-512 (Zen 4), where one thread then
+ * decodes a tinyllama-shape Q4_0 model ~30 % faster (README "Kernels, threads and
+ * speed"); 0 elsewhere: with two threads it was slower, and on a Zen 5 a prefetch of whole
+ * rows ahead was measured 10-30 % slower. EDGELLM_PREFETCH=BYTES (read once) overrides it:
+ * see edgellm_kernels_parse_prefetch; a value that does not parse is ignored. */
+size_t edgellm_kernels_decode_prefetch(void);
+/* Parse an EDGELLM_PREFETCH value: decimal bytes in [0, 1048576], nothing else; false
+ * otherwise (*bytes unchanged). */
+bool edgellm_kernels_parse_prefetch(const char *s, size_t *bytes);
+
 #endif

@@ -42,6 +42,9 @@ typedef struct {
     int64_t n;               /* tokens                                                    */
     float *y;                /* y[t*ldy + r]                                              */
     int64_t ldy;
+    size_t prefetch;         /* decode: bytes ahead of the weights being read to prefetch
+                              * into L2 (0 = none; edgellm_kernels_decode_prefetch). Only
+                              * a hint: results never depend on it                        */
 } edgellm_gemm_args;
 
 /* Packed bytes per token and group of 16 Q8_0 activation blocks (gemm_q8_avx512.c):

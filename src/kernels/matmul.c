@@ -151,6 +151,7 @@ typedef struct {
     edgellm_vec_dot_fn dot[MAX_BATCH];
     const gemm_kernel *gemm[MAX_BATCH];   /* NULL: vec_dot loop                   */
     int nth;                     /* threads of the run                            */
+    size_t prefetch;             /* edgellm_gemm_args.prefetch                    */
     int64_t first_tile[MAX_BATCH + 1];    /* job j owns tiles [first[j], first[j+1])  */
     edgellm_matmul_sched sched;
     atomic_int_fast64_t next;    /* IN_ORDER: first tile not yet taken            */
@@ -184,6 +185,7 @@ static void dot_rows(const matmul_task *m, int j, int64_t r0, int64_t r1)
         const edgellm_gemm_args a = {
             .w = W->data, .row_bytes = W->row_bytes, .cols = W->ne0, .r0 = r0, .r1 = r1,
             .xp = m->xp, .xq = m->xq, .xq_row_bytes = m->xq_row_bytes, .n = m->n, .y = y, .ldy = rows,
+            .prefetch = m->prefetch,
         };
         m->gemm[j]->gemm(&a);
         return;
@@ -323,6 +325,10 @@ void edgellm_matmul_batch_sched(edgellm_threadpool *pool, const edgellm_matmul_j
     }
     m.tb = EDGELLM_MAX((int64_t)(BLOCK_BYTES / (m.xq_row_bytes ? m.xq_row_bytes : 1)), 1);
     m.nth = nth;
+    /* software prefetch helps one thread streaming a matrix alone (it hides memory
+     * latency the core's own prefetchers leave); with more threads sharing the memory
+     * bus it was measured slower (dispatch.h) */
+    m.prefetch = n == 1 && nth == 1 ? edgellm_kernels_decode_prefetch() : 0;
     m.first_tile[0] = 0;
     for (int j = 0; j < k; j++) m.first_tile[j + 1] = m.first_tile[j] + (jobs[j].W->ne1 + TILE_ROWS - 1) / TILE_ROWS;
     m.sched = m.first_tile[k] < ((int64_t)1 << 31) ? sched : EDGELLM_MATMUL_IN_ORDER;   /* range_pack */

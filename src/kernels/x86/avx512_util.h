@@ -24,4 +24,15 @@ static inline __m512 x86_join_ps(float lo, float hi)
     return _mm512_insertf32x8(_mm512_set1_ps(lo), _mm256_set1_ps(hi), 1);
 }
 
+/* Software prefetch into L2 (PREFETCHT1) of the `bytes` at p + ahead, one per 64-byte
+ * line; nothing when ahead is 0. A prefetch never faults (Intel SDM vol. 2B "PREFETCHh"),
+ * so the lines may lie past the end of the matrix; the address is formed as an integer
+ * for that reason. */
+static inline void x86_prefetch_l2(const void *p, size_t ahead, size_t bytes)
+{
+    if (!ahead) return;
+    const uintptr_t a = (uintptr_t)p + ahead;
+    for (size_t o = 0; o < bytes; o += 64) _mm_prefetch((const char *)(a + o), _MM_HINT_T1);
+}
+
 #endif

@@ -38,7 +38,7 @@
                 const int64_t m = a->r1 - r0 < 16 ? a->r1 - r0 : 16;                                 \
                 __m512 v[16];                                                                          \
                 for (int64_t k = 0; k < 16; k++) {                                                     \
-                    if (k < m) tile_fn((const block *)(a->w + (size_t)(r0 + k) * a->row_bytes), x, nb, 1, &v[k]); \
+                    if (k < m) tile_fn((const block *)(a->w + (size_t)(r0 + k) * a->row_bytes), x, nb, 1, &v[k], a->prefetch); \
                     else v[k] = _mm512_setzero_ps();                                                   \
                 }                                                                                      \
                 gemm_hsum16x16_store(v, a->y + r0, (int)m);                                            \
@@ -53,12 +53,12 @@
             for (; t + TC <= a->n; t += TC) {                                                          \
                 for (int c = 0; c < TC; c++)                                                           \
                     x[c] = (const edgellm_block_q8_K *)(a->xq + (size_t)(t + c) * a->xq_row_bytes);    \
-                tile_fn(w, x, nb, TC, v);                                                              \
+                tile_fn(w, x, nb, TC, v, 0);                                                           \
                 for (int c = 0; c < TC; c++) a->y[(t + c) * a->ldy + r] = x86_hsum16(v[c]);            \
             }                                                                                          \
             for (; t < a->n; t++) {                                                                    \
                 x[0] = (const edgellm_block_q8_K *)(a->xq + (size_t)t * a->xq_row_bytes);              \
-                tile_fn(w, x, nb, 1, v);                                                               \
+                tile_fn(w, x, nb, 1, v, 0);                                                            \
                 a->y[t * a->ldy + r] = x86_hsum16(v[0]);                                               \
             }                                                                                          \
         }                                                                                              \

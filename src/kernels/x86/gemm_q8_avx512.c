@@ -365,7 +365,7 @@ static inline __attribute__((always_inline)) void tile(const packed_group *const
  * full groups by direct sums, the activations in natural order on the stack; otherwise
  * every group packed as in prefill. The partial last group is always packed. */
 static inline __attribute__((always_inline)) void decode_rows(const edgellm_gemm_args *a, pack16_fn pack16,
-                                                              packtail_fn packtail, const bool direct)
+                                                              packtail_fn packtail, const bool direct, const size_t wb)
 {
     const int64_t nb = a->cols / EDGELLM_QK8_0, ng = (int64_t)n_groups(a->cols), nfull = nb / 16;
     const size_t bb = sizeof(edgellm_block_q8_0);
@@ -389,6 +389,7 @@ static inline __attribute__((always_inline)) void decode_rows(const edgellm_gemm
                     s = _mm512_add_epi32(s, direct_sums_q8_0(blocks, xn + 8 * g));
                     d = d16_q8_0(blocks);
                 } else {
+                    if (!direct) x86_prefetch_l2(row + (size_t)(16 * g) * wb, a->prefetch, 16 * wb);
                     packed_group pg;
                     if (direct) packtail(row, 16 * g, (int)(nb - 16 * g), &pg);   /* g = nfull: partial */
                     else pack_group(row, g, nb, pack16, packtail, &pg);
@@ -414,8 +415,9 @@ static inline __attribute__((always_inline)) void gemm_q8(const edgellm_gemm_arg
 {
     const int64_t nb = a->cols / EDGELLM_QK8_0, ng = (int64_t)n_groups(a->cols), nfull = nb / 16;
     if (a->n == 1) {                                         /* decode: one row at a time */
-        if (q8 && nfull <= DIRECT_MAX_GROUPS) decode_rows(a, pack16, packtail, true);
-        else decode_rows(a, pack16, packtail, false);
+        const size_t wb = q8 ? sizeof(edgellm_block_q8_0) : sizeof(edgellm_block_q4_0);
+        if (q8 && nfull <= DIRECT_MAX_GROUPS) decode_rows(a, pack16, packtail, true, wb);
+        else decode_rows(a, pack16, packtail, false, wb);
         return;
     }
     _Alignas(64) packed_group pw[TR][KG];

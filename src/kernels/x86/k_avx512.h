@@ -92,10 +92,10 @@ static const uint16_t x86_q6_K_sidx[4][32] __attribute__((aligned(64))) = {
 };
 
 /* v[t] = the 16 lanes whose x86_hsum16 is dot(row w, activations x[t]), over nb Q4_K
- * super-blocks, t < C. */
+ * super-blocks, t < C; pf: x86_prefetch_l2's distance (0 = none). */
 static inline __attribute__((always_inline)) void x86_q4_K_tile(const edgellm_block_q4_K *w,
                                                                 const edgellm_block_q8_K *const *x, int64_t nb,
-                                                                const int C, __m512 *v)
+                                                                const int C, __m512 *v, const size_t pf)
 {
 #ifdef X86_K_GFNI
     const __m512i gf_nib = x86_join(_mm256_set1_epi64x(X86_GF_LOW4), _mm256_set1_epi64x(X86_GF_HIGH4));
@@ -110,6 +110,7 @@ static inline __attribute__((always_inline)) void x86_q4_K_tile(const edgellm_bl
         accm[t] = _mm256_setzero_ps();
     }
     for (int64_t i = 0; i < nb; i++) {
+        x86_prefetch_l2(&w[i], pf, sizeof w[i]);
         uint64_t sc, mn;
         x86_q4_K_scales(w[i].scales, &sc, &mn);
         const __m512i bsc = _mm512_set1_epi64((long long)sc);
@@ -149,10 +150,10 @@ static inline __attribute__((always_inline)) void x86_q4_K_tile(const edgellm_bl
 }
 
 /* v[t] = the 16 lanes whose x86_hsum16 is dot(row w, activations x[t]), over nb Q6_K
- * super-blocks, t < C. */
+ * super-blocks, t < C; pf: x86_prefetch_l2's distance (0 = none). */
 static inline __attribute__((always_inline)) void x86_q6_K_tile(const edgellm_block_q6_K *w,
                                                                 const edgellm_block_q8_K *const *x, int64_t nb,
-                                                                const int C, __m512 *v)
+                                                                const int C, __m512 *v, const size_t pf)
 {
     const __m512i m4 = _mm512_set1_epi8(15);
 #ifdef X86_K_GFNI
@@ -170,6 +171,7 @@ static inline __attribute__((always_inline)) void x86_q6_K_tile(const edgellm_bl
     X86_UNROLL
     for (int t = 0; t < C; t++) acc[t] = _mm512_setzero_ps();
     for (int64_t i = 0; i < nb; i++) {
+        x86_prefetch_l2(&w[i], pf, sizeof w[i]);
         const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)w[i].scales));
         const __m512i sz = _mm512_castsi256_si512(sc16);
         __m512i S[X86_K_MAX_C];
