@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
@@ -229,7 +230,9 @@ static void print_matrix(FILE *f, const cli_plan_matrix *mx)
     fprintf(f, "\n'-' = nothing fits. Candidates: F16, Q8_0, Q6_K, Q5_K_M, Q4_K_M, Q4_0, I4_G128 (edgellm, symmetric).\n");
 }
 
-static int build_matrix(cli_plan_matrix *mx, const edgellm_plan_params *base)
+/* Every built-in model × the built-in devices and base's extra ones (a device file's), or
+ * with file_only the extra devices alone. */
+static int build_matrix(cli_plan_matrix *mx, const edgellm_plan_params *base, bool file_only)
 {
     memset(mx, 0, sizeof *mx);
     mx->n_ctx_cap = 4096;
@@ -238,7 +241,7 @@ static int build_matrix(cli_plan_matrix *mx, const edgellm_plan_params *base)
         edgellm_plan_model m;
         if (edgellm_plan_model_at(i, &m) == EDGELLM_OK) snprintf(mx->models[mx->n_models++], 64, "%s", m.name);
     }
-    for (int i = 0; i < edgellm_plan_n_devices() && mx->n_devices < CLI_PLAN_MATRIX_MAX; i++) {
+    for (int i = 0; !file_only && i < edgellm_plan_n_devices() && mx->n_devices < CLI_PLAN_MATRIX_MAX; i++) {
         edgellm_plan_device d;
         if (edgellm_plan_device_at(i, &d) == EDGELLM_OK) snprintf(mx->devices[mx->n_devices++], 48, "%s", d.name);
     }
@@ -309,7 +312,7 @@ int cmd_plan(int argc, char **argv)
     edgellm_plan_params p = edgellm_plan_default_params();
     edgellm_plan_model shape;
     const char *device_file = NULL, *eval_file = NULL;
-    int json = 0, list = 0, have_model = 0, have_device = 0, rc = 0;
+    int json = 0, list = 0, have_model = 0, have_device = 0, file_device = 0, rc = 0;
     long lv;
     double dv;
     edgellm_plan_device *extra = NULL;
@@ -395,10 +398,11 @@ int cmd_plan(int argc, char **argv)
         }
         p.extra_devices = extra;
         p.n_extra_devices = n;
-        if (!p.device) {
+        if (!p.device) {   /* no model either: the matrix of the file's devices, below */
             p.device = extra[0].name;
             have_device = 1;
-            if (n > 1)
+            file_device = 1;
+            if (n > 1 && have_model)
                 fprintf(stderr, "edgellm plan: note: %s holds %d devices; planning for the first, '%s' (choose with "
                                 "--device-file %s --device NAME)\n", device_file, n, extra[0].name, device_file);
         }
@@ -452,11 +456,17 @@ int cmd_plan(int argc, char **argv)
         }
     }
 
-    if (!have_model && !have_device) {
+    /* no model and no device, or only a device file: a matrix of every built-in model, then
+     * one detailed plan */
+    if (!have_model && (!have_device || file_device)) {
         mx = malloc(sizeof *mx);
-        if (!mx || build_matrix(mx, &p) != 0) { fprintf(stderr, "edgellm plan: out of memory\n"); rc = 1; goto out; }
+        if (!mx || build_matrix(mx, &p, file_device) != 0) {
+            fprintf(stderr, "edgellm plan: out of memory\n");
+            rc = 1;
+            goto out;
+        }
         p.model = DEFAULT_MODEL;
-        p.device = DEFAULT_DEVICE;
+        if (!file_device) p.device = DEFAULT_DEVICE;
     }
     report = malloc(sizeof *report);
     if (!report) { fprintf(stderr, "edgellm plan: out of memory\n"); rc = 1; goto out; }
@@ -476,8 +486,12 @@ int cmd_plan(int argc, char **argv)
     } else {
         if (mx) {
             print_matrix(stdout, mx);
-            printf("\nDetailed plan for %s on %s (edgellm plan --model %s --device %s):\n\n", DEFAULT_MODEL,
-                   DEFAULT_DEVICE, DEFAULT_MODEL, DEFAULT_DEVICE);
+            if (file_device)
+                printf("\nDetailed plan for %s on %s (edgellm plan --model %s --device-file %s --device %s):\n\n",
+                       DEFAULT_MODEL, p.device, DEFAULT_MODEL, device_file, p.device);
+            else
+                printf("\nDetailed plan for %s on %s (edgellm plan --model %s --device %s):\n\n", DEFAULT_MODEL,
+                       DEFAULT_DEVICE, DEFAULT_MODEL, DEFAULT_DEVICE);
         }
         print_report(stdout, report);
     }

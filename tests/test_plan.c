@@ -1123,6 +1123,16 @@ static void test_plan_cli_device_and_eval_files(void)
     snprintf(args, sizeof args, "--model llama-3.2-1b --device %s", dev);   /* a .json device = its first */
     CHECK_EQ(cli(args), 0);
     CHECK(strstr(out, "rk3588-16g") != NULL);
+    /* a device file and no model: the built-in models' matrix over the file's devices alone,
+     * then the detailed plan on its first device */
+    snprintf(args, sizeof args, "--device-file %s", dev);
+    CHECK_EQ(cli(args), 0);
+    CHECK(strstr(out, "Best precision that fits") && strstr(out, "rk3588 ") && strstr(out, "tinyllama-1.1b"));
+    CHECK(strstr(out, "phone") == NULL);                      /* no built-in device column */
+    CHECK(strstr(out, "Detailed plan for llama-3.2-3b on rk3588-16g") != NULL);
+    snprintf(args, sizeof args, "--device-file %s --json", dev);
+    CHECK_EQ(cli(args), 0);
+    CHECK(strstr(out, "\"matrix\"") && strstr(out, "\"rk3588-16g\"") && !strstr(out, "\"phone-mid\""));
     snprintf(args, sizeof args, "--model llama-3.2-1b --device-file %s --device nope", dev);
     CHECK_EQ(cli(args), 2);
     CHECK(strstr(out, "rk3588-16g") != NULL);   /* the message lists the file's devices too */
