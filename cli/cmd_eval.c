@@ -391,11 +391,25 @@ static int run_compare(const eval_flags *fl)
     return exit_code(rc, &err);
 }
 
+/* An output file that is one of the inputs (-m, --ref, -f) would be replaced by what is
+ * computed from it: refuse before any work. */
+static bool output_is_input(const char *cmd, const char *out, const eval_flags *fl)
+{
+    const char *in[] = {fl->model, fl->ref, fl->text};
+    for (size_t i = 0; i < sizeof in / sizeof in[0]; i++)
+        if (in[i] && edgellm_same_file(out, in[i])) {
+            fprintf(stderr, "edgellm %s: %s: the output is the input file %s\n", cmd, out, in[i]);
+            return true;
+        }
+    return false;
+}
+
 static int run_save(const eval_flags *fl)
 {
     const char *cmd = "eval save-logits";
     if (need(cmd, fl->model, "-m REF.gguf") || need(cmd, fl->text, "-f TEXT.txt") || need(cmd, fl->out, "-o FILE"))
         return 2;
+    if (output_is_input(cmd, fl->out, fl)) return 2;
     edgellm_error err = {0};
     size_t len = 0;
     char *text = cli_read_text(fl->text, &len, &err);
@@ -524,6 +538,7 @@ static int run_sweep(const eval_flags *fl)
         if (stem + 11 >= sizeof out) { fprintf(stderr, "edgellm %s: model path too long\n", cmd); return 2; }
         snprintf(out, sizeof out, "%.*s.eval.json", (int)stem, fl->model);
     }
+    if (!fl->no_results && output_is_input(cmd, out, fl)) return 2;
     if (!fl->no_results && !cli_eval_json_available()) {
         fprintf(stderr, "edgellm %s: this build cannot write JSON (install libcjson-dev); use --no-results\n", cmd);
         return 2;

@@ -89,6 +89,10 @@ int cmd_logits(int argc, char **argv)
         fprintf(stderr, "edgellm logits: -m, --tokens and -o are required\n");
         return cli_see_help("logits");
     }
+    if (edgellm_same_file(out_path, model_path)) {
+        fprintf(stderr, "edgellm logits: %s: the output is the model file\n", out_path);
+        return 2;
+    }
     int32_t *tokens = NULL;
     int n_tokens = 0;
     if (parse_tokens(tokens_arg, &tokens, &n_tokens)) return 2;

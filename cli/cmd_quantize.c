@@ -280,6 +280,12 @@ int cmd_quantize(int argc, char **argv)
         goto bad;
     }
     /* a report that cannot be written is known before minutes of quantizing, not after */
+    if (report_path && (edgellm_same_file(report_path, pos[0]) || edgellm_same_file(report_path, pos[1]))) {
+        fprintf(stderr, "edgellm quantize: %s: the report would replace the %s file\n", report_path,
+                edgellm_same_file(report_path, pos[0]) ? "input" : "output");
+        rc = 2;
+        goto out;
+    }
     if (report_path && !report_writable(report_path)) {
         fprintf(stderr, "edgellm quantize: %s: cannot write the report there: %s\n", report_path, strerror(errno));
         rc = 1;

@@ -257,6 +257,9 @@ static void install_signal_cleanup(void)
         sigemptyset(&sa.sa_mask);
         sigaction(sigs[i], &sa, NULL);
     }
+    /* past a file-size limit (ulimit -f) a write then fails with EFBIG and the writer's own
+     * cleanup runs, instead of SIGXFSZ killing the process with its temporary left behind */
+    signal(SIGXFSZ, SIG_IGN);
 }
 
 int main(int argc, char **argv)

@@ -255,6 +255,29 @@ static void test_cli_unwritable_outputs(void)
     snprintf(args, sizeof args, "eval save-logits -m %s -f %s -c 64 -o /nonexistent-dir/x.bin", model, text);
     CHECK_EQ(run_cli(args, NULL, 0, err, sizeof err), 1);
     CHECK(strstr(err, "save-logits: /nonexistent-dir/x.bin: cannot write it") != NULL);
+    /* saved logits into a pipe: refused at once (the header is completed at the end) */
+    const char *fifo = tmp_path("logits.fifo");
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "mkfifo %s && { timeout 60 cat %s >/dev/null & %s eval save-logits -m %s -f %s -c 64 -o %s; }",
+             fifo, fifo, EDGELLM_CLI, model, text, fifo);
+    CHECK(run_capture(cmd, err, sizeof err) != 0);
+    CHECK(strstr(err, "cannot write saved logits to a pipe") != NULL);
+    struct stat fst;
+    CHECK(stat(fifo, &fst) == 0 && S_ISFIFO(fst.st_mode));
+    /* an output that is an input: refused before any work, the input intact */
+    const char *mcopy = copy_fixture(model, "out-is-in.gguf"), *tcopy = copy_fixture(text, "out-is-in.txt");
+    struct stat m0, m1;
+    CHECK_EQ(stat(mcopy, &m0), 0);
+    snprintf(args, sizeof args, "logits -m %s --tokens '1 2' -o %s", mcopy, mcopy);
+    CHECK_EQ(run_cli(args, NULL, 0, err, sizeof err), 2);
+    CHECK(strstr(err, "the output is the model file") != NULL);
+    snprintf(args, sizeof args, "eval save-logits -m %s -f %s -c 64 -o %s", mcopy, tcopy, tcopy);
+    CHECK_EQ(run_cli(args, NULL, 0, err, sizeof err), 2);
+    CHECK(strstr(err, "the output is the input file") != NULL);
+    snprintf(args, sizeof args, "eval sweep -m %s -f %s -o %s", mcopy, tcopy, mcopy);
+    CHECK_EQ(run_cli(args, NULL, 0, err, sizeof err), 2);
+    CHECK(strstr(err, "the output is the input file") != NULL);
+    CHECK(stat(mcopy, &m1) == 0 && m1.st_size == m0.st_size && m1.st_ino == m0.st_ino);
 #ifdef EDGELLM_HAVE_CJSON
     CHECK_EQ(run_cli("plan --model tinyllama-1.1b --eval /nonexistent-dir/r.eval.json", NULL, 0, err, sizeof err), 1);
     CHECK(strstr(err, "r.eval.json: cannot open: No such file") != NULL);

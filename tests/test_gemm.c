@@ -411,7 +411,10 @@ static void test_decode_prefetch_is_a_hint(void)
     CHECK(edgellm_kernels_parse_prefetch("0", &b) && b == 0);
     CHECK(edgellm_kernels_parse_prefetch("9216", &b) && b == 9216);
     CHECK(edgellm_kernels_parse_prefetch("1048576", &b) && b == 1048576);
-    static const char *bad[] = {"", "1048577", "-1", "+5", " 5", "5 ", "4k", "0x10", "99999999"};
+    CHECK(edgellm_kernels_parse_prefetch("00001024", &b) && b == 1024);
+    CHECK(edgellm_kernels_parse_prefetch("00", &b) && b == 0);
+    CHECK(edgellm_kernels_parse_prefetch("1048576", &b) && b == 1048576);
+    static const char *bad[] = {"", "1048577", "-1", "+5", " 5", "5 ", "4k", "0x10", "99999999", "0001048577"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) CHECK(!edgellm_kernels_parse_prefetch(bad[i], &b));
     CHECK_EQ(b, 1048576);   /* unchanged by a refusal */
 #if defined(__x86_64__)

@@ -585,7 +585,7 @@ static void test_gguf_write_temp_registry(void)
     fclose(fopen(f1, "w"));
     edgellm_remove_temp_files();            /* unregistered: stays */
     CHECK(access(f1, F_OK) == 0);
-    char longp[1100];
+    char longp[5000];
     memset(longp, 'x', sizeof longp - 1);
     longp[sizeof longp - 1] = 0;
     CHECK_EQ(edgellm_tmp_register(longp, false), -1);
@@ -763,6 +763,58 @@ static void test_out_file_whole_or_nothing(void)
     CHECK_EQ(edgellm_out_open(&o, dir, "w", &err), EDGELLM_ERR_IO);   /* a directory */
     CHECK(strstr(err.msg, "is a directory") != NULL && o.f == NULL);
     CHECK_EQ(count_files(test_tmpdir(), "outfile.tmp"), 0);
+
+    /* a dangling link: the file it names is created, the link kept; a loop is refused */
+    char dang[700], loop1[700], loop2[700], made[700];
+    snprintf(dang, sizeof dang, "%s/dangling", dir);
+    snprintf(made, sizeof made, "%s/made.txt", dir);
+    CHECK_EQ(symlink("made.txt", dang), 0);
+    CHECK_OK(edgellm_out_open(&o, dang, "w", &err));
+    fputs("made", o.f);
+    CHECK_OK(edgellm_out_commit(&o, &err));
+    CHECK(lstat(dang, &st) == 0 && S_ISLNK(st.st_mode));
+    got = read_file(made, &n);
+    CHECK(got && n == 4 && !memcmp(got, "made", 4));
+    free(got);
+    snprintf(loop1, sizeof loop1, "%s/loop1", dir);
+    snprintf(loop2, sizeof loop2, "%s/loop2", dir);
+    CHECK_EQ(symlink("loop2", loop1), 0);
+    CHECK_EQ(symlink("loop1", loop2), 0);
+    CHECK_EQ(edgellm_out_open(&o, loop1, "w", &err), EDGELLM_ERR_IO);
+    CHECK(lstat(loop1, &st) == 0 && S_ISLNK(st.st_mode) && o.f == NULL);
+
+    /* a link planted at the temporary's name is not written through (O_EXCL | O_NOFOLLOW):
+     * another name is taken; the replaced file's permissions carry over */
+    char planted[800], precious[700];
+    snprintf(precious, sizeof precious, "%s/precious", dir);
+    snprintf(planted, sizeof planted, "%s.tmp.%ld", path, (long)getpid());
+    CHECK_EQ(write_file(precious, "keep", 4), 0);
+    CHECK_EQ(symlink(precious, planted), 0);
+    CHECK_EQ(chmod(path, 0600), 0);
+    CHECK_OK(edgellm_out_open(&o, path, "w", &err));
+    CHECK(strcmp(o.tmp, planted) != 0);
+    fputs("linked", o.f);
+    CHECK_OK(edgellm_out_commit(&o, &err));
+    got = read_file(precious, &n);
+    CHECK(got && n == 4 && !memcmp(got, "keep", 4));
+    free(got);
+    CHECK(stat(path, &st) == 0 && (st.st_mode & 07777) == 0600);
+    CHECK_EQ(unlink(planted), 0);
+
+    /* a descriptor's file (/dev/fd/N -> /proc/self/fd/N): written in place, not replaced */
+    char byfd[64], held[700];
+    snprintf(held, sizeof held, "%s/held.txt", dir);
+    const int hfd = open(held, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    CHECK(hfd >= 0);
+    struct stat before;
+    CHECK_EQ(fstat(hfd, &before), 0);
+    snprintf(byfd, sizeof byfd, "/dev/fd/%d", hfd);
+    CHECK_OK(edgellm_out_open(&o, byfd, "w", &err));
+    CHECK(o.in_place);
+    fputs("viafd", o.f);
+    CHECK_OK(edgellm_out_commit(&o, &err));
+    CHECK(stat(held, &st) == 0 && st.st_ino == before.st_ino && st.st_size == 5);
+    close(hfd);
 
     CHECK_OK(edgellm_out_open(&o, path, "w", &err));  /* a signal's handler took the temporary */
     fputs("lost", o.f);

@@ -95,11 +95,15 @@ void edgellm_tmp_unregister(int slot);
  * logits dumps, JSON results, reports) writes "TARGET.tmp.PID", registered with
  * edgellm_tmp_register before it exists, and renames it onto TARGET only once all of it is
  * written and flushed; on any failure, or a signal (edgellm_remove_temp_files), TARGET is
- * untouched and no temporary stays. TARGET is PATH, or for a symbolic link the file it
- * names (the link stays a link). A PATH that exists and is no regular file (/dev/null,
- * /dev/stdout on a terminal or pipe, a FIFO) is written in place: there is nothing to
- * replace, and renaming onto it would replace the device node itself. Usage: open, write
- * to o.f, then commit (or discard on the writer's own error). src/common/tmpfiles.c. */
+ * untouched and no temporary stays. TARGET is PATH, or for a symbolic link (a chain, a
+ * dangling one included) the file it names: the link stays a link. The temporary is
+ * created with O_EXCL | O_NOFOLLOW (a file or link planted at its name is never written
+ * through) and takes the permissions of the file it replaces. A PATH that exists and is no
+ * regular file (/dev/null, a FIFO), or that leads through /proc (/dev/stdout, /dev/fd/N:
+ * a descriptor's file, even when that is a regular file) is written in place: there is
+ * nothing to replace, and renaming onto it would replace the device node or the link.
+ * Usage: open, write to o.f, then commit (or discard on the writer's own error).
+ * src/common/tmpfiles.c. */
 typedef struct {
     FILE *f;                 /* open for writing (NULL once closed)                      */
     int slot;                /* edgellm_tmp_register's slot, or -1                        */
@@ -109,8 +113,9 @@ typedef struct {
     char tmp[4096];          /* "TARGET.tmp.PID" while it exists, else ""                 */
 } edgellm_out_file;
 /* Create the temporary for PATH (fopen mode, e.g. "wb"). EDGELLM_ERR_IO "PATH: cannot write
- * it (its temporary TMP: reason)" or "PATH: is a directory"; EDGELLM_ERR_MISUSE for a path
- * too long. On failure nothing is left open or registered. */
+ * it (its temporary TMP: reason)", "PATH: cannot write it: reason" (a link loop, in place)
+ * or "PATH: is a directory"; EDGELLM_ERR_MISUSE for an empty path or one too long. On
+ * failure nothing is left open or registered. */
 edgellm_status edgellm_out_open(edgellm_out_file *o, const char *path, const char *mode, edgellm_error *err);
 /* Check the stream's error flag, flush, fsync (EINVAL/EROFS ignored: not every file
  * system syncs), close and rename onto the target. EDGELLM_ERR_IO "PATH: write failed:
@@ -120,6 +125,9 @@ edgellm_status edgellm_out_commit(edgellm_out_file *o, edgellm_error *err);
 /* Close (if still open) and remove the temporary, unregister: the writer's own error path.
  * Harmless after a failed open or a commit. */
 void edgellm_out_discard(edgellm_out_file *o);
+/* True when paths a and b name the same file: equal strings, or both exist with the same
+ * (st_dev, st_ino) (links and hard links followed). For "output is the input" checks. */
+bool edgellm_same_file(const char *a, const char *b);
 
 /* Little-endian loads from an unaligned byte pointer. */
 static inline uint16_t edgellm_rd_u16(const void *p) { uint16_t v; memcpy(&v, p, 2); return v; }

@@ -18,6 +18,7 @@
  */
 #include "common.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +26,7 @@
 #include <unistd.h>
 
 #define TMP_SLOTS 16
-#define TMP_PATH_MAX 1024
+#define TMP_PATH_MAX 4096   /* PATH_MAX on Linux: every temporary edgellm names fits */
 
 enum { SLOT_FREE, SLOT_FILLING, SLOT_READY };
 
@@ -69,6 +70,64 @@ void edgellm_remove_temp_files(void)
 
 /* ------------------------------------------------------ files written whole or not at all */
 
+bool edgellm_same_file(const char *a, const char *b)
+{
+    if (!a || !b) return false;
+    if (!strcmp(a, b)) return true;
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* Whether path's folder is in /proc once its own links are followed (/dev/fd/3: /dev/fd is
+ * a link to /proc/self/fd). */
+static bool in_proc_dir(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) return false;
+    char dir[4096], *real;
+    snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    if (!(real = realpath(dir, NULL))) return false;
+    const bool proc = !strncmp(real, "/proc/", 6) || !strcmp(real, "/proc");
+    free(real);
+    return proc;
+}
+
+/* The file a chain of symbolic links starting at path ends on (or would create), into out;
+ * *via_proc when a link of the chain lies in /proc (/dev/stdout -> /proc/self/fd/1: a
+ * descriptor's file, not a name to replace). 0, or an errno (ELOOP after 40 links, as
+ * Linux's limit; ENAMETOOLONG). */
+static int resolve_links(const char *path, char *out, size_t size, bool *via_proc)
+{
+    char cur[4096], link[4096];
+    if (strlen(path) >= sizeof cur) return ENAMETOOLONG;
+    snprintf(cur, sizeof cur, "%s", path);
+    *via_proc = false;
+    for (int hops = 0; hops <= 40; hops++) {
+        if (!strncmp(cur, "/proc/", 6) || in_proc_dir(cur)) *via_proc = true;
+        struct stat st;
+        if (lstat(cur, &st) != 0) {
+            if (errno != ENOENT) return errno;
+            break;                                   /* the name to create */
+        }
+        if (!S_ISLNK(st.st_mode)) break;
+        const ssize_t n = readlink(cur, link, sizeof link - 1);
+        if (n < 0) return errno;
+        link[n] = 0;
+        const char *slash = strrchr(cur, '/');
+        if (link[0] == '/' || !slash) {              /* absolute, or relative to the cwd */
+            snprintf(cur, sizeof cur, "%s", link);
+        } else {                                     /* relative to the link's folder */
+            const int dir = (int)(slash - cur) + 1;
+            if ((size_t)dir + (size_t)n >= sizeof cur) return ENAMETOOLONG;
+            memmove(cur + dir, link, (size_t)n + 1);
+        }
+        if (hops == 40) return ELOOP;
+    }
+    if (strlen(cur) >= size) return ENAMETOOLONG;
+    snprintf(out, size, "%s", cur);
+    return 0;
+}
+
 edgellm_status edgellm_out_open(edgellm_out_file *o, const char *path, const char *mode, edgellm_error *err)
 {
     o->f = NULL;
@@ -76,40 +135,55 @@ edgellm_status edgellm_out_open(edgellm_out_file *o, const char *path, const cha
     o->in_place = false;
     o->path = path;
     o->tmp[0] = 0;
-    if (strlen(path) >= sizeof o->target) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "%s: path too long", path);
-    snprintf(o->target, sizeof o->target, "%s", path);
+    o->target[0] = 0;
+    if (!path || !*path) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "an empty output path");
     struct stat st;
-    if (stat(path, &st) == 0) {                       /* exists (a link: what it names) */
-        if (S_ISDIR(st.st_mode)) return edgellm_fail(err, EDGELLM_ERR_IO, "%s: is a directory", path);
-        if (!S_ISREG(st.st_mode)) {                   /* device, pipe, socket: in place */
-            if (!(o->f = fopen(path, mode)))
-                return edgellm_fail(err, EDGELLM_ERR_IO, "%s: cannot write it: %s", path, strerror(errno));
-            o->in_place = true;
-            return EDGELLM_OK;
-        }
-        struct stat lst;
-        if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {   /* replace the file, keep the link */
-            char *real = realpath(path, NULL);
-            const bool fits = real && strlen(real) < sizeof o->target;
-            if (fits) snprintf(o->target, sizeof o->target, "%s", real);
-            free(real);
-            if (!fits) return edgellm_fail(err, EDGELLM_ERR_IO, "%s: cannot resolve the link", path);
-        }
+    const bool exists = stat(path, &st) == 0;        /* a link: what it names */
+    if (!exists && errno != ENOENT)
+        return edgellm_fail(err, EDGELLM_ERR_IO, "%s: cannot write it: %s", path, strerror(errno));
+    if (exists && S_ISDIR(st.st_mode)) return edgellm_fail(err, EDGELLM_ERR_IO, "%s: is a directory", path);
+    bool via_proc = false;
+    const int e = resolve_links(path, o->target, sizeof o->target, &via_proc);
+    if (e) return edgellm_fail(err, EDGELLM_ERR_IO, "%s: cannot write it: %s", path, strerror(e));
+    if (via_proc || (exists && !S_ISREG(st.st_mode))) {
+        /* a device, pipe or socket (/dev/null, a FIFO), or a descriptor's file (/dev/stdout,
+         * /dev/fd/N, even redirected to a file): written in place, nothing replaced */
+        if (!(o->f = fopen(path, mode)))
+            return edgellm_fail(err, EDGELLM_ERR_IO, "%s: cannot write it: %s", path, strerror(errno));
+        o->in_place = true;
+        return EDGELLM_OK;
     }
-    const int n = snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld", o->target, (long)getpid());
-    if (n < 0 || (size_t)n >= sizeof o->tmp) {
-        o->tmp[0] = 0;
-        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "%s: path too long", path);
+    /* a new file next to the target: O_EXCL | O_NOFOLLOW, so a file or link planted at the
+     * name is never written through; created and registered with signals held back, so a
+     * handler never removes a file of that name this call did not create */
+    int fd = -1, open_errno = 0;
+    for (int k = 0; k < 16 && fd < 0; k++) {
+        const int n = k ? snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld.%d", o->target, (long)getpid(), k)
+                        : snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld", o->target, (long)getpid());
+        if (n < 0 || (size_t)n >= sizeof o->tmp) {
+            o->tmp[0] = 0;
+            return edgellm_fail(err, EDGELLM_ERR_MISUSE, "%s: path too long", path);
+        }
+        sigset_t old;
+        edgellm_block_async_signals(&old);
+        fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        open_errno = errno;
+        if (fd >= 0) o->slot = edgellm_tmp_register(o->tmp, false);
+        edgellm_restore_signals(&old);
+        if (fd < 0 && open_errno != EEXIST) break;
     }
-    o->slot = edgellm_tmp_register(o->tmp, false);   /* before it exists: a signal finds it */
-    if (!(o->f = fopen(o->tmp, mode))) {
-        const int e = errno;
+    if (fd < 0) {
         edgellm_status rc = edgellm_fail(err, EDGELLM_ERR_IO, "%s: cannot write it (its temporary %s: %s)", path,
-                                         o->tmp, strerror(e));
-        edgellm_tmp_unregister(o->slot);
-        o->slot = -1;
+                                         o->tmp, strerror(open_errno));
         o->tmp[0] = 0;   /* not ours: never remove a file this call did not create */
         return rc;
+    }
+    if (exists) (void)fchmod(fd, st.st_mode & 07777);   /* the replaced file's permissions */
+    if (!(o->f = fdopen(fd, mode))) {
+        const int fe = errno;
+        close(fd);
+        edgellm_out_discard(o);
+        return edgellm_fail(err, EDGELLM_ERR_NOMEM, "%s: %s", path, strerror(fe));
     }
     return EDGELLM_OK;
 }
@@ -126,12 +200,24 @@ edgellm_status edgellm_out_commit(edgellm_out_file *o, edgellm_error *err)
         edgellm_out_discard(o);
         return edgellm_fail(err, EDGELLM_ERR_IO, "%s: write failed: %s", o->path, strerror(e));
     }
-    if (!o->in_place && rename(o->tmp, o->target) != 0) {
-        e = errno;
-        edgellm_status rc =
-            edgellm_fail(err, EDGELLM_ERR_IO, "%s: cannot rename %s into place: %s", o->path, o->tmp, strerror(e));
-        edgellm_out_discard(o);
-        return rc;
+    if (!o->in_place) {
+        if (rename(o->tmp, o->target) != 0) {
+            e = errno;
+            edgellm_status rc = edgellm_fail(err, EDGELLM_ERR_IO, "%s: cannot rename %s into place: %s", o->path,
+                                             o->tmp, strerror(e));
+            edgellm_out_discard(o);
+            return rc;
+        }
+        /* the rename itself on disk: sync the folder (best effort) */
+        char dir[4096];
+        const char *slash = strrchr(o->target, '/');
+        if (!slash) snprintf(dir, sizeof dir, ".");
+        else snprintf(dir, sizeof dir, "%.*s", slash == o->target ? 1 : (int)(slash - o->target), o->target);
+        const int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd >= 0) {
+            (void)fsync(dfd);
+            close(dfd);
+        }
     }
     edgellm_tmp_unregister(o->slot);
     o->slot = -1;

@@ -496,6 +496,8 @@ edgellm_status edgellm_gguf_writer_write(edgellm_gguf_writer *w, const char *pat
                                   path, t->name, sink.overrun ? "more" : "fewer", (unsigned long long)t->size_bytes);
             if (rc != EDGELLM_OK) {
                 edgellm_out_discard(&of);
+                /* the producer stopped because the output could not take its bytes: say that */
+                if (o.err) return edgellm_fail(err, EDGELLM_ERR_IO, "%s: write failed: %s", path, strerror(o.err));
                 return rc;
             }
         } else {

@@ -528,16 +528,6 @@ static void model_name(const char *path, char *out, size_t size)
     if (dot && dot != out) *dot = 0;
 }
 
-/* True when paths a and b name the same file: equal strings, equal (st_dev, st_ino) when both
- * exist, or equal realpath(). A non-existent b cannot be an existing input. */
-static bool l2c_same_file(const char *a, const char *b)
-{
-    if (!strcmp(a, b)) return true;
-    struct stat sa, sb;
-    if (stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino) return true;
-    char ra[PATH_MAX], rb[PATH_MAX];
-    return realpath(a, ra) && realpath(b, rb) && !strcmp(ra, rb);
-}
 
 edgellm_status edgellm_convert_llama2c(const char *model_path, const char *tokenizer_path, const char *out_path,
                                        edgellm_error *err)
@@ -553,9 +543,9 @@ edgellm_status edgellm_convert_llama2c(const char *model_path, const char *token
 
     if (!model_path || !tokenizer_path || !out_path)
         return edgellm_fail(err, EDGELLM_ERR_MISUSE, "model, tokenizer and output paths are required");
-    if (l2c_same_file(model_path, out_path))
+    if (edgellm_same_file(model_path, out_path))
         return edgellm_fail(err, EDGELLM_ERR_MISUSE, "%s: output is the input model file", out_path);
-    if (l2c_same_file(tokenizer_path, out_path))
+    if (edgellm_same_file(tokenizer_path, out_path))
         return edgellm_fail(err, EDGELLM_ERR_MISUSE, "%s: output is the input tokenizer file", out_path);
 
     if ((fd = open(model_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0) {   /* a FIFO: refused below, not waited on */

@@ -157,7 +157,9 @@ static void pick_variants(void)
 
 bool edgellm_kernels_parse_prefetch(const char *s, size_t *bytes)
 {
-    if (!s || !*s || strlen(s) > 7 || strspn(s, "0123456789") != strlen(s)) return false;
+    if (!s || !*s || strspn(s, "0123456789") != strlen(s)) return false;
+    while (s[0] == '0' && s[1]) s++;               /* leading zeros: "00001024" is 1024 */
+    if (strlen(s) > 7) return false;
     const long v = strtol(s, NULL, 10);
     if (v > 1048576) return false;
     *bytes = (size_t)v;

@@ -65,6 +65,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define LOGITS_MAGIC "EDGLOGIT"
 #define LOGITS_VERSION 1u
@@ -264,6 +265,11 @@ edgellm_status edgellm_eval_save_logits(const edgellm_model *ref, const char *te
     if (!rec || !ids || !mask) { rc = edgellm_fail_nomem(err, out_path); goto done; }
     if ((rc = edgellm_out_open(&of, out_path, "wb", err)) != EDGELLM_OK) goto done;
     f = of.f;
+    if (of.in_place && lseek(fileno(f), 0, SEEK_CUR) < 0) {   /* a pipe: the header could not be completed */
+        rc = edgellm_fail(err, EDGELLM_ERR_MISUSE, "%s: cannot write saved logits to a pipe (the header is completed "
+                          "at the end): give a file", out_path);
+        goto done;
+    }
     header_encode(&h, rec);   /* nll_mean patched at the end */
     if (fwrite(rec, 1, LOGITS_HEADER, f) != LOGITS_HEADER) goto write_error;
 

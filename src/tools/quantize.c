@@ -237,12 +237,6 @@ static bool valid_override(int type)
            (t->computable || type == EDGELLM_TYPE_F32 || type == EDGELLM_TYPE_F16 || type == EDGELLM_TYPE_BF16);
 }
 
-static bool same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    if (!strcmp(a, b)) return true;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
 
 /* Fill the report rows and choices: the whole plan, before anything is written. */
 static edgellm_status plan_tensors(qjob *q, const edgellm_quant_recipe *rcp, size_t *max_ne0, edgellm_error *err)
@@ -321,7 +315,7 @@ edgellm_status edgellm_quantize_file(const char *in_path, const char *out_path, 
     if (p.n_threads > EDGELLM_MAX_THREADS || p.n_keep < 0 || (p.n_keep && !p.keep))
         return edgellm_fail(err, EDGELLM_ERR_MISUSE, "threads %d outside 0..%d or bad keep list",
                             p.n_threads, EDGELLM_MAX_THREADS);
-    if (same_file(in_path, out_path))
+    if (edgellm_same_file(in_path, out_path))
         return edgellm_fail(err, EDGELLM_ERR_MISUSE, "%s: output is the input file", out_path);
     q.n_threads = p.n_threads > 0 ? p.n_threads : edgellm_n_physical_cores();
     q.in_path = in_path;
