@@ -596,7 +596,11 @@ static int run_sweep(const eval_flags *fl)
                 cli_print_error(cmd, &err);
                 rc = err.code ? err.code : EDGELLM_ERR_IO;
             } else {
-                printf("wrote %s (edgellm plan reads it for this model's quality column)\n", out);
+                if (fl->out)   /* plan finds only MODEL.eval.json by itself */
+                    printf("wrote %s (for this model's quality column: edgellm plan --model %s --eval %s)\n", out,
+                           fl->model, out);
+                else
+                    printf("wrote %s (edgellm plan reads it for this model's quality column)\n", out);
             }
         }
     } else {

@@ -13,6 +13,7 @@
  */
 #include "commands.h"
 #include "plan_json.h"
+#include "model/model.h"   /* edgellm_arch_find: which architectures run */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -31,19 +32,24 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: edgellm plan [--model NAME|FILE.gguf | --shape L,E,H,KV,FF,V] [--device NAME|host|FILE.json]\n"
-            "                    [--ctx N] [--kv-type f16|q8_0|f32] [--batch N] [--scenario realtime|offline]\n"
-            "                    [--latency-ms MS] [--types LIST] [--json]\n\n"
+            "                    [--device-file FILE] [--ctx N] [--kv-type f16|q8_0|f32] [--batch N]\n"
+            "                    [--scenario realtime|offline] [--latency-ms MS] [--prompt N] [--types LIST]\n"
+            "                    [--eval FILE] [--calibration X] [--json] [--list]\n\n"
             "Will the model fit on the device, at which precision, and how fast will it run? For each\n"
             "precision: weights, KV cache, scratch, total against the memory an app may use minus a 20%%\n"
             "safety margin, a verdict, the largest context that fits, predicted decode/prefill speed and\n"
             "the quality cost; then a recommendation for real-time and offline use.\n"
-            "With no model and no device: a models x devices matrix, then one detailed plan.\n\n"
+            "With no model and no device (or only --device-file): a models x devices matrix, then one\n"
+            "detailed plan.\n\n"
             "options:\n"
             "  -m, --model NAME|FILE   catalogue model (see --list) or a GGUF file (metadata only is read)\n"
             "  --shape L,E,H,KV,FF,V   n_layer,n_embd,n_head,n_head_kv,n_ff,n_vocab of a llama-style model\n"
             "  -d, --device NAME       catalogue device, 'host' (measures this machine, ~1 s), a name from\n"
             "                          --device-file, or a device JSON file\n"
-            "  --device-file FILE      add devices from a JSON file ({\"devices\": [{\"name\": ...}]})\n"
+            "  --device-file FILE      add devices from a JSON file: {\"devices\": [{\"name\": ..., \"ram_gib\": N,\n"
+            "                          \"bandwidth_gbps\": N, \"big_cores\": N}]} required; optional usable_gib,\n"
+            "                          little_cores, gflops_per_big_core, gflops_per_little_core, npu,\n"
+            "                          description, source (README \"A device of your own\")\n"
             "  -c, --ctx N             context length (default: the model's, at most 4096)\n"
             "  --kv-type T             KV cache type: f16 (default), q8_0, f32\n"
             "  -b, --batch N           sequences decoded together (default 1)\n"
@@ -118,6 +124,10 @@ static void print_report(FILE *f, const edgellm_plan_report *r)
         fprintf(f, "        file: %s, %.2f MiB, trained context %d\n", m->file_label, m->file_bytes / 1048576.0,
                 m->n_ctx_train);
     fprintf(f, "        source: %s\n", m->source);
+    if (m->arch[0] && !edgellm_arch_find(m->arch, strlen(m->arch)))   /* plan covers more than run */
+        fprintf(f, "        note: edgellm run does not run the %s architecture yet (it runs %s); the figures\n"
+                   "        below are for the shape, as another engine (llama.cpp) would run it\n",
+                m->arch, edgellm_arch_list());
     if (d->description[0]) fprintf(f, "device  %s: %s\n", d->name, d->description);
     else fprintf(f, "device  %s\n", d->name);
     fprintf(f, "        RAM %.2f GiB, usable %.2f GiB, budget %.2f GiB (%.0f%% safety margin); %.1f GB/s %s (decode reaches "
@@ -192,6 +202,9 @@ static void print_report(FILE *f, const edgellm_plan_report *r)
             "       (x%.2f; decode model fitted to edgellm bench, README \"Planning\"); '(file)' = exact bytes of the file,\n"
             "       other rows from per-tensor bits per weight (llama.cpp's Q4_K_M/Q5_K_M mix: Q6_K output, attn_v, ffn_down).\n",
             r->n_ctx, r->efficiency, d->gflops_big, r->calibration);
+    if (r->kv_type != EDGELLM_TYPE_F32)   /* run, bench and eval keep an F32 cache unless told */
+        fprintf(f, "       KV cache %s as planned: give run / bench / eval --kv-type %s (their default is F32, "
+                   "2-4x the KV bytes)\n", edgellm_type_name(r->kv_type), r->kv_type == EDGELLM_TYPE_F16 ? "f16" : "q8_0");
 }
 
 /* Split "phone-high" into two header lines at the first '-'. */

@@ -95,7 +95,7 @@ static bool report_writable(const char *path)
 static int write_report(const char *path, const char *in, const char *out, const edgellm_quantize_report *r)
 {
     const char *dot = strrchr(path, '.');
-    int json = dot && !strcmp(dot, ".json");
+    int json = dot && !strcasecmp(dot, ".json");
     edgellm_out_file of;   /* written whole or not at all, a signal's handler removes it */
     edgellm_error err = {0};
     if (edgellm_out_open(&of, path, "w", &err) != EDGELLM_OK) {
@@ -268,7 +268,7 @@ int cmd_quantize(int argc, char **argv)
             p.n_threads = (int)v;
         } else {
             const char *dot = strrchr(val, '.');
-            if (!dot || (strcmp(dot, ".csv") && strcmp(dot, ".json"))) {
+            if (!dot || (strcasecmp(dot, ".csv") && strcasecmp(dot, ".json"))) {
                 fprintf(stderr, "edgellm quantize: --report FILE must end in .csv or .json, got '%s'\n", val);
                 goto bad;
             }

@@ -230,7 +230,7 @@ static void check_prefetch_env(void)
 {
     const char *pf = getenv("EDGELLM_PREFETCH");
     size_t bytes;
-    if (pf && !edgellm_kernels_parse_prefetch(pf, &bytes))
+    if (pf && *pf && !edgellm_kernels_parse_prefetch(pf, &bytes))
         fprintf(stderr, "edgellm: warning: EDGELLM_PREFETCH=%s is not a byte count in [0, 1048576]; decode "
                         "prefetch stays at this CPU's default (%zu bytes)\n", pf, edgellm_kernels_decode_prefetch());
 }

@@ -709,7 +709,7 @@ static void test_gguf_write_oom_sweep(void)
  * handler makes the commit fail with the target untouched. */
 static void test_out_file_whole_or_nothing(void)
 {
-    char dir[600], path[700], link[700], fifo[700], buf[64];
+    char dir[600], path[700], lnk[700], fifo[700], buf[64];
     snprintf(dir, sizeof dir, "%s/outfile", test_tmpdir());
     CHECK_EQ(mkdir(dir, 0755), 0);
     snprintf(path, sizeof path, "%s/a.txt", dir);
@@ -735,13 +735,13 @@ static void test_out_file_whole_or_nothing(void)
     free(got);
     CHECK_EQ(count_files(dir, "a.txt.tmp"), 0);
 
-    snprintf(link, sizeof link, "%s/link.txt", dir);  /* through a link: the file is replaced */
-    CHECK_EQ(symlink("a.txt", link), 0);
-    CHECK_OK(edgellm_out_open(&o, link, "w", &err));
+    snprintf(lnk, sizeof lnk, "%s/link.txt", dir);  /* through a link: the file is replaced */
+    CHECK_EQ(symlink("a.txt", lnk), 0);
+    CHECK_OK(edgellm_out_open(&o, lnk, "w", &err));
     fputs("linked", o.f);
     CHECK_OK(edgellm_out_commit(&o, &err));
     struct stat st;
-    CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+    CHECK(lstat(lnk, &st) == 0 && S_ISLNK(st.st_mode));
     got = read_file(path, &n);
     CHECK(got && n == 6 && !memcmp(got, "linked", 6));
     free(got);
@@ -815,6 +815,15 @@ static void test_out_file_whole_or_nothing(void)
     CHECK_OK(edgellm_out_commit(&o, &err));
     CHECK(stat(held, &st) == 0 && st.st_ino == before.st_ino && st.st_size == 5);
     close(hfd);
+
+    /* "output is the input": the same name, a link or a hard link to a file; never a device */
+    char hard[700];
+    snprintf(hard, sizeof hard, "%s/hard.txt", dir);
+    CHECK_EQ(link(path, hard), 0);
+    CHECK(edgellm_same_file(path, path) && edgellm_same_file(lnk, path) && edgellm_same_file(hard, path));
+    CHECK(!edgellm_same_file(path, precious) && !edgellm_same_file("/dev/null", "/dev/null"));
+    CHECK(edgellm_same_file(tmp_path("not-yet.gguf"), tmp_path("not-yet.gguf")));   /* both would be written */
+    CHECK_EQ(unlink(hard), 0);
 
     CHECK_OK(edgellm_out_open(&o, path, "w", &err));  /* a signal's handler took the temporary */
     fputs("lost", o.f);

@@ -986,6 +986,15 @@ static void test_plan_cli_no_arguments(void)
     CHECK(strstr(out, "Detailed plan for llama-3.2-3b on phone-mid") != NULL);
     CHECK(strstr(out, "recommendation") && strstr(out, "real-time") && strstr(out, "offline"));
     CHECK(strstr(out, "GiB") != NULL);
+    /* the plan's F16 KV cache is not run's default: the notes say which flag matches it */
+    CHECK(strstr(out, "give run / bench / eval --kv-type f16") != NULL);
+    CHECK_EQ(cli("--model tinyllama-1.1b --device phone-mid --kv-type f32"), 0);
+    CHECK(strstr(out, "--kv-type f") == NULL);
+    /* a catalogue model whose architecture edgellm run does not run says so; one it runs not */
+    CHECK_EQ(cli("--model phi-3-mini --device phone-mid"), 0);
+    CHECK(strstr(out, "edgellm run does not run the phi3 architecture") != NULL);
+    CHECK_EQ(cli("--model qwen2.5-0.5b --device phone-mid"), 0);
+    CHECK(strstr(out, "does not run the") == NULL);
 }
 
 #ifdef EDGELLM_HAVE_CJSON

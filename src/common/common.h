@@ -126,7 +126,8 @@ edgellm_status edgellm_out_commit(edgellm_out_file *o, edgellm_error *err);
  * Harmless after a failed open or a commit. */
 void edgellm_out_discard(edgellm_out_file *o);
 /* True when paths a and b name the same file: equal strings, or both exist with the same
- * (st_dev, st_ino) (links and hard links followed). For "output is the input" checks. */
+ * (st_dev, st_ino) (links and hard links followed); never for a device, pipe or socket
+ * (writing /dev/null destroys nothing). For "output is the input" checks. */
 bool edgellm_same_file(const char *a, const char *b);
 
 /* Little-endian loads from an unaligned byte pointer. */

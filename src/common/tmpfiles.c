@@ -73,9 +73,11 @@ void edgellm_remove_temp_files(void)
 bool edgellm_same_file(const char *a, const char *b)
 {
     if (!a || !b) return false;
-    if (!strcmp(a, b)) return true;
     struct stat sa, sb;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    const bool ea = stat(a, &sa) == 0;
+    if (ea && !S_ISREG(sa.st_mode)) return false;   /* /dev/null twice destroys nothing */
+    if (!strcmp(a, b)) return true;
+    return ea && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 /* Whether path's folder is in /proc once its own links are followed (/dev/fd/3: /dev/fd is

@@ -25,6 +25,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <strings.h>
 
 typedef struct {
     int type;
@@ -132,9 +133,9 @@ static bool level_supported(int i)
 
 static int level_index(const char *name)
 {
-    if (!strcmp(name, "portable")) name = "scalar";
+    if (!strcasecmp(name, "portable")) name = "scalar";
     for (int i = 0; i < N_LEVELS; i++)
-        if (!strcmp(levels[i].name, name)) return i;
+        if (!strcasecmp(levels[i].name, name)) return i;
     return -1;
 }
 
@@ -152,7 +153,7 @@ static void pick_variants(void)
     const edgellm_cpu_features *f = edgellm_cpu_get_features();
     decode_prefetch = f->amd && f->family == 0x19 && f->avx512 ? 9216 : 0;   /* Zen 4: 32 Q4_0 groups */
     const char *pf = getenv("EDGELLM_PREFETCH");
-    if (pf) (void)edgellm_kernels_parse_prefetch(pf, &decode_prefetch);
+    if (pf && *pf) (void)edgellm_kernels_parse_prefetch(pf, &decode_prefetch);   /* empty: as unset */
 }
 
 bool edgellm_kernels_parse_prefetch(const char *s, size_t *bytes)

@@ -75,7 +75,8 @@ const char *edgellm_kernels_name(void);
  * decodes a tinyllama-shape Q4_0 model ~30 % faster (README "Kernels, threads and
  * speed"); 0 elsewhere: with two threads it was slower, and on a Zen 5 a prefetch of whole
  * rows ahead was measured 10-30 % slower. EDGELLM_PREFETCH=BYTES (read once) overrides it:
- * see edgellm_kernels_parse_prefetch; a value that does not parse is ignored. */
+ * see edgellm_kernels_parse_prefetch; an empty value or one that does not parse is
+ * ignored. Kernels of other levels never prefetch. */
 size_t edgellm_kernels_decode_prefetch(void);
 /* Parse an EDGELLM_PREFETCH value: decimal bytes in [0, 1048576], nothing else; false
  * otherwise (*bytes unchanged). */
