@@ -385,6 +385,46 @@ static edgellm_plan_report *new_report(void)
     return r;
 }
 
+/* When nothing meets the real-time latency, the reason names the row nearest to the
+ * constraint that fails: with no row within the first-token budget, the one quickest to
+ * the first token (a new user saw "the fastest that fits, Q4_0, needs 4638 ms" next to a
+ * Q8_0 row at 4380 ms); when some row meets the first-token budget but none the reading
+ * speed, the fastest decoder. */
+static void test_plan_realtime_names_the_nearest_row(void)
+{
+    static const struct { const char *model, *device; double latency_ms; } cases[] = {
+        {"llama-3.2-3b", "pi5-8gb", 200},       /* no first token within 200 ms */
+        {"llama-3.1-8b", "pi4-4gb", 200},
+        {"llama-3.2-3b", "pi5-8gb", 1e6},       /* first token fine, decode too slow */
+    };
+    edgellm_plan_report *r = new_report();
+    int seen[2] = {0, 0};   /* both branches must be exercised */
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        edgellm_plan_params p = params_for(cases[c].model, cases[c].device, 0);
+        p.latency_ms = cases[c].latency_ms;
+        CHECK_OK(edgellm_plan(&p, r, NULL));
+        if (r->realtime_pick >= 0 || !strstr(r->realtime_why, "nothing meets the latency")) continue;
+        int quick = -1, fast = -1, ttft_ok = 0;
+        for (int i = 0; i < r->n_rows; i++) {
+            const edgellm_plan_row *row = &r->rows[i];
+            if (row->verdict != EDGELLM_PLAN_FITS || row->needs_original) continue;
+            if (quick < 0 || row->ttft_ms < r->rows[quick].ttft_ms) quick = i;
+            if (fast < 0 || row->decode_tps > r->rows[fast].decode_tps) fast = i;
+            ttft_ok += row->ttft_ms <= r->latency_ms;
+        }
+        const int want = ttft_ok ? fast : quick;
+        seen[ttft_ok > 0]++;
+        char named[64];
+        snprintf(named, sizeof named, " that fits, %s,", want >= 0 ? r->rows[want].type : "?");
+        const int f0 = test_failures;
+        CHECK(want >= 0 && strstr(r->realtime_why, named) != NULL);
+        CHECK(strstr(r->realtime_why, ttft_ok ? "the fastest decoder" : "the quickest to the first token") != NULL);
+        if (test_failures != f0) fprintf(stderr, "   case %zu: %s\n", c, r->realtime_why);
+    }
+    CHECK(seen[0] > 0 && seen[1] > 0);
+    free(r);
+}
+
 static void test_plan_prompt_fits_the_context(void)
 {
     edgellm_plan_params p = params_for("llama-3.2-1b", "pi5-8gb", 40);
@@ -1309,6 +1349,7 @@ int main(void)
     RUN(test_plan_scratch_bytes_hand_computed);
     RUN(test_plan_decode_and_prefill_speed_hand_computed);
     RUN(test_plan_prompt_fits_the_context);
+    RUN(test_plan_realtime_names_the_nearest_row);
     RUN(test_plan_llama2_7b_on_pi5);
     RUN(test_plan_max_ctx_is_the_largest_that_fits);
     RUN(test_plan_nothing_fits_gives_advice);

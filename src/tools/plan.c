@@ -230,12 +230,14 @@ static int max_prompt_within(const plan_job *j, const edgellm_plan_weights *w, d
 static void recommend_realtime(const plan_job *j, const edgellm_plan_params *p, const edgellm_plan_recipe *recipes,
                                edgellm_plan_report *r)
 {
-    int pick = -1, fastest = -1, n_fit = 0;
+    int pick = -1, fastest = -1, quickest = -1, n_fit = 0, n_ttft_ok = 0;
     for (int i = 0; i < r->n_rows; i++) {
         const edgellm_plan_row *row = &r->rows[i];
         if (row->verdict != EDGELLM_PLAN_FITS || row->needs_original) continue;
         n_fit++;
         if (fastest < 0 || row->decode_tps > r->rows[fastest].decode_tps) fastest = i;
+        if (quickest < 0 || row->ttft_ms < r->rows[quickest].ttft_ms) quickest = i;
+        n_ttft_ok += row->ttft_ms <= r->latency_ms;
         if (row->ttft_ms > r->latency_ms || row->decode_tps < r->reading_tps) continue;
         if (pick < 0 || better_quality(row, &r->rows[pick])) pick = i;
     }
@@ -248,13 +250,17 @@ static void recommend_realtime(const plan_job *j, const edgellm_plan_params *p, 
                  row->type, row->total_bytes / GIB_D, row->budget_bytes / GIB_D, row->ttft_ms, r->latency_ms,
                  r->prompt_tokens, row->decode_tps, r->reading_tps);
     } else if (n_fit > 0) {
-        const edgellm_plan_row *row = &r->rows[fastest];
+        /* name the row nearest to the constraint that fails: the first token when no row
+         * meets it (the quickest to it), else the reading speed (the fastest decoder) */
+        const int near = n_ttft_ok == 0 ? quickest : fastest;
+        const edgellm_plan_row *row = &r->rows[near];
         edgellm_plan_weights w;
-        edgellm_plan_recipe_weights(&recipes[fastest], j->t, j->n, j->m->n_layer, j->m->tied_embeddings, &w);
+        edgellm_plan_recipe_weights(&recipes[near], j->t, j->n, j->m->n_layer, j->m->tied_embeddings, &w);
         int max_prompt = max_prompt_within(j, &w, r->latency_ms, p->calibration);
         size_t len = (size_t)snprintf(r->realtime_why, sizeof r->realtime_why,
-                                      "nothing meets the latency: the fastest that fits, %s, needs %.0f ms to the first "
+                                      "nothing meets the latency: %s that fits, %s, needs %.0f ms to the first "
                                       "token (budget %.0f ms for %d tokens) and decodes %.1f tok/s (need %.1f).",
+                                      n_ttft_ok == 0 ? "the quickest to the first token" : "the fastest decoder",
                                       row->type, row->ttft_ms, r->latency_ms, r->prompt_tokens, row->decode_tps,
                                       r->reading_tps);
         if (row->decode_tps >= r->reading_tps && max_prompt > 0)
