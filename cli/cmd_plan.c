@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "plan_json.h"
 #include "model/model.h"   /* edgellm_arch_find: which architectures run */
+#include "common/common.h" /* edgellm_same_file */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -400,8 +401,17 @@ int cmd_plan(int argc, char **argv)
     }
     edgellm_error err = {0};
     /* user devices: --device-file, or --device FILE.json */
-    if (!device_file && p.device && strlen(p.device) > 5 && !strcmp(p.device + strlen(p.device) - 5, ".json"))
-        device_file = p.device, p.device = NULL;
+    /* --device FILE: a name ending in .json, or any existing file that is not a catalogue
+     * device's name; the same file twice (--device F --device-file F) is one */
+    if (p.device && (!device_file || edgellm_same_file(p.device, device_file))) {
+        const size_t n = strlen(p.device);
+        struct stat ds;
+        edgellm_plan_device known;
+        const bool json_name = n > 5 && !strcasecmp(p.device + n - 5, ".json");
+        const bool a_file = stat(p.device, &ds) == 0 && S_ISREG(ds.st_mode) && strcmp(p.device, "host") &&
+                            edgellm_plan_find_device(p.device, &known, NULL) != EDGELLM_OK;
+        if (json_name || a_file) device_file = p.device, p.device = NULL;
+    }
     if (device_file) {
         int n = 0;
         if (cli_plan_read_devices(device_file, &extra, &n, &err) != EDGELLM_OK) {

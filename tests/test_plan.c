@@ -1172,6 +1172,16 @@ static void test_plan_cli_device_and_eval_files(void)
     snprintf(args, sizeof args, "--model llama-3.2-1b --device %s", dev);   /* a .json device = its first */
     CHECK_EQ(cli(args), 0);
     CHECK(strstr(out, "rk3588-16g") != NULL);
+    /* the same file given to both flags, and a device file whose name does not end in .json */
+    snprintf(args, sizeof args, "--model llama-3.2-1b --device %s --device-file %s", dev, dev);
+    CHECK_EQ(cli(args), 0);
+    CHECK(strstr(out, "device  rk3588-16g") != NULL);
+    char plain[512];
+    snprintf(plain, sizeof plain, "%s/mydevices", test_tmpdir());
+    write_file(plain, devs, strlen(devs));
+    snprintf(args, sizeof args, "--model llama-3.2-1b --device %s", plain);
+    CHECK_EQ(cli(args), 0);
+    CHECK(strstr(out, "device  rk3588-16g") != NULL);
     /* a device file and no model: the built-in models' matrix over the file's devices alone,
      * then the detailed plan on its first device */
     snprintf(args, sizeof args, "--device-file %s", dev);
