@@ -816,6 +816,18 @@ static void test_out_file_whole_or_nothing(void)
     CHECK(stat(held, &st) == 0 && st.st_ino == before.st_ino && st.st_size == 5);
     close(hfd);
 
+    fflush(stdout);                                  /* "-": standard output, in place */
+    const int saved = dup(STDOUT_FILENO), sfd = open(held, O_WRONLY | O_TRUNC);
+    CHECK(saved >= 0 && sfd >= 0 && dup2(sfd, STDOUT_FILENO) >= 0);
+    CHECK_OK(edgellm_out_open(&o, "-", "w", &err));
+    CHECK(o.in_place);
+    fputs("dash", o.f);
+    CHECK_OK(edgellm_out_commit(&o, &err));
+    CHECK(dup2(saved, STDOUT_FILENO) >= 0);
+    close(saved);
+    close(sfd);
+    CHECK(stat(held, &st) == 0 && st.st_size == 4 && access("-", F_OK) != 0);
+
     /* "output is the input": the same name, a link or a hard link to a file; never a device */
     char hard[700];
     snprintf(hard, sizeof hard, "%s/hard.txt", dir);

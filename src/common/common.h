@@ -102,6 +102,7 @@ void edgellm_tmp_unregister(int slot);
  * regular file (/dev/null, a FIFO), or that leads through /proc (/dev/stdout, /dev/fd/N:
  * a descriptor's file, even when that is a regular file) is written in place: there is
  * nothing to replace, and renaming onto it would replace the device node or the link.
+ * PATH "-" is standard output (written in place, through a duplicate of descriptor 1).
  * Usage: open, write to o.f, then commit (or discard on the writer's own error).
  * src/common/tmpfiles.c. */
 typedef struct {

@@ -139,6 +139,16 @@ edgellm_status edgellm_out_open(edgellm_out_file *o, const char *path, const cha
     o->tmp[0] = 0;
     o->target[0] = 0;
     if (!path || !*path) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "an empty output path");
+    if (!strcmp(path, "-")) {                        /* the usual name of standard output */
+        const int fd = dup(STDOUT_FILENO);
+        if (fd < 0 || !(o->f = fdopen(fd, mode))) {
+            const int e = errno;
+            if (fd >= 0) close(fd);
+            return edgellm_fail(err, EDGELLM_ERR_IO, "-: cannot write standard output: %s", strerror(e));
+        }
+        o->in_place = true;
+        return EDGELLM_OK;
+    }
     struct stat st;
     const bool exists = stat(path, &st) == 0;        /* a link: what it names */
     if (!exists && errno != ENOENT)
