@@ -6,6 +6,7 @@
  * exists (anchors.md §1.5), so its tooling reads them. */
 #include "commands.h"
 #include "format/gguf.h"
+#include "kernels/cpu_features.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,11 +65,20 @@ static int parse_list(const char *flag, const char *what, const char *s, long lo
     return 0;
 }
 
+/* llama-bench's cpu_info: the model name, plus (x86) the family and model, which tell the
+ * microarchitecture where a VM's model name says only "AMD EPYC" (0x19 = Zen 3/4, 0x1a =
+ * Zen 5): kernels are tuned per microarchitecture, so results are compared per it. */
 static void cpu_info(char *buf, size_t size)
 {
     snprintf(buf, size, "unknown");
+    const edgellm_cpu_features *cf = edgellm_cpu_get_features();
+    char fam[48] = "";
+    if (cf->family > 0) snprintf(fam, sizeof fam, " (family 0x%x model 0x%x)", (unsigned)cf->family, (unsigned)cf->model);
     FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f) return;
+    if (!f) {
+        if (fam[0]) snprintf(buf, size, "x86-64%s", fam);
+        return;
+    }
     char line[512];
     while (fgets(line, sizeof line, f))
         if (!strncmp(line, "model name", 10)) {
@@ -77,7 +87,7 @@ static void cpu_info(char *buf, size_t size)
                 c++;
                 while (*c == ' ') c++;
                 c[strcspn(c, "\n")] = 0;
-                snprintf(buf, size, "%s", c);
+                snprintf(buf, size, "%.*s%s", (int)(size > sizeof fam ? size - sizeof fam : 0), c, fam);
             }
             break;
         }
@@ -195,6 +205,10 @@ static void print_json(const char *path, const char *cpu, const char *when, cons
                (unsigned long long)r->model_size, (unsigned long long)r->model_n_params);
         cli_json_str(stdout, cpu);
         const char *kv = cli_kv_type_name(r->kv_type);
+        char k[128];
+        cli_kernels_desc(k, sizeof k);
+        printf(",\n    \"kernels\": ");
+        cli_json_str(stdout, k);
         printf(",\n    \"backends\": \"CPU\",\n    \"type_k\": \"%s\",\n    \"type_v\": \"%s\",\n    \"use_mmap\": true,"
                "\n    \"n_threads\": %d,\n    \"n_prompt\": %d,\n    \"n_gen\": %d,\n    \"n_depth\": %d,\n"
                "    \"test\": \"%s\",\n    \"test_time\": \"%s\",\n    \"avg_ns\": %.0f,\n    \"stddev_ns\": %.0f,\n"
@@ -386,9 +400,13 @@ int cmd_bench(int argc, char **argv)
         fflush(stdout);
     }
     if (!strcmp(fmt, "json")) printf("\n]\n");
-    else if (!strcmp(fmt, "md"))
+    else if (!strcmp(fmt, "md")) {
         for (int mi = 0; mi < n_models; mi++)
             if (ok[mi]) print_md_footer(models[mi], &reps[mi]);
+        char k[128];
+        cli_kernels_desc(k, sizeof k);
+        if (md_started) printf("CPU: %s; kernels: %s\n", cpu, k);   /* tuned per CPU: say which */
+    }
     free(ok);
     free(reps);
     return rc;

@@ -37,6 +37,9 @@ int cli_parse_float(const char *cmd, const char *flag, const char *s, double *ou
 int cli_parse_kv_type(const char *cmd, const char *flag, const char *s, int *out);
 /* The --kv-type spelling of a KV cache type (f32, f16, q8_0). */
 const char *cli_kv_type_name(int type);
+/* The kernels in use, as --version and bench name them: "avx512 + gfni, 1-thread decode
+ * prefetch 9216 bytes", "avx2", ... (cli/main.c). */
+void cli_kernels_desc(char *buf, size_t size);
 /* The trained context length of a GGUF file (<general.architecture>.context_length), or 0
  * when the file cannot be opened or does not say. Reads the metadata only. */
 long long cli_gguf_n_ctx_train(const char *path);

@@ -224,6 +224,16 @@ static void check_kernels_env(void)
             active);
 }
 
+void cli_kernels_desc(char *buf, size_t size)
+{
+    const char *level = edgellm_kernels_name();   /* avx512 takes GFNI's Q4_K/Q6_K kernels where it can */
+    const bool avx512 = !strcmp(level, "avx512");
+    char pf[64] = "";
+    if (avx512 && edgellm_kernels_decode_prefetch())   /* only the avx512 decode kernels prefetch */
+        snprintf(pf, sizeof pf, ", 1-thread decode prefetch %zu bytes", edgellm_kernels_decode_prefetch());
+    snprintf(buf, size, "%s%s%s", level, avx512 && edgellm_cpu_get_features()->gfni ? " + gfni" : "", pf);
+}
+
 /* EDGELLM_PREFETCH (dispatch.h: decode's software prefetch distance) that does not parse is
  * ignored by the dispatcher: say so. */
 static void check_prefetch_env(void)
@@ -272,13 +282,9 @@ int main(int argc, char **argv)
     check_kernels_env();
     check_prefetch_env();
     if (!strcmp(argv[1], "--version")) {
-        const char *level = edgellm_kernels_name();   /* avx512 takes GFNI's Q4_K/Q6_K kernels where it can */
-        const bool avx512 = !strcmp(level, "avx512");
-        char pf[64] = "";
-        if (avx512 && edgellm_kernels_decode_prefetch())   /* only the avx512 decode kernels prefetch */
-            snprintf(pf, sizeof pf, ", 1-thread decode prefetch %zu bytes", edgellm_kernels_decode_prefetch());
-        printf("edgellm %s (kernels: %s%s%s)\n", EDGELLM_VERSION, level,
-               avx512 && edgellm_cpu_get_features()->gfni ? " + gfni" : "", pf);
+        char k[128];
+        cli_kernels_desc(k, sizeof k);
+        printf("edgellm %s (kernels: %s)\n", EDGELLM_VERSION, k);
         return 0;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

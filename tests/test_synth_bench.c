@@ -489,7 +489,7 @@ static void test_bench_cli_json_and_md(void)
     static const char *fields[] = {"\"model_type\"", "\"model_size\"", "\"model_n_params\"", "\"n_threads\"",
                                    "\"n_prompt\"", "\"n_gen\"", "\"avg_ts\"", "\"stddev_ts\"", "\"avg_ns\"",
                                    "\"stddev_ns\"", "\"samples_ts\"", "\"load_ms\"", "\"ttft_ms\"",
-                                   "\"peak_rss_bytes\"", "\"roofline_frac\""};
+                                   "\"peak_rss_bytes\"", "\"roofline_frac\"", "\"cpu_info\"", "\"kernels\""};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) CHECK_EQ(count_str(out, fields[i]), 4);
     CHECK(strstr(out, "\"test\": \"pp8\"") && strstr(out, "\"test\": \"tg4\""));
     CHECK(strstr(out, "\"model_type\": \"qwen2 ") != NULL);
@@ -501,6 +501,10 @@ static void test_bench_cli_json_and_md(void)
     snprintf(cmd, sizeof cmd, "(%s bench -m %s -p 8 -n 2 -t 1 -r 1 --bw-gbps 5 2>/dev/null)", EDGELLM_CLI, m);
     CHECK_EQ(run_capture(cmd, out, sizeof out), 0);
     CHECK(strstr(out, "| model |") && strstr(out, "| pp8 |") && strstr(out, "| tg2 |") && strstr(out, "peak RSS"));
+    CHECK(strstr(out, "CPU: ") && strstr(out, "; kernels: "));   /* results are tuned per CPU: say which */
+#if defined(__x86_64__) && defined(__linux__)
+    CHECK(strstr(out, " (family 0x") != NULL);
+#endif
     CHECK(strstr(out, "type_k") == NULL);   /* the default F32 cache: no KV columns, as llama-bench */
     snprintf(cmd, sizeof cmd, "(%s bench -m %s -p 0 -n 2 -t 1 -r 1 --kv-type f16 --bw-gbps 5 2>/dev/null)", EDGELLM_CLI, m);
     CHECK_EQ(run_capture(cmd, out, sizeof out), 0);
