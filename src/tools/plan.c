@@ -20,7 +20,8 @@
  *  - a GGUF file's own row is labelled with its real precision (plan_source.c,
  *    file_precision) and takes that precision's quality (eval results, else published);
  *    when the file is already quantized, candidates with more bits per weight are marked
- *    needs_original and never recommended: they need the original weights.
+ *    needs_original and never recommended: they need the original weights; the others
+ *    would requantize the file, and show no quality figure unless measured.
  *
  * Calibration: every speed is multiplied by params.calibration (1.0); the decode model and
  * its constants (EDGELLM_PLAN_EFF_*, _ROW_OVERHEAD_S, _SYNC_OVERHEAD_S, _OVERHEAD_FIXED in
@@ -553,7 +554,18 @@ edgellm_status edgellm_plan(const edgellm_plan_params *pp, edgellm_plan_report *
     /* an already quantized file cannot give back bits it does not have: candidates above
      * its bits per weight need the original weights (requantizing only loses more) */
     if (m->from_file && n_used > 0 && r->rows[0].bpw < 15.5)
-        for (int k = 1; k < n_used; k++) r->rows[k].needs_original = r->rows[k].bpw > r->rows[0].bpw + 0.05;
+        for (int k = 1; k < n_used; k++) {
+            edgellm_plan_row *row = &r->rows[k];
+            row->needs_original = row->bpw > r->rows[0].bpw + 0.05;
+            /* the rest would be made by requantizing the file: a published figure (from the
+             * original weights) understates that loss, so none is shown unless measured */
+            if (!row->needs_original && !measured(&p, row->type)) {
+                row->quality.delta_ppl_pct = row->quality.kld = row->quality.top1_pct = NAN;
+                snprintf(row->quality.source, sizeof row->quality.source,
+                         "requantized from the file's %.24s: more loss than a published figure; "
+                         "measure with edgellm eval", r->rows[0].type);
+            }
+        }
 
     recommend_realtime(&job, &p, used, r);
     recommend_offline(&job, &p, used, r);
