@@ -21,7 +21,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------- progress bar ---- */
@@ -543,19 +542,15 @@ static int run_sweep(const eval_flags *fl)
         fprintf(stderr, "edgellm %s: this build cannot write JSON (install libcjson-dev); use --no-results\n", cmd);
         return 2;
     }
-    if (!fl->no_results) {   /* find out now, not after the whole sweep, that the file cannot be written */
-        char dir[4096];
-        const char *slash = strrchr(out, '/');
-        snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash == out ? 1 : slash - out) : 1, slash ? out : ".");
-        if (access(dir, W_OK | X_OK) != 0) {
-            fprintf(stderr, "edgellm %s: %s: cannot write it (%s: %s)\n", cmd, out, dir, strerror(errno));
-            return 1;
-        }
-        struct stat st;
-        if (stat(out, &st) == 0 && S_ISDIR(st.st_mode)) {
-            fprintf(stderr, "edgellm %s: %s: is a directory; give the results file's name\n", cmd, out);
-            return 1;
-        }
+    /* find out now, not after the whole sweep, that the file cannot be written */
+    const int out_errno = fl->no_results ? 0 : edgellm_out_check(out);
+    if (out_errno == EISDIR) {
+        fprintf(stderr, "edgellm %s: %s: is a directory; give the results file's name\n", cmd, out);
+        return 1;
+    }
+    if (out_errno) {
+        fprintf(stderr, "edgellm %s: %s: cannot write it (%s)\n", cmd, out, strerror(out_errno));
+        return 1;
     }
     edgellm_error err = {0};
     size_t len = 0;

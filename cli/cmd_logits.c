@@ -102,7 +102,6 @@ int cmd_logits(int argc, char **argv)
     edgellm_model *model = NULL;
     edgellm_ctx *ctx = NULL;
     float *logits = NULL;
-    FILE *f = NULL;
     edgellm_out_file of = {.f = NULL, .slot = -1, .tmp = ""};
     edgellm_model_params mp = edgellm_model_default_params();
     mp.n_threads = (int)n_threads;
@@ -123,15 +122,13 @@ int cmd_logits(int argc, char **argv)
     }
     /* float32 little-endian: write byte by byte so the file is LE on any host. */
     if (edgellm_out_open(&of, out_path, "wb", &err) != EDGELLM_OK) goto fail;   /* whole or not at all */
-    f = of.f;
     for (size_t i = 0; i < (size_t)n_tokens * row; i++) {
         uint32_t u;
         memcpy(&u, &logits[i], 4);
         unsigned char b[4] = {(unsigned char)u, (unsigned char)(u >> 8), (unsigned char)(u >> 16),
                               (unsigned char)(u >> 24)};
-        if (fwrite(b, 1, 4, f) != 4) break;
+        if (fwrite(b, 1, 4, of.f) != 4) break;   /* commit reports the stream's error */
     }
-    f = NULL;
     if (edgellm_out_commit(&of, &err) != EDGELLM_OK) goto fail;
     fprintf(stderr, "edgellm logits: wrote %d x %zu logits to %s\n", n_tokens, row, out_path);
     rc = 0;

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #define MAX_KEEP 64
@@ -71,25 +70,6 @@ static void json_num(FILE *f, double v)
 {
     if (isfinite(v)) fprintf(f, "%.9g", v);
     else fputs("null", f);   /* JSON has no inf: an exact tensor's SQNR */
-}
-
-/* Whether the report file could be written: an existing file (not a folder) writable, or
- * a new one's folder writable and searchable (errno says why not). Nothing is created. */
-static bool report_writable(const char *path)
-{
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        errno = EISDIR;
-        return false;
-    }
-    if (access(path, F_OK) == 0) return access(path, W_OK) == 0;
-    if (errno != ENOENT) return false;
-    char dir[4096];
-    const char *slash = strrchr(path, '/');
-    if (!slash) snprintf(dir, sizeof dir, ".");
-    else if (slash == path) snprintf(dir, sizeof dir, "/");
-    else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-    return access(dir, W_OK | X_OK) == 0;
 }
 
 static int write_report(const char *path, const char *in, const char *out, const edgellm_quantize_report *r)
@@ -280,14 +260,19 @@ int cmd_quantize(int argc, char **argv)
         goto bad;
     }
     /* a report that cannot be written is known before minutes of quantizing, not after */
-    if (report_path && (edgellm_same_file(report_path, pos[0]) || edgellm_same_file(report_path, pos[1]))) {
+    const bool report_is_in = report_path && edgellm_same_file(report_path, pos[0]);
+    if (report_is_in || (report_path && edgellm_same_file(report_path, pos[1]))) {
         fprintf(stderr, "edgellm quantize: %s: the report would replace the %s file\n", report_path,
-                edgellm_same_file(report_path, pos[0]) ? "input" : "output");
+                report_is_in ? "input" : "output");
         rc = 2;
         goto out;
     }
-    if (report_path && !report_writable(report_path)) {
-        fprintf(stderr, "edgellm quantize: %s: cannot write the report there: %s\n", report_path, strerror(errno));
+    int report_errno = report_path ? edgellm_out_check(report_path) : 0;
+    /* and, as before, a report that exists read-only is not overwritten */
+    if (!report_errno && report_path && access(report_path, F_OK) == 0 && access(report_path, W_OK) != 0)
+        report_errno = errno;
+    if (report_errno) {
+        fprintf(stderr, "edgellm quantize: %s: cannot write the report there: %s\n", report_path, strerror(report_errno));
         rc = 1;
         goto out;
     }

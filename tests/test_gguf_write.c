@@ -828,6 +828,24 @@ static void test_out_file_whole_or_nothing(void)
     close(sfd);
     CHECK(stat(held, &st) == 0 && st.st_size == 4 && access("-", F_OK) != 0);
 
+    /* edgellm_out_check answers as edgellm_out_open would, creating nothing: the folder that
+     * counts is the link target's (a dangling link into a missing folder cannot be written,
+     * though the link's own folder can) */
+    char far[700];
+    snprintf(far, sizeof far, "%s/far", dir);
+    CHECK_EQ(symlink("no-such-dir/x.csv", far), 0);
+    CHECK_EQ(edgellm_out_check(far), ENOENT);
+    CHECK_EQ(edgellm_out_check(dir), EISDIR);
+    CHECK_EQ(edgellm_out_check(loop1), ELOOP);
+    CHECK_EQ(edgellm_out_check(""), EINVAL);
+    CHECK_EQ(edgellm_out_check(path), 0);
+    CHECK_EQ(edgellm_out_check(dang), 0);
+    CHECK_EQ(edgellm_out_check(fifo), 0);
+    CHECK_EQ(edgellm_out_check("-"), 0);
+    CHECK_EQ(edgellm_out_check(tmp_path("new/x.gguf")), ENOENT);
+    CHECK_EQ(count_files(dir, "far.tmp"), 0);
+    CHECK_EQ(unlink(far), 0);
+
     /* "output is the input": the same name, a link or a hard link to a file; never a device */
     char hard[700];
     snprintf(hard, sizeof hard, "%s/hard.txt", dir);

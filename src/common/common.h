@@ -118,6 +118,11 @@ typedef struct {
  * or "PATH: is a directory"; EDGELLM_ERR_MISUSE for an empty path or one too long. On
  * failure nothing is left open or registered. */
 edgellm_status edgellm_out_open(edgellm_out_file *o, const char *path, const char *mode, edgellm_error *err);
+/* Whether edgellm_out_open(PATH) would succeed, without creating anything, for a check
+ * before long work: 0, or the errno it would fail with (EISDIR, ELOOP, EINVAL for an empty
+ * path; EACCES / ENOENT / EROFS for the target's folder, where the temporary and the rename
+ * go, or for PATH itself when it is written in place). */
+int edgellm_out_check(const char *path);
 /* Check the stream's error flag, flush, fsync (EINVAL/EROFS ignored: not every file
  * system syncs), close and rename onto the target. EDGELLM_ERR_IO "PATH: write failed:
  * reason" or "PATH: cannot rename TMP into place: reason", the temporary then removed.

@@ -80,14 +80,21 @@ bool edgellm_same_file(const char *a, const char *b)
     return ea && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/* The folder of path into dir: "." for a bare name, "/" for a name in the root. */
+static void folder_of(const char *path, char *dir, size_t size)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) snprintf(dir, size, ".");
+    else snprintf(dir, size, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+}
+
 /* Whether path's folder is in /proc once its own links are followed (/dev/fd/3: /dev/fd is
  * a link to /proc/self/fd). */
 static bool in_proc_dir(const char *path)
 {
-    const char *slash = strrchr(path, '/');
-    if (!slash) return false;
+    if (!strchr(path, '/')) return false;
     char dir[4096], *real;
-    snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    folder_of(path, dir, sizeof dir);
     if (!(real = realpath(dir, NULL))) return false;
     const bool proc = !strncmp(real, "/proc/", 6) || !strcmp(real, "/proc");
     free(real);
@@ -130,6 +137,37 @@ static int resolve_links(const char *path, char *out, size_t size, bool *via_pro
     return 0;
 }
 
+/* How edgellm_out_open writes a (non-empty, not "-") path: the target into target, whether
+ * in place, and the stat of what path names (*exists). 0, or an errno: EISDIR, a link
+ * loop (ELOOP), ENAMETOOLONG, what stat() said. */
+static int out_plan(const char *path, char *target, size_t size, bool *in_place, struct stat *st, bool *exists)
+{
+    *exists = stat(path, st) == 0;                   /* a link: what it names */
+    if (!*exists && errno != ENOENT) return errno;
+    if (*exists && S_ISDIR(st->st_mode)) return EISDIR;
+    bool via_proc = false;
+    const int e = resolve_links(path, target, size, &via_proc);
+    if (e) return e;
+    /* a device, pipe or socket (/dev/null, a FIFO), or a descriptor's file (/dev/stdout,
+     * /dev/fd/N, even redirected to a file): written in place, nothing replaced */
+    *in_place = via_proc || (*exists && !S_ISREG(st->st_mode));
+    return 0;
+}
+
+int edgellm_out_check(const char *path)
+{
+    if (!path || !*path) return EINVAL;
+    if (!strcmp(path, "-")) return 0;
+    char target[4096], dir[4096];
+    struct stat st;
+    bool in_place = false, exists = false;
+    const int e = out_plan(path, target, sizeof target, &in_place, &st, &exists);
+    if (e) return e;
+    if (in_place) return access(path, W_OK) == 0 ? 0 : errno;
+    folder_of(target, dir, sizeof dir);             /* the temporary and the rename need it */
+    return access(dir, W_OK | X_OK) == 0 ? 0 : errno;
+}
+
 edgellm_status edgellm_out_open(edgellm_out_file *o, const char *path, const char *mode, edgellm_error *err)
 {
     o->f = NULL;
@@ -150,19 +188,13 @@ edgellm_status edgellm_out_open(edgellm_out_file *o, const char *path, const cha
         return EDGELLM_OK;
     }
     struct stat st;
-    const bool exists = stat(path, &st) == 0;        /* a link: what it names */
-    if (!exists && errno != ENOENT)
-        return edgellm_fail(err, EDGELLM_ERR_IO, "%s: cannot write it: %s", path, strerror(errno));
-    if (exists && S_ISDIR(st.st_mode)) return edgellm_fail(err, EDGELLM_ERR_IO, "%s: is a directory", path);
-    bool via_proc = false;
-    const int e = resolve_links(path, o->target, sizeof o->target, &via_proc);
+    bool exists = false;
+    const int e = out_plan(path, o->target, sizeof o->target, &o->in_place, &st, &exists);
+    if (e == EISDIR) return edgellm_fail(err, EDGELLM_ERR_IO, "%s: is a directory", path);
     if (e) return edgellm_fail(err, EDGELLM_ERR_IO, "%s: cannot write it: %s", path, strerror(e));
-    if (via_proc || (exists && !S_ISREG(st.st_mode))) {
-        /* a device, pipe or socket (/dev/null, a FIFO), or a descriptor's file (/dev/stdout,
-         * /dev/fd/N, even redirected to a file): written in place, nothing replaced */
+    if (o->in_place) {
         if (!(o->f = fopen(path, mode)))
             return edgellm_fail(err, EDGELLM_ERR_IO, "%s: cannot write it: %s", path, strerror(errno));
-        o->in_place = true;
         return EDGELLM_OK;
     }
     /* a new file next to the target: O_EXCL | O_NOFOLLOW, so a file or link planted at the
@@ -222,9 +254,7 @@ edgellm_status edgellm_out_commit(edgellm_out_file *o, edgellm_error *err)
         }
         /* the rename itself on disk: sync the folder (best effort) */
         char dir[4096];
-        const char *slash = strrchr(o->target, '/');
-        if (!slash) snprintf(dir, sizeof dir, ".");
-        else snprintf(dir, sizeof dir, "%.*s", slash == o->target ? 1 : (int)(slash - o->target), o->target);
+        folder_of(o->target, dir, sizeof dir);
         const int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dfd >= 0) {
             (void)fsync(dfd);
