@@ -16,7 +16,7 @@
  *
  * Usage: bench_gemm -m MODEL.gguf [-n TOKENS] [-t THREADS] [-r ROUNDS] [--levels avx2,avx512]
  */
-#include "edgellm.h"
+#include "edgellm_tools.h"
 #include "common/threadpool.h"
 #include "kernels/dispatch.h"
 #include "kernels/matmul.h"

@@ -15,7 +15,7 @@
  * Usage: bench_kernels [-t THREADS] [-s SIZE] [--types q4_0,q8_0,...] [--no-dram]
  *                      [--levels avx2,avx512] [--bandwidth]
  */
-#include "edgellm.h"
+#include "edgellm_tools.h"
 #include "common/threadpool.h"
 #include "kernels/dispatch.h"
 #include "kernels/matmul.h"

@@ -1,6 +1,6 @@
 /* cmd_convert.c — 'edgellm convert': import a llama2.c checkpoint (legacy or version-1
  * header) and its tokenizer.bin into a GGUF v3 file (F32). The work is
- * edgellm_convert_llama2c in src/format/llama2c_import.c. */
+ * edgellm_convert_llama2c in src/tools/llama2c_import.c. */
 #include "commands.h"
 #include <string.h>
 

@@ -255,7 +255,7 @@ static void warn_past_training(const char *cmd, const char *path, long long trai
 
 static long long model_ctx_train(const edgellm_model *m)
 {
-    edgellm_model_info info;
+    edgellm_model_info info = {.size = sizeof info};
     edgellm_model_get_info(m, &info);
     return info.n_ctx_train;
 }
@@ -423,7 +423,7 @@ static int run_save(const eval_flags *fl)
     edgellm_status rc = edgellm_eval_save_logits(m, text, len, &p, fl->out, &r, &err);
     progress_end(&bar);
     if (rc == EDGELLM_OK) {
-        edgellm_model_info info;
+        edgellm_model_info info = {.size = sizeof info};
         edgellm_model_get_info(m, &info);
         int k = (int)fl->top_k < info.n_vocab ? (int)fl->top_k : info.n_vocab;
         print_model(fl);
@@ -493,7 +493,7 @@ static int run_task(const eval_flags *fl)
         for (int k = 0; k < 2; k++) {
             const edgellm_model *mk = k ? ref : m;
             if (!mk || r.n_past_ctx_train[k] <= 0) continue;
-            edgellm_model_info info;
+            edgellm_model_info info = {.size = sizeof info};
             edgellm_model_get_info(mk, &info);
             const int it = r.max_positions_item[k];
             fprintf(stderr,

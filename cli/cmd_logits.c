@@ -109,7 +109,7 @@ int cmd_logits(int argc, char **argv)
     edgellm_ctx_params cp = edgellm_ctx_default_params();
     cp.n_ctx = (int)n_ctx;
     if (edgellm_ctx_new(model, &cp, &ctx, &err) != EDGELLM_OK) goto fail;
-    edgellm_model_info info;
+    edgellm_model_info info = {.size = sizeof info};
     edgellm_model_get_info(model, &info);
     size_t row = (size_t)info.n_vocab;
     logits = malloc((size_t)n_tokens * row * sizeof(float));

@@ -200,7 +200,7 @@ int cmd_run(int argc, char **argv)
     double t0 = edgellm_time_ms();
     if (edgellm_model_load(model_path, &mp, &model, &err) != EDGELLM_OK) { cli_print_error("run", &err); goto done; }
     double load_ms = edgellm_time_ms() - t0;
-    edgellm_model_info info;
+    edgellm_model_info info = {.size = sizeof info};
     edgellm_model_get_info(model, &info);
     if (cp.n_ctx > 0 && info.n_ctx_train > 0 && cp.n_ctx > info.n_ctx_train)
         fprintf(stderr, "edgellm run: warning: -c %d exceeds the model's trained context length %d; quality may "
@@ -230,7 +230,7 @@ int cmd_run(int argc, char **argv)
     else fprintf(stderr, "sampling: greedy (--temp 0)\n");
     fprintf(stderr, "load: %.1f ms (%s), n_ctx %d\n", load_ms, model_path, edgellm_ctx_n_ctx(ctx));
 
-    edgellm_generate_stats st;
+    edgellm_generate_stats st = {.size = sizeof st};
     echo_state echo = {prompt, false};
     edgellm_status s = edgellm_generate(ctx, prompt, &gp, on_token, &echo, &st, &err);
     if (s == EDGELLM_OK) echo_prompt(&echo);

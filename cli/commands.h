@@ -2,7 +2,7 @@
  * Exit status: 0 success, 1 failed operation, 2 wrong command line. */
 #ifndef EDGELLM_CLI_COMMANDS_H
 #define EDGELLM_CLI_COMMANDS_H
-#include "edgellm.h"
+#include "edgellm_tools.h"
 #include <stdio.h>
 
 int cmd_plan(int argc, char **argv);

@@ -3,7 +3,7 @@
  * `edgellm plan` reads (format: cli/plan_json.c, "Eval results"). */
 #ifndef EDGELLM_CLI_EVAL_JSON_H
 #define EDGELLM_CLI_EVAL_JSON_H
-#include "edgellm.h"
+#include "edgellm_tools.h"
 
 typedef struct {
     edgellm_eval_item *items;   /* [n], strings owned by the set */

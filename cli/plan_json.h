@@ -3,7 +3,7 @@
  * report (docs/plan.schema.json). */
 #ifndef EDGELLM_CLI_PLAN_JSON_H
 #define EDGELLM_CLI_PLAN_JSON_H
-#include "edgellm.h"
+#include "edgellm_tools.h"
 #include <stdio.h>
 
 #define CLI_PLAN_MATRIX_MAX 32

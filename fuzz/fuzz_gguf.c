@@ -137,7 +137,7 @@ static void try_model(const char *path)
     fuzz_trace("model", s, &err);
     fuzz_check_error(s, &err);
     if (s != EDGELLM_OK) { FUZZ_ASSERT(m == NULL, "model handle on failure"); return; }
-    edgellm_model_info info;
+    edgellm_model_info info = {.size = sizeof info};
     edgellm_model_get_info(m, &info);
     edgellm_ctx_params cp = edgellm_ctx_default_params();
     cp.n_ctx = 4;

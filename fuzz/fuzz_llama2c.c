@@ -1,8 +1,8 @@
 /*
  * fuzz_llama2c.c — libFuzzer target: llama2.c checkpoints and tokenizer.bin files.
  *
- * Formats: src/format/llama2c_import.c (karpathy/llama2.c run.c / export.py). Entry
- * points: the in-memory validators of src/format/llama2c.h.
+ * Formats: src/tools/llama2c_import.c (karpathy/llama2.c run.c / export.py). Entry
+ * points: the in-memory validators of src/tools/llama2c.h.
  * Input layout (fuzz_inputs.h; one target covers both files and their interplay):
  *   byte 0        mode: even = checkpoint + tokenizer, odd = tokenizer alone
  *   mode even:    bytes 1..4  u32 LE k: the checkpoint is the next (k mod (rest+1)) bytes,
@@ -14,7 +14,7 @@
  */
 #include "fuzz_util.h"
 #include "fuzz_inputs.h"
-#include "format/llama2c.h"
+#include "tools/llama2c.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

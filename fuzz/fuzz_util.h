@@ -8,7 +8,7 @@
 #ifndef EDGELLM_FUZZ_UTIL_H
 #define EDGELLM_FUZZ_UTIL_H
 
-#include "edgellm.h"
+#include "edgellm_tools.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -23,7 +23,7 @@
 #include "test_util.h"
 #include "../fuzz/fuzz_inputs.h"
 #include "format/gguf.h"
-#include "format/llama2c.h"
+#include "tools/llama2c.h"
 #include "runtime/tokenizer_internal.h"
 #include <dirent.h>
 #include <fcntl.h>
@@ -102,7 +102,7 @@ static int replay_gguf(const uint8_t *data, size_t size, const char *path)
         s = edgellm_ctx_new(m, &cp, &c, &err);
         if ((rc = clean(s, &err))) return rc;
         if (c) {
-            edgellm_model_info info;
+            edgellm_model_info info = {.size = sizeof info};
             edgellm_model_get_info(m, &info);
             int32_t tok[2] = {0, info.n_vocab - 1};
             s = edgellm_decode(c, tok, 2, NULL, &err);

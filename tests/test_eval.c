@@ -459,7 +459,7 @@ static void test_eval_task_scores_match_direct(void)
     gp.n_predict = 4;
     gp.sampling.temperature = 0;
     gen_text gt = {"", 0};
-    edgellm_generate_stats st;
+    edgellm_generate_stats st = {.size = sizeof st};
     CHECK_EQ(edgellm_generate(c, prompt, &gp, collect, &gt, &st, NULL), EDGELLM_OK);
     edgellm_ctx_free(c);
     char word[64] = "";

@@ -222,7 +222,7 @@ static void test_model_info_and_defaults(void)
     NEED_SHARED(p2, REF "llama-tied-f16.gguf");
     NEED_SHARED(p3, REF "qwen2-bias-f32.gguf");
     edgellm_model *m = NULL;
-    edgellm_model_info info;
+    edgellm_model_info info = {.size = sizeof info};
     CHECK_EQ(edgellm_model_load(p1, NULL, &m, NULL), EDGELLM_OK);
     if (m) {
         edgellm_model_get_info(m, &info);

@@ -20,7 +20,7 @@
  */
 #include "test_util.h"
 #include "format/gguf.h"
-#include "format/llama2c.h"
+#include "tools/llama2c.h"
 #include <stdint.h>
 
 #define CLI_BUDGET_MS (TEST_UNDER_ASAN ? 5000.0 : 1000.0)

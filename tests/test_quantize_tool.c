@@ -170,7 +170,7 @@ static void check_logits(const char *model, const char *exact_rel, const char *l
     CHECK_OK(edgellm_model_load(model, NULL, &m, NULL));
     if (!m || !ref) { free(ref); edgellm_model_free(m); return; }
     CHECK_OK(edgellm_ctx_new(m, NULL, &c, NULL));
-    edgellm_model_info info;
+    edgellm_model_info info = {.size = sizeof info};
     edgellm_model_get_info(m, &info);
     CHECK_EQ(size, (size_t)n * (size_t)info.n_vocab * 4);
     float *lg = malloc(size);

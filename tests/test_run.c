@@ -242,7 +242,7 @@ static void test_run_generate_api(void)
     if (!ctx) { edgellm_model_free(m); return; }
     edgellm_generate_params gp = edgellm_generate_default_params();
     gp.sampling.temperature = 0;
-    edgellm_generate_stats st;
+    edgellm_generate_stats st = {.size = sizeof st};
 
     /* greedy through the API reproduces the reference continuation (the CLI test's twin) */
     collect c = {0};

@@ -106,7 +106,7 @@ static void test_synth_loads_and_runs(void)
         edgellm_model *m = NULL;
         CHECK_OK(edgellm_model_load(out, NULL, &m, NULL));
         if (!m) continue;
-        edgellm_model_info info;
+        edgellm_model_info info = {.size = sizeof info};
         edgellm_model_get_info(m, &info);
         CHECK(!strcmp(info.arch, cases[ci].arch));
         CHECK_EQ(info.n_layer, 2);

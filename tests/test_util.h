@@ -9,7 +9,7 @@
 #ifndef _XOPEN_SOURCE
 #define _XOPEN_SOURCE 700   /* nftw */
 #endif
-#include "edgellm.h"
+#include "edgellm_tools.h"
 #include <ftw.h>
 #include <math.h>
 #include <signal.h>
@@ -316,7 +316,7 @@ static __attribute__((unused)) float *test_run_logits(const edgellm_model *m, co
     edgellm_ctx *c = NULL;
     edgellm_error err = {0};
     if (edgellm_ctx_new(m, &cp, &c, &err) != EDGELLM_OK) { fprintf(stderr, "   %s\n", err.msg); return NULL; }
-    edgellm_model_info info;
+    edgellm_model_info info = {.size = sizeof info};
     edgellm_model_get_info(m, &info);
     const size_t V = (size_t)info.n_vocab;
     float *out = malloc((size_t)n * V * sizeof(float));
@@ -348,7 +348,7 @@ static __attribute__((unused)) void test_kv_close_to_f32(const char *model_rel, 
     edgellm_model *m = test_load_model(mpath);
     CHECK(m != NULL);
     if (!m || n <= 0) { edgellm_model_free(m); return; }
-    edgellm_model_info info;
+    edgellm_model_info info = {.size = sizeof info};
     edgellm_model_get_info(m, &info);
     size_t total = (size_t)n * (size_t)info.n_vocab, esize = 0;
     float *exact = read_file(epath, &esize);
@@ -380,7 +380,7 @@ static __attribute__((unused)) void test_kv_bitexact(const char *model_rel, cons
     edgellm_model *m = test_load_model(mpath);
     CHECK(m != NULL && n > 1);
     if (!m || n <= 1) { edgellm_model_free(m); return; }
-    edgellm_model_info info;
+    edgellm_model_info info = {.size = sizeof info};
     edgellm_model_get_info(m, &info);
     size_t bytes = (size_t)n * (size_t)info.n_vocab * sizeof(float);
     float *pre1 = test_run_logits(m, tok, n, 1, kv_type, 0);

@@ -21,6 +21,21 @@
 #  define EDGELLM_PRINTF(a, b)
 #endif
 
+/* Sized structs (edgellm.h conventions): *dst holds the defaults, dst_size bytes, its first
+ * field `size`; src (may be NULL: keep the defaults) is the caller's struct. Copies the
+ * first min(src->size, dst_size) bytes of src over dst and sets dst's size to dst_size.
+ * EDGELLM_ERR_MISUSE "WHAT: size is 0 ..." when src->size is smaller than the size field. */
+edgellm_status edgellm_sized_in(void *dst, size_t dst_size, const void *src, const char *what, edgellm_error *err);
+/* Write a result: copies all but the size field of src (src_size bytes) into the first
+ * dst->size bytes of dst. false (nothing written) when dst->size is smaller than the field. */
+bool edgellm_sized_out(void *dst, const void *src, size_t src_size);
+
+/* Log a message through the callback of edgellm_log_set (nothing when none is set or the
+ * level is above its max). src/common/log.c. */
+void edgellm_log(edgellm_log_level level, const char *fmt, ...) EDGELLM_PRINTF(2, 3);
+/* True when a message of this level would be delivered (skip building costly ones). */
+bool edgellm_log_enabled(edgellm_log_level level);
+
 /* Fill err (may be NULL) with code and a printf-style message; returns code. */
 edgellm_status edgellm_fail(edgellm_error *err, edgellm_status code, const char *fmt, ...)
     EDGELLM_PRINTF(3, 4);
@@ -90,6 +105,9 @@ int edgellm_usable_cpus(int *ids, int cap);
  * still runs; only a signal would then leave it). Thread-safe. src/common/tmpfiles.c. */
 int edgellm_tmp_register(const char *path, bool is_dir);
 void edgellm_tmp_unregister(int slot);
+/* Remove every registered temporary (edgellm_remove_temp_files, edgellm_tools.h): files
+ * first, then folders. Async-signal-safe. */
+void edgellm_tmp_remove_all(void);
 
 /* A file written whole or not at all: every writer of an output file (GGUF, saved logits,
  * logits dumps, JSON results, reports) writes "TARGET.tmp.PID", registered with

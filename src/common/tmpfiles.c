@@ -57,7 +57,7 @@ void edgellm_tmp_unregister(int slot)
     if (slot >= 0 && slot < TMP_SLOTS) atomic_store(&slots[slot].state, SLOT_FREE);
 }
 
-void edgellm_remove_temp_files(void)
+void edgellm_tmp_remove_all(void)
 {
     /* files first, then folders (a folder empties as its files go), newest slot first */
     for (int pass = 0; pass < 2; pass++)

@@ -47,6 +47,11 @@ edgellm_status edgellm_gguf_open(const char *path, edgellm_gguf **out, edgellm_e
  * buffer must outlive the handle. */
 edgellm_status edgellm_gguf_open_memory(const void *data, size_t size, const char *name,
                                         edgellm_gguf **out, edgellm_error *err);
+/* The same over `size` bytes at `offset` of an open regular file (size 0: to its end),
+ * mapped read-only; fd stays open and may be closed afterwards. EDGELLM_ERR_IO when the
+ * region lies outside the file. */
+edgellm_status edgellm_gguf_open_fd(int fd, uint64_t offset, uint64_t size, const char *name, edgellm_gguf **out,
+                                    edgellm_error *err);
 void edgellm_gguf_close(edgellm_gguf *g);   /* NULL-safe */
 
 const char *edgellm_gguf_path(const edgellm_gguf *g);

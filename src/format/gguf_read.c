@@ -56,7 +56,9 @@ struct edgellm_gguf {
     char *path;
     const uint8_t *base;
     uint64_t size;
-    int mapped;
+    int mapped;                 /* 1: munmap(map, map_len) on close                    */
+    void *map;                  /* the mapping: base, or the page below it (open_fd)   */
+    size_t map_len;
     uint32_t version;
     uint32_t alignment;
     uint64_t data_offset;
@@ -462,34 +464,28 @@ edgellm_status edgellm_gguf_open_memory(const void *data, size_t size, const cha
     return finish_open(g, out, err);
 }
 
-edgellm_status edgellm_gguf_open(const char *path, edgellm_gguf **out, edgellm_error *err)
+/* Map [offset, offset + size) of fd (size > 0) and parse it; name for messages. The
+ * mapping starts at the page below offset, so offset need not be page aligned. */
+static edgellm_status open_mapped(int fd, uint64_t offset, uint64_t size, const char *name, edgellm_gguf **out,
+                                  edgellm_error *err)
 {
-    if (!out || !path) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "edgellm_gguf_open: NULL argument");
-    *out = NULL;
-    /* O_NONBLOCK: opening a FIFO would otherwise wait for a writer before the regular-file
-     * check below could refuse it (no effect on regular files) */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) return edgellm_fail(err, EDGELLM_ERR_IO, "%s: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int e = errno;
-        close(fd);
-        return edgellm_fail(err, EDGELLM_ERR_IO, "%s: %s", path, strerror(e));
-    }
-    if (!S_ISREG(st.st_mode)) { close(fd); return edgellm_fail(err, EDGELLM_ERR_IO, "%s: not a regular file", path); }
-    if (st.st_size == 0) { close(fd); return edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: empty file, not a GGUF model", path); }
-    void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    int e = errno;
-    close(fd);
-    if (map == MAP_FAILED) return edgellm_fail(err, EDGELLM_ERR_IO, "%s: mmap failed: %s", path, strerror(e));
+    const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), delta = offset % page;
+    if (size > SIZE_MAX - delta)
+        return edgellm_fail(err, EDGELLM_ERR_IO, "%s: %llu bytes do not fit the address space", name,
+                            (unsigned long long)size);
+    const size_t map_len = (size_t)(size + delta);
+    void *map = mmap(NULL, map_len, PROT_READ, MAP_PRIVATE, fd, (off_t)(offset - delta));
+    if (map == MAP_FAILED) return edgellm_fail(err, EDGELLM_ERR_IO, "%s: mmap failed: %s", name, strerror(errno));
     edgellm_gguf *g = edgellm_calloc(1, sizeof *g);
-    if (!g || !(g->path = edgellm_strdup(path))) {
+    if (!g || !(g->path = edgellm_strdup(name))) {
         edgellm_free(g);
-        munmap(map, (size_t)st.st_size);
-        return edgellm_fail_nomem(err, path);
+        munmap(map, map_len);
+        return edgellm_fail_nomem(err, name);
     }
-    g->base = map;
-    g->size = (uint64_t)st.st_size;
+    g->map = map;
+    g->map_len = map_len;
+    g->base = (const uint8_t *)map + delta;
+    g->size = size;
     g->mapped = 1;
     /* Ask for huge pages on the mapping (a hint; nothing fails without it). Where the file
      * system keeps large folios in the page cache (ext4 on the dev VM's Linux 6.18), pages
@@ -499,8 +495,53 @@ edgellm_status edgellm_gguf_open(const char *path, edgellm_gguf **out, edgellm_e
      * threads, cold file, alternating runs): ~5 % more tok/s; smaps showed the whole
      * file FilePmdMapped. Resident memory grows only where a 2 MiB folio is partly used
      * (the token-embedding rows around the ones looked up: +9 MiB on tinyllama). */
-    edgellm_hint_huge_pages(map, (size_t)st.st_size);
+    edgellm_hint_huge_pages(map, map_len);
     return finish_open(g, out, err);
+}
+
+/* fstat fd: a regular file, its size in *file_size. */
+static edgellm_status check_regular(int fd, const char *name, uint64_t *file_size, edgellm_error *err)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0) return edgellm_fail(err, EDGELLM_ERR_IO, "%s: %s", name, strerror(errno));
+    if (!S_ISREG(st.st_mode)) return edgellm_fail(err, EDGELLM_ERR_IO, "%s: not a regular file", name);
+    *file_size = (uint64_t)st.st_size;
+    return EDGELLM_OK;
+}
+
+edgellm_status edgellm_gguf_open(const char *path, edgellm_gguf **out, edgellm_error *err)
+{
+    if (!out || !path) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "edgellm_gguf_open: NULL argument");
+    *out = NULL;
+    /* O_NONBLOCK: opening a FIFO would otherwise wait for a writer before the regular-file
+     * check below could refuse it (no effect on regular files) */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return edgellm_fail(err, EDGELLM_ERR_IO, "%s: %s", path, strerror(errno));
+    uint64_t size = 0;
+    edgellm_status rc = check_regular(fd, path, &size, err);
+    if (!rc && size == 0) rc = edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: empty file, not a GGUF model", path);
+    if (!rc) rc = open_mapped(fd, 0, size, path, out, err);
+    close(fd);   /* the mapping keeps the file */
+    return rc;
+}
+
+edgellm_status edgellm_gguf_open_fd(int fd, uint64_t offset, uint64_t size, const char *name, edgellm_gguf **out,
+                                    edgellm_error *err)
+{
+    if (!out) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "edgellm_gguf_open_fd: out is NULL");
+    *out = NULL;
+    if (!name) name = "(file descriptor)";
+    if (fd < 0) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "%s: file descriptor %d is not open", name, fd);
+    uint64_t file_size = 0;
+    edgellm_status rc = check_regular(fd, name, &file_size, err);
+    if (rc) return rc;
+    if (offset > file_size || (size && size > file_size - offset))
+        return edgellm_fail(err, EDGELLM_ERR_IO, "%s: %llu bytes at offset %llu lie beyond the end of the file "
+                            "(%llu bytes)", name, (unsigned long long)size, (unsigned long long)offset,
+                            (unsigned long long)file_size);
+    if (!size) size = file_size - offset;
+    if (!size) return edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: empty, not a GGUF model", name);
+    return open_mapped(fd, offset, size, name, out, err);
 }
 
 void edgellm_gguf_close(edgellm_gguf *g)
@@ -510,7 +551,7 @@ void edgellm_gguf_close(edgellm_gguf *g)
     edgellm_free(g->kv);
     edgellm_free(g->tensors);
     edgellm_free(g->by_name);
-    if (g->mapped) munmap((void *)g->base, (size_t)g->size);
+    if (g->mapped) munmap(g->map, g->map_len);
     edgellm_free(g->path);
     edgellm_free(g);
 }

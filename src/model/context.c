@@ -23,7 +23,7 @@
 
 edgellm_ctx_params edgellm_ctx_default_params(void)
 {
-    edgellm_ctx_params p = {.n_ctx = 0, .n_threads = 0, .kv_type = EDGELLM_TYPE_F32};
+    edgellm_ctx_params p = {.size = sizeof p, .n_ctx = 0, .n_threads = 0, .kv_type = EDGELLM_TYPE_F32};
     return p;
 }
 
@@ -52,7 +52,9 @@ edgellm_status edgellm_ctx_new(const edgellm_model *m, const edgellm_ctx_params 
 {
     if (out) *out = NULL;
     if (!m || !out) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "edgellm_ctx_new: NULL model or out");
-    edgellm_ctx_params p = params ? *params : edgellm_ctx_default_params();
+    edgellm_ctx_params p = edgellm_ctx_default_params();
+    edgellm_status src = edgellm_sized_in(&p, sizeof p, params, "edgellm_ctx_params", err);
+    if (src) return src;
     const edgellm_hparams *hp = &m->hp;
     int n_ctx = p.n_ctx > 0 ? p.n_ctx : EDGELLM_MIN(hp->n_ctx_train, DEFAULT_N_CTX_CAP);
     int n_threads = p.n_threads > 0 ? p.n_threads : m->n_threads;
@@ -101,6 +103,8 @@ edgellm_status edgellm_ctx_new(const edgellm_model *m, const edgellm_ctx_params 
         rc = edgellm_fail_nomem(err, m->path);
         goto done;
     }
+    edgellm_log(EDGELLM_LOG_INFO, "%s: context of %d positions, KV cache %s %.1f MiB, %d threads", m->path, n_ctx,
+                edgellm_type_name(p.kv_type), (double)c->kv.size_bytes / 1048576.0, n_threads);
     *out = c;
     c = NULL;
 done:

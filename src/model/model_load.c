@@ -316,25 +316,43 @@ static void count_params(edgellm_model *m)
 
 edgellm_model_params edgellm_model_default_params(void)
 {
-    edgellm_model_params p = {.n_threads = 0};
+    edgellm_model_params p = {.size = sizeof p, .n_threads = 0};
     return p;
 }
 
-edgellm_status edgellm_model_load(const char *path, const edgellm_model_params *params, edgellm_model **out,
-                                  edgellm_error *err)
+/* Which file opener a load uses: a path, a caller's buffer, or a region of a descriptor. */
+typedef struct {
+    const char *path;            /* edgellm_model_load                              */
+    const void *data;            /* edgellm_model_load_memory: data[size]           */
+    int fd;                      /* edgellm_model_load_fd: size bytes at offset     */
+    uint64_t offset, size;
+} model_source;
+
+static edgellm_status open_source(const model_source *src, const char *name, edgellm_gguf **g, edgellm_error *err)
+{
+    if (src->path) return edgellm_gguf_open(src->path, g, err);
+    if (src->data) return edgellm_gguf_open_memory(src->data, (size_t)src->size, name, g, err);
+    return edgellm_gguf_open_fd(src->fd, src->offset, src->size, name, g, err);
+}
+
+/* The loads' common part: name is the path or the caller's name, used in every message. */
+static edgellm_status load(const model_source *src, const char *name, const edgellm_model_params *params,
+                           edgellm_model **out, edgellm_error *err)
 {
     if (out) *out = NULL;
-    if (!path || !out) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "edgellm_model_load: NULL path or out");
-    edgellm_model_params p = params ? *params : edgellm_model_default_params();
+    if (!out) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "edgellm_model_load: out is NULL");
+    const double t0 = edgellm_time_ms();
+    edgellm_model_params p = edgellm_model_default_params();
+    edgellm_status rc = edgellm_sized_in(&p, sizeof p, params, "edgellm_model_params", err);
+    if (rc) return rc;
     if (p.n_threads > EDGELLM_MAX_THREADS)
-        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "%s: n_threads %d exceeds %d", path, p.n_threads,
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "%s: n_threads %d exceeds %d", name, p.n_threads,
                             EDGELLM_MAX_THREADS);
-    edgellm_status rc;
     edgellm_model *m = edgellm_calloc(1, sizeof *m);
-    if (!m) return edgellm_fail_nomem(err, path);
-    loader L = {.m = m, .path = path, .err = err};
-    if (!(m->path = edgellm_strdup(path))) { rc = edgellm_fail_nomem(err, path); goto done; }
-    if ((rc = edgellm_gguf_open(path, &m->gguf, err))) goto done;
+    if (!m) return edgellm_fail_nomem(err, name);
+    loader L = {.m = m, .path = name, .err = err};
+    if (!(m->path = edgellm_strdup(name))) { rc = edgellm_fail_nomem(err, name); goto done; }
+    if ((rc = open_source(src, name, &m->gguf, err))) goto done;
     if ((rc = read_arch(&L)) || (rc = read_hparams(&L)) || (rc = bind_tensors(&L))) goto done;
     count_params(m);
     m->n_threads = p.n_threads > 0 ? p.n_threads : EDGELLM_MIN(edgellm_n_physical_cores(), EDGELLM_MAX_THREADS);
@@ -345,16 +363,55 @@ edgellm_status edgellm_model_load(const char *path, const edgellm_model_params *
     if (rc == EDGELLM_ERR_UNSUPPORTED) {
         m->tok = NULL;              /* the model still runs on token ids */
         snprintf(m->tok_error, sizeof m->tok_error, "%s", terr.msg);
+        edgellm_log(EDGELLM_LOG_WARN, "%s: no tokenizer: the model runs on token ids only", terr.msg);
         rc = EDGELLM_OK;
     } else if (rc != EDGELLM_OK) {
         if (err) *err = terr;
         goto done;
     }
+    edgellm_log(EDGELLM_LOG_INFO, "%s: %s, %d layers, n_embd %d, n_vocab %d, %.1f M parameters, %.1f MiB of weights, "
+                "loaded in %.1f ms", name, m->arch->name, m->hp.n_layer, m->hp.n_embd, m->hp.n_vocab,
+                (double)m->n_params / 1e6, (double)m->weight_bytes / 1048576.0, edgellm_time_ms() - t0);
     *out = m;
     m = NULL;
 done:
     edgellm_model_free(m);
     return rc;
+}
+
+edgellm_status edgellm_model_load(const char *path, const edgellm_model_params *params, edgellm_model **out,
+                                  edgellm_error *err)
+{
+    if (!path) {
+        if (out) *out = NULL;
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "edgellm_model_load: NULL path or out");
+    }
+    const model_source src = {.path = path, .fd = -1};
+    return load(&src, path, params, out, err);
+}
+
+edgellm_status edgellm_model_load_memory(const void *data, size_t size, const char *name,
+                                         const edgellm_model_params *params, edgellm_model **out, edgellm_error *err)
+{
+    if (!name) name = "(memory)";
+    if (!data || !size) {
+        if (out) *out = NULL;
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "%s: NULL or empty buffer", name);
+    }
+    const model_source src = {.data = data, .fd = -1, .size = size};
+    return load(&src, name, params, out, err);
+}
+
+edgellm_status edgellm_model_load_fd(int fd, uint64_t offset, uint64_t size, const char *name,
+                                     const edgellm_model_params *params, edgellm_model **out, edgellm_error *err)
+{
+    char fallback[48];
+    if (!name) {
+        snprintf(fallback, sizeof fallback, "(file descriptor %d)", fd);
+        name = fallback;
+    }
+    const model_source src = {.fd = fd, .offset = offset, .size = size};
+    return load(&src, name, params, out, err);
 }
 
 void edgellm_model_free(edgellm_model *m)
@@ -367,25 +424,26 @@ void edgellm_model_free(edgellm_model *m)
     edgellm_free(m);
 }
 
-void edgellm_model_get_info(const edgellm_model *m, edgellm_model_info *out)
+edgellm_status edgellm_model_get_info(const edgellm_model *m, edgellm_model_info *out)
 {
-    memset(out, 0, sizeof *out);
-    if (!m) return;
+    if (!m || !out) return EDGELLM_ERR_MISUSE;
     const edgellm_hparams *hp = &m->hp;
-    snprintf(out->arch, sizeof out->arch, "%s", m->arch->name);
-    out->n_vocab = hp->n_vocab;
-    out->n_ctx_train = hp->n_ctx_train;
-    out->n_embd = hp->n_embd;
-    out->n_layer = hp->n_layer;
-    out->n_head = hp->n_head;
-    out->n_head_kv = hp->n_head_kv;
-    out->head_dim = hp->head_dim;
-    out->n_ff = hp->n_ff;
-    out->rope_freq_base = hp->rope_freq_base;
-    out->rms_eps = hp->rms_eps;
-    out->tied_output = m->tied_output;
-    out->n_params = m->n_params;
-    out->weight_bytes = m->weight_bytes;
+    edgellm_model_info info = {.size = sizeof info};
+    snprintf(info.arch, sizeof info.arch, "%s", m->arch->name);
+    info.n_vocab = hp->n_vocab;
+    info.n_ctx_train = hp->n_ctx_train;
+    info.n_embd = hp->n_embd;
+    info.n_layer = hp->n_layer;
+    info.n_head = hp->n_head;
+    info.n_head_kv = hp->n_head_kv;
+    info.head_dim = hp->head_dim;
+    info.n_ff = hp->n_ff;
+    info.rope_freq_base = hp->rope_freq_base;
+    info.rms_eps = hp->rms_eps;
+    info.tied_output = m->tied_output;
+    info.n_params = m->n_params;
+    info.weight_bytes = m->weight_bytes;
+    return edgellm_sized_out(out, &info, sizeof info) ? EDGELLM_OK : EDGELLM_ERR_MISUSE;
 }
 
 const edgellm_tokenizer *edgellm_model_tokenizer(const edgellm_model *m) { return m ? m->tok : NULL; }

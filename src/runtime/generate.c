@@ -38,7 +38,7 @@
 
 edgellm_generate_params edgellm_generate_default_params(void)
 {
-    edgellm_generate_params p;
+    edgellm_generate_params p = {.size = sizeof p};
     p.n_predict = 128;
     p.add_bos = 1;
     p.sampling = edgellm_sampler_default_params();
@@ -82,16 +82,19 @@ edgellm_status edgellm_generate(edgellm_ctx *c, const char *prompt, const edgell
     char *piece = piece_small;
     int piece_cap = (int)sizeof piece_small;
 
+    st.size = sizeof st;
     st.stop = EDGELLM_STOP_N_PREDICT;
-    if (stats) *stats = st;
+    if (stats && !edgellm_sized_out(stats, &st, sizeof st))
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "generate: stats.size is 0: set it to sizeof(edgellm_generate_stats)");
     if (!c) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "generate: context is NULL");
-    if (!p) p = &dp;
+    if ((rc = edgellm_sized_in(&dp, sizeof dp, p, "edgellm_generate_params", err))) return rc;
+    p = &dp;
     if (!prompt) prompt = "";
 
     const edgellm_model *m = edgellm_ctx_model(c);
     const edgellm_tokenizer *tok = edgellm_model_tokenizer(m);
     if (!tok) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "generate: the model has no tokenizer");
-    edgellm_model_info info;
+    edgellm_model_info info = {.size = sizeof info};
     edgellm_model_get_info(m, &info);
     const int n_ctx = edgellm_ctx_n_ctx(c);
     const int32_t bos = edgellm_token_bos(tok), eos = edgellm_token_eos(tok);
@@ -165,7 +168,7 @@ edgellm_status edgellm_generate(edgellm_ctx *c, const char *prompt, const edgell
     }
 
 done:
-    if (stats) *stats = st;
+    if (stats) edgellm_sized_out(stats, &st, sizeof st);
     if (piece != piece_small) edgellm_free(piece);
     edgellm_sampler_free(smp);
     edgellm_free(ids);

@@ -65,7 +65,7 @@ struct edgellm_sampler {
 
 edgellm_sampler_params edgellm_sampler_default_params(void)
 {
-    edgellm_sampler_params p;
+    edgellm_sampler_params p = {.size = sizeof p};
     p.temperature = 0.8f;
     p.top_k = 40;
     p.top_p = 0.95f;
@@ -109,7 +109,9 @@ edgellm_status edgellm_sampler_new(const edgellm_sampler_params *p, int n_vocab,
     if (!out) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "sampler: out is NULL");
     *out = NULL;
     edgellm_sampler_params d = edgellm_sampler_default_params();
-    if (!p) p = &d;
+    edgellm_status rc = edgellm_sized_in(&d, sizeof d, p, "edgellm_sampler_params", err);
+    if (rc) return rc;
+    p = &d;
     if (n_vocab <= 0) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "sampler: n_vocab %d must be positive", n_vocab);
     if (isnan(p->temperature) || isinf(p->temperature))
         return edgellm_fail(err, EDGELLM_ERR_MISUSE, "sampler: temperature must be a finite number");

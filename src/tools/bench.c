@@ -425,7 +425,7 @@ edgellm_bench_params edgellm_bench_default_params(void)
 
 static void describe(const edgellm_model *m, edgellm_bench_report *r)
 {
-    edgellm_model_info info;
+    edgellm_model_info info = {.size = sizeof info};
     edgellm_model_get_info(m, &info);
     snprintf(r->arch, sizeof r->arch, "%s", info.arch);
     edgellm_bench_ftype_label(m, r->ftype, sizeof r->ftype);

@@ -6,6 +6,7 @@
 #define EDGELLM_TOOLS_BENCH_H
 
 #include "../common/common.h"
+#include "edgellm_tools.h"
 
 /* Weight bytes one decoded token reads from a model file: every tensor's bytes except the
  * token embedding table, which contributes one row (a lookup) — plus the whole table

@@ -19,6 +19,7 @@
  * Element index: the flat index in ggml order (ne[0] fastest), reported with its row
  * (index / ne[0]) and column (index % ne[0]).
  */
+#include "edgellm_tools.h"
 #include "../format/gguf.h"
 #include "../tensor/types.h"
 #include <math.h>

@@ -229,7 +229,7 @@ edgellm_status edgellm_eval_runner_init(edgellm_eval_runner *r, const edgellm_mo
     cp.kv_type = kv_type;
     edgellm_status rc = edgellm_ctx_new(m, &cp, &r->ctx, err);
     if (rc != EDGELLM_OK) return rc;
-    edgellm_model_info info;
+    edgellm_model_info info = {.size = sizeof info};
     edgellm_model_get_info(m, &info);
     r->n_vocab = info.n_vocab;
     size_t nl;

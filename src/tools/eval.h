@@ -16,6 +16,7 @@
 #define EDGELLM_TOOLS_EVAL_H
 
 #include "../common/common.h"
+#include "edgellm_tools.h"
 
 /* ---------------------------------------------------------------- window plan ---- */
 

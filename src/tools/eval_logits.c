@@ -151,7 +151,7 @@ static void header_decode(const uint8_t in[LOGITS_HEADER], logits_header *h)
 
 static void model_shape(const edgellm_model *m, int32_t shape[5], uint64_t *n_params)
 {
-    edgellm_model_info info;
+    edgellm_model_info info = {.size = sizeof info};
     edgellm_model_get_info(m, &info);
     shape[0] = info.n_layer;
     shape[1] = info.n_embd;

@@ -171,7 +171,7 @@ static uint64_t file_size(const char *path)
 /* The reference's own row. */
 static void describe_ref(const edgellm_model *ref, const char *path, edgellm_eval_sweep_row *row)
 {
-    edgellm_model_info info;
+    edgellm_model_info info = {.size = sizeof info};
     edgellm_model_get_info(ref, &info);
     edgellm_bench_ftype_label(ref, row->type, sizeof row->type);
     snprintf(row->spec, sizeof row->spec, "reference");

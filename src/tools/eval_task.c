@@ -218,7 +218,7 @@ static edgellm_status run_items(const edgellm_model *m, int k, int kv_type, cons
                                 int n_items, const edgellm_eval_task_params *p, int n_ctx, double *done_frac,
                                 double frac_step, task_tally *t, edgellm_eval_task_result *out, edgellm_error *err)
 {
-    edgellm_model_info info;
+    edgellm_model_info info = {.size = sizeof info};
     edgellm_model_get_info(m, &info);
     edgellm_ctx *ctx = NULL;
     edgellm_ctx_params cp = edgellm_ctx_default_params();
@@ -264,7 +264,7 @@ static edgellm_status run_items(const edgellm_model *m, int k, int kv_type, cons
         } else {
             g.len = 0;
             if (g.buf) g.buf[0] = 0;
-            edgellm_generate_stats st;
+            edgellm_generate_stats st = {.size = sizeof st};
             rc = edgellm_generate(ctx, it->context, &gp, on_token, &g, &st, err);
             if (rc != EDGELLM_OK) {
                 char msg[sizeof err->msg];

@@ -19,6 +19,7 @@
  * Expected values: Raspberry Pi 5 ~11.6 GB/s at 4 threads (ggml-org/llama.cpp#26484),
  * dual-channel DDR5 desktops 40-70 GB/s (vllm-project/vllm#7379; anchors.md §4.2).
  */
+#include "edgellm_tools.h"
 #include "../common/common.h"
 #include <pthread.h>
 #include <sys/mman.h>

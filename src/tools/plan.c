@@ -372,7 +372,7 @@ static void advise(const plan_job *j, const edgellm_plan_params *p, const edgell
     edgellm_plan_recipe_from_name("Q4_K_M", &q4, NULL);
     const edgellm_plan_model *best = NULL;
     uint64_t best_params = 0, best_total = 0;
-    for (int i = 0; i < edgellm_plan_catalog_n_models; i++) {
+    for (int i = 0; i < edgellm_model_catalog_n; i++) {
         edgellm_plan_model cm;
         if (edgellm_plan_model_at(i, &cm) != EDGELLM_OK || cm.n_params >= j->m->n_params) continue;
         size_t n = edgellm_plan_shape_tensors(&cm, NULL, 0);
@@ -389,7 +389,7 @@ static void advise(const plan_job *j, const edgellm_plan_params *p, const edgell
         uint64_t tot = total_at(&cj, &w, cj.n_ctx, j->batch);
         edgellm_free(t);
         if (tot <= s->budget_bytes && cm.n_params > best_params) {
-            best = &edgellm_plan_catalog_models[i];
+            best = &edgellm_model_catalog[i].m;
             best_params = cm.n_params;
             best_total = tot;
         }

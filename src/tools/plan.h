@@ -9,6 +9,7 @@
 #define EDGELLM_PLAN_H
 
 #include "../common/common.h"
+#include "edgellm_tools.h"
 
 /* ---- assumptions (each one is a calibration hook; see plan.c's opening comment) ---- */
 
@@ -164,8 +165,15 @@ double edgellm_plan_prefill_ms(const edgellm_plan_model *m, const edgellm_plan_d
 double edgellm_plan_efficiency(const edgellm_plan_device *d);
 
 /* ---- catalogues (plan_catalog.c) ---- */
-extern const edgellm_plan_model  edgellm_plan_catalog_models[];
-extern const int                 edgellm_plan_catalog_n_models;
+/* The one catalogue of model shapes (model_catalog.c): the plan's models, and with
+ * rope_theta / rms_eps recorded (> 0) and a runnable architecture, synth's shapes. */
+typedef struct {
+    edgellm_plan_model m;
+    float rope_theta;             /* config.json rope_theta; 0: not recorded          */
+    float rms_eps;                /* config.json rms_norm_eps; 0: not recorded        */
+} edgellm_catalog_model;
+extern const edgellm_catalog_model edgellm_model_catalog[];
+extern const int                   edgellm_model_catalog_n;
 extern const edgellm_plan_device edgellm_plan_catalog_devices[];
 extern const int                 edgellm_plan_catalog_n_devices;
 

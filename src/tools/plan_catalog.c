@@ -1,16 +1,9 @@
 /*
- * plan_catalog.c — the built-in catalogues of `edgellm plan`: real model architectures with
- * their exact shapes, devices with memory, bandwidth and cores, and published quality costs
- * of each precision. Every figure names its source in a comment; "derived" marks arithmetic
+ * plan_catalog.c — the built-in catalogues of `edgellm plan`: devices with memory, bandwidth
+ * and cores, and published quality costs of each precision (the model shapes are the one
+ * catalogue of model_catalog.c). Every figure names its source in a comment; "derived" marks arithmetic
  * done here from sourced inputs, "estimate" marks a judgement that a user's device file or
  * `--device host` should replace.
- *
- * Model shapes are the `config.json` fields of each model's Hugging Face repository
- * (hidden_size -> n_embd, intermediate_size -> n_ff, num_hidden_layers -> n_layer,
- * num_attention_heads -> n_head, num_key_value_heads -> n_head_kv, vocab_size -> n_vocab,
- * tie_word_embeddings -> tied_embeddings); n_ctx_train is the context length the model card
- * states. Parameter counts are not stored: plan.c sums them from the tensor list, and
- * tests/test_plan.c checks them against the published totals.
  *
  * RAM sizes: phones and boards are sold in binary gigabytes ("8 GB" = 8 GiB of DRAM).
  */
@@ -19,71 +12,6 @@
 
 #define GIB(x) ((uint64_t)((x) * 1073741824.0))
 #define GB(x)  ((uint64_t)((x) * 1e9))
-
-/* name, arch, source, n_layer, n_embd, n_head, n_head_kv, head_dim, n_ff, n_vocab, n_ctx_train,
- * tied, qkv_bias, fused_qkv, extra_norms */
-#define M(NAME, ARCH, SRC, L, E, H, KV, HD, FF, V, CTX, TIED, QB, FQ, XN) \
-    { .name = NAME, .arch = ARCH, .source = SRC, .n_layer = L, .n_embd = E, .n_head = H, .n_head_kv = KV, \
-      .head_dim = HD, .n_ff = FF, .n_vocab = V, .n_ctx_train = CTX, .tied_embeddings = TIED, .qkv_bias = QB, \
-      .fused_qkv = FQ, .extra_norms = XN, .file_label = "" }
-
-const edgellm_plan_model edgellm_plan_catalog_models[] = {
-    /* SmolLM2: HuggingFaceTB/SmolLM2-135M and -360M config.json (LlamaForCausalLM,
-     * max_position_embeddings 8192, tie_word_embeddings true); 1.7B: 24 layers, 32 heads,
-     * no GQA. Model card: 8k context. */
-    M("smollm2-135m", "llama", "HuggingFaceTB/SmolLM2-135M config.json",
-      30, 576, 9, 3, 64, 1536, 49152, 8192, 1, 0, 0, 0),
-    M("smollm2-360m", "llama", "HuggingFaceTB/SmolLM2-360M config.json",
-      32, 960, 15, 5, 64, 2560, 49152, 8192, 1, 0, 0, 0),
-    M("smollm2-1.7b", "llama", "HuggingFaceTB/SmolLM2-1.7B config.json",
-      24, 2048, 32, 32, 64, 8192, 49152, 8192, 1, 0, 0, 0),
-    /* Qwen2.5: Qwen/Qwen2.5-*B config.json and model cards ("Attention QKV bias and tied
-     * word embeddings" for 0.5B-3B; 0.5B: 24 layers, 14 Q / 2 KV heads, 896 hidden, 4864 ff,
-     * 32,768 context; 1.5B: 28 layers, 12/2 heads; 3B: 36 layers, 16/2 heads; 7B: 28 layers,
-     * 28/4 heads, untied, vocab 152064, 131,072 context). */
-    M("qwen2.5-0.5b", "qwen2", "Qwen/Qwen2.5-0.5B config.json + model card",
-      24, 896, 14, 2, 64, 4864, 151936, 32768, 1, 1, 0, 0),
-    M("qwen2.5-1.5b", "qwen2", "Qwen/Qwen2.5-1.5B config.json + model card",
-      28, 1536, 12, 2, 128, 8960, 151936, 32768, 1, 1, 0, 0),
-    M("qwen2.5-3b", "qwen2", "Qwen/Qwen2.5-3B config.json + model card",
-      36, 2048, 16, 2, 128, 11008, 151936, 32768, 1, 1, 0, 0),
-    M("qwen2.5-7b", "qwen2", "Qwen/Qwen2.5-7B config.json + model card",
-      28, 3584, 28, 4, 128, 18944, 152064, 131072, 0, 1, 0, 0),
-    /* TinyLlama: jzhang38/TinyLlama README (22 layers, 4 query groups, 2048 hidden, 5632 ff,
-     * 32000 vocab, 2048 context); TinyLlama/TinyLlama-1.1B-Chat-v1.0 config.json. */
-    M("tinyllama-1.1b", "llama", "TinyLlama/TinyLlama-1.1B-Chat-v1.0 config.json; jzhang38/TinyLlama README",
-      22, 2048, 32, 4, 64, 5632, 32000, 2048, 0, 0, 0, 0),
-    /* Llama 3.2: meta-llama/Llama-3.2-1B and -3B config.json (1B: 16 layers, 2048 hidden,
-     * 32/8 heads, 8192 ff, head_dim 64; 3B: 28 layers, 3072 hidden, 24/8 heads, head_dim
-     * 128; vocab 128256, max_position_embeddings 131072, tie_word_embeddings true). */
-    M("llama-3.2-1b", "llama", "meta-llama/Llama-3.2-1B config.json",
-      16, 2048, 32, 8, 64, 8192, 128256, 131072, 1, 0, 0, 0),
-    M("llama-3.2-3b", "llama", "meta-llama/Llama-3.2-3B config.json",
-      28, 3072, 24, 8, 128, 8192, 128256, 131072, 1, 0, 0, 0),
-    /* Phi-3-mini-4k: microsoft/Phi-3-mini-4k-instruct config.json (3072 hidden, 8192 ff,
-     * 32 layers, 32 heads, no GQA, vocab 32064, 4096 context); GGUF stores a fused
-     * attn_qkv and a fused gate+up matrix. */
-    M("phi-3-mini", "phi3", "microsoft/Phi-3-mini-4k-instruct config.json",
-      32, 3072, 32, 32, 96, 8192, 32064, 4096, 0, 0, 1, 0),
-    /* Gemma 2 2B: google/gemma-2-2b config.json (26 layers, 2304 hidden, 9216 ff, 8/4
-     * heads, head_dim 256, vocab 256000, 8192 context, tied; post-attention and post-FFN
-     * norms per layer). */
-    M("gemma-2-2b", "gemma2", "google/gemma-2-2b config.json",
-      26, 2304, 8, 4, 256, 9216, 256000, 8192, 1, 0, 0, 2),
-    /* Llama 2 7B: meta-llama/Llama-2-7b-hf config.json (32 layers, 4096 hidden, 32 heads,
-     * no GQA, 11008 ff, 32000 vocab, 4096 context); also the llama.cpp#58 log (anchors §7). */
-    M("llama-2-7b", "llama", "meta-llama/Llama-2-7b-hf config.json",
-      32, 4096, 32, 32, 128, 11008, 32000, 4096, 0, 0, 0, 0),
-    /* Mistral 7B v0.1: mistralai/Mistral-7B-v0.1 config.json (32 layers, 4096 hidden, 32/8
-     * heads, 14336 ff, 32000 vocab, max_position_embeddings 32768, sliding window 4096). */
-    M("mistral-7b", "llama", "mistralai/Mistral-7B-v0.1 config.json",
-      32, 4096, 32, 8, 128, 14336, 32000, 32768, 0, 0, 0, 0),
-    /* Llama 3.1 8B: meta-llama/Llama-3.1-8B config.json (32 layers, 4096 hidden, 32/8
-     * heads, 14336 ff, vocab 128256, 131072 context, untied). */
-    M("llama-3.1-8b", "llama", "meta-llama/Llama-3.1-8B config.json",
-      32, 4096, 32, 8, 128, 14336, 128256, 131072, 0, 0, 0, 0),
-};
-const int edgellm_plan_catalog_n_models = (int)(sizeof edgellm_plan_catalog_models / sizeof edgellm_plan_catalog_models[0]);
 
 /* name, description, source, ram, usable, bw GB/s, bw measured?, big, little, GFLOP/s per
  * big / little core, NPU */

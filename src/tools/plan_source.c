@@ -23,7 +23,7 @@
 
 /* ---------------------------------------------------------------- catalogues ---- */
 
-int edgellm_plan_n_models(void) { return edgellm_plan_catalog_n_models; }
+int edgellm_plan_n_models(void) { return edgellm_model_catalog_n; }
 int edgellm_plan_n_devices(void) { return edgellm_plan_catalog_n_devices; }
 
 /* n_params of a shape-only model: sum over its tensor list. */
@@ -42,8 +42,8 @@ static edgellm_status fill_params(edgellm_plan_model *m, edgellm_error *err)
 
 edgellm_status edgellm_plan_model_at(int i, edgellm_plan_model *out)
 {
-    if (!out || i < 0 || i >= edgellm_plan_catalog_n_models) return EDGELLM_ERR_MISUSE;
-    *out = edgellm_plan_catalog_models[i];
+    if (!out || i < 0 || i >= edgellm_model_catalog_n) return EDGELLM_ERR_MISUSE;
+    *out = edgellm_model_catalog[i].m;
     return fill_params(out, NULL);
 }
 
@@ -64,15 +64,15 @@ static int same_name(const char *a, const char *b)
 edgellm_status edgellm_plan_find_model(const char *name, edgellm_plan_model *out, edgellm_error *err)
 {
     if (!name || !out) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "plan: no model name");
-    for (int i = 0; i < edgellm_plan_catalog_n_models; i++)
-        if (same_name(name, edgellm_plan_catalog_models[i].name)) {
-            *out = edgellm_plan_catalog_models[i];
+    for (int i = 0; i < edgellm_model_catalog_n; i++)
+        if (same_name(name, edgellm_model_catalog[i].m.name)) {
+            *out = edgellm_model_catalog[i].m;
             return fill_params(out, err);
         }
     char list[400] = "";
     size_t len = 0;
-    for (int i = 0; i < edgellm_plan_catalog_n_models && len < sizeof list; i++)
-        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", edgellm_plan_catalog_models[i].name);
+    for (int i = 0; i < edgellm_model_catalog_n && len < sizeof list; i++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", edgellm_model_catalog[i].m.name);
     return edgellm_fail(err, EDGELLM_ERR_NOT_FOUND, "unknown model '%s'; valid models: %s (or a .gguf file)", name, list);
 }
 

@@ -8,6 +8,7 @@
 #define EDGELLM_TOOLS_QUANTIZE_H
 
 #include "../common/common.h"
+#include "edgellm_tools.h"
 
 /* What `--type` (+ --group, --asym) names. */
 typedef struct {

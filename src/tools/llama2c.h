@@ -1,13 +1,14 @@
 /*
  * llama2c.h — internal, in-memory entry points of the llama2.c importer
- * (src/format/llama2c_import.c), for fuzzing and tests. The public entry point is
- * edgellm_convert_llama2c in edgellm.h; these run the same validation on caller-owned
+ * (src/tools/llama2c_import.c), for fuzzing and tests. The public entry point is
+ * edgellm_convert_llama2c in edgellm_tools.h; these run the same validation on caller-owned
  * buffers and write nothing.
  */
 #ifndef EDGELLM_LLAMA2C_H
 #define EDGELLM_LLAMA2C_H
 
 #include "../common/common.h"
+#include "edgellm_tools.h"
 
 /* Validate a llama2.c checkpoint model[0..model_size) (legacy or version-1 header, exact
  * size, finite weights) and, when tokenizer is not NULL, its tokenizer.bin

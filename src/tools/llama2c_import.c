@@ -66,7 +66,7 @@
  *   bos 1, eos 2, unk 0.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "gguf.h"
+#include "../format/gguf.h"
 #include "llama2c.h"
 #include <errno.h>
 #include <fcntl.h>

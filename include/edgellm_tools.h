@@ -1,0 +1,716 @@
+/*
+ * edgellm_tools.h — the tools of edgellm on top of the core (edgellm.h): planning, model
+ * import, quantization, synthetic models, benchmarks, numeric checks and evaluation — what
+ * the `edgellm` command line runs. Link: libedgellm_tools and libedgellm, both static
+ * (`pkg-config --static edgellm-tools`): the tools use the core's internals, so they are
+ * not offered as a shared library, and their structs are plain data of fixed layout that
+ * may change with each minor version (rebuild against the new header).
+ * Conventions as in edgellm.h (statuses, edgellm_error, X_default_params, NULL-safe frees).
+ */
+#ifndef EDGELLM_TOOLS_H
+#define EDGELLM_TOOLS_H
+
+#include "edgellm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Remove the temporary files edgellm is writing at this moment (a GGUF being written under
+ * "OUT.tmp.PID" before its rename, saved logits, eval sweep's scratch folder and the models
+ * in it). Async-signal-safe (only unlink() and rmdir()): meant for an application's SIGINT /
+ * SIGTERM handler, before it re-raises the signal, as the edgellm CLI does. Without it, a
+ * process killed mid-write leaves those files behind (the target path itself is never
+ * half-written). */
+EDGELLM_API void edgellm_remove_temp_files(void);
+
+/* ------------------------------------------------------------------------------------
+ * Import.
+ * ---------------------------------------------------------------------------------- */
+/* Convert a llama2.c checkpoint (legacy 7-int32 header or version-1 "ak42" header) and
+ * its tokenizer.bin into a GGUF v3 file (F32 weights, SentencePiece metadata). */
+EDGELLM_API edgellm_status edgellm_convert_llama2c(const char *model_path, const char *tokenizer_path,
+                                                   const char *out_path, edgellm_error *err);
+
+/* ------------------------------------------------------------------------------------
+ * Planning: will a model fit on a device, how fast will it run, at which precision
+ * (`edgellm plan`). Pure arithmetic over shapes: a GGUF file's metadata is read, its
+ * weights never. Units: *_bytes are bytes; GiB = 2^30 bytes and GB = 1e9 bytes are kept
+ * distinct; bandwidth in GB/s (1e9 bytes/s); speeds in tokens per second.
+ * All structs are plain data (no pointers to free). Functions are thread-safe except
+ * edgellm_plan_host_device, which measures the machine and should run alone.
+ * ---------------------------------------------------------------------------------- */
+#define EDGELLM_PLAN_MAX_CANDIDATES 16
+
+/* A model's shape. From the catalogue, a GGUF file or explicit numbers. */
+typedef struct {
+    char     name[64];        /* catalogue name ("llama-2-7b") or file name              */
+    char     arch[32];        /* "llama", "qwen2", "phi3", "gemma2"...                   */
+    char     source[256];     /* where the numbers come from                             */
+    int      n_layer;
+    int      n_embd;
+    int      n_head;
+    int      n_head_kv;
+    int      head_dim;        /* per head; n_embd / n_head unless the config says else    */
+    int      n_ff;
+    int      n_vocab;
+    int      n_ctx_train;     /* trained context length; 0: unknown                      */
+    int      tied_embeddings; /* 1: the output matrix is token_embd                      */
+    int      qkv_bias;        /* 1: attn_q/k/v carry biases (Qwen2)                      */
+    int      fused_qkv;       /* 1: one attn_qkv matrix per layer (Phi-3)                */
+    int      extra_norms;     /* extra [n_embd] norm vectors per layer (Gemma-2: 2)      */
+    uint64_t n_params;        /* parameters in all tensors (embedding included)          */
+    int      from_file;       /* 1: read from a GGUF file                                */
+    char     file_label[24];  /* the file's precision ("Q4_K_M", "F32"...)               */
+    uint64_t file_weight_bytes; /* sum of the file's tensor sizes                        */
+    uint64_t file_bytes;      /* size of the whole file                                  */
+} edgellm_plan_model;
+
+/* A device. Figures of the built-in catalogue carry their sources in plan_catalog.c. */
+typedef struct {
+    char     name[48];        /* "pi5-8gb"                                               */
+    char     description[96];
+    char     source[256];
+    uint64_t ram_bytes;       /* installed RAM                                           */
+    uint64_t usable_bytes;    /* what one app can realistically use before the OS kills it */
+    double   bw_gbps;         /* memory read bandwidth, GB/s                             */
+    int      bw_measured;     /* 1: measured streaming read; 0: theoretical peak         */
+    int      n_big_cores;     /* cores decode runs on (all cores when not big.LITTLE)    */
+    int      n_little_cores;
+    double   gflops_big;      /* assumed sustained GFLOP/s per big core, quantized matmul */
+    double   gflops_little;
+    int      has_npu;         /* an NPU exists (edgellm runs on the CPU regardless)      */
+} edgellm_plan_device;
+
+/* Quality cost of a precision relative to the full-precision model. NaN: unknown. */
+typedef struct {
+    char   type[24];          /* candidate name, "Q4_K_M"                                */
+    double delta_ppl_pct;     /* perplexity increase, percent                            */
+    double kld;               /* mean KL divergence from the reference, nats             */
+    double top1_pct;          /* same top token as the reference, percent                */
+    char   source[200];       /* "edgellm eval: FILE" or the published source            */
+} edgellm_plan_quality;
+
+typedef enum {
+    EDGELLM_PLAN_FITS   = 0,  /* total <= usable x (1 - safety margin)                   */
+    EDGELLM_PLAN_TIGHT  = 1,  /* fits the usable memory, but inside the safety margin    */
+    EDGELLM_PLAN_NO_FIT = 2   /* more than the usable memory                             */
+} edgellm_plan_verdict;
+
+typedef enum { EDGELLM_PLAN_REALTIME = 0, EDGELLM_PLAN_OFFLINE = 1 } edgellm_plan_scenario;
+
+/* One candidate precision on the device. */
+typedef struct {
+    char     type[24];        /* "Q4_K_M", "F16", "I4_G128_SYM", or the file's own label  */
+    int      weight_exact;    /* 1: sum of the file's tensor sizes; 0: from bits/weight   */
+    double   bpw;             /* weight bits per parameter over all tensors              */
+    uint64_t weight_bytes;
+    uint64_t kv_bytes;        /* 2 * n_layer * n_ctx * n_head_kv * head_dim * bytes(kv) * batch */
+    uint64_t scratch_bytes;   /* activations, attention scores, logits                   */
+    uint64_t overhead_bytes;  /* runtime and tokenizer tables                            */
+    uint64_t total_bytes;
+    uint64_t budget_bytes;    /* usable x (1 - safety margin)                            */
+    int64_t  left_bytes;      /* budget - total; negative when over                      */
+    edgellm_plan_verdict verdict;
+    int      max_ctx;         /* largest n_ctx within the budget (<= n_ctx_train); 0: none */
+    uint64_t read_bytes_per_token; /* streamed per decode step at n_ctx (weights + KV)   */
+    double   decode_tps;      /* per sequence, with the context full (n_ctx)             */
+    double   decode_tps_total;/* all `batch` sequences together                          */
+    double   prefill_tps;     /* prompt processing, 512-token prompt (pp512)             */
+    double   ttft_ms;         /* prefill of prompt_tokens: time to the first token       */
+    edgellm_plan_quality quality;
+    int      needs_original;  /* 1: more bits than the (already quantized) model file: it
+                                 cannot be made from that file, only from the original
+                                 weights; never recommended                              */
+} edgellm_plan_row;
+
+typedef struct {
+    const char *model;        /* catalogue name or path of a .gguf; NULL: "llama-3.2-3b"  */
+    const edgellm_plan_model *shape;  /* explicit model (wins over `model`); borrowed     */
+    const char *device;       /* catalogue name, "host", or a name in extra_devices;
+                                 NULL: "phone-mid"                                       */
+    const edgellm_plan_device *extra_devices;  /* user devices (JSON file), borrowed     */
+    int    n_extra_devices;
+    int    n_ctx;             /* 0: min(n_ctx_train, 4096); < 0: EDGELLM_ERR_MISUSE       */
+    int    kv_type;           /* EDGELLM_TYPE_F16 (default), EDGELLM_TYPE_Q8_0 or _F32    */
+    int    batch;             /* sequences decoded together, >= 1 (default 1)            */
+    int    scenario;          /* edgellm_plan_scenario listed first (both are computed)  */
+    double latency_ms;        /* real-time: first-token budget, default 200 ms           */
+    double reading_tps;       /* real-time: decode speed needed afterwards, default 5    */
+    int    prompt_tokens;     /* prompt length behind ttft_ms; 0 (default): 64, or n_ctx
+                                 when smaller; more than n_ctx: EDGELLM_ERR_MISUSE        */
+    const char *types;        /* extra candidates, comma-separated ("q5_0,i4_g64_sym")   */
+    double safety_margin;     /* fraction of usable memory kept free, default 0.20       */
+    double calibration;       /* multiplies predicted speeds; 1.0 until calibrated       */
+    const edgellm_plan_quality *quality;  /* measured results (edgellm eval), borrowed   */
+    int    n_quality;
+    int    host_bench_ms;     /* time budget of the bandwidth benchmark for "host" (1000) */
+} edgellm_plan_params;
+
+typedef struct {
+    edgellm_plan_model  model;
+    edgellm_plan_device device;
+    int    n_ctx, kv_type, batch, prompt_tokens, scenario;
+    double latency_ms, reading_tps, safety_margin;
+    double efficiency;        /* fraction of device bandwidth decode reaches (see plan.c) */
+    double calibration;
+    int    n_rows;
+    edgellm_plan_row rows[EDGELLM_PLAN_MAX_CANDIDATES];
+    int    realtime_pick;     /* index into rows, -1: nothing qualifies                  */
+    int    offline_pick;      /* index into rows, -1: nothing fits                       */
+    int    offline_batch;     /* suggested batch for offline work (1..8)                 */
+    double offline_batch_tps; /* total decode tok/s at that batch                        */
+    char   realtime_why[384];
+    char   offline_why[384];
+    char   advice[640];       /* what to change when nothing fits; "" otherwise          */
+} edgellm_plan_report;
+
+EDGELLM_API edgellm_plan_params edgellm_plan_default_params(void);
+
+/* Size and speed every candidate precision of a model on a device, and recommend one per
+ * scenario. `report` is filled completely (no allocations to free).
+ * Statuses: EDGELLM_ERR_NOT_FOUND (unknown model or device name: the message lists the
+ * valid names), EDGELLM_ERR_MISUSE (n_ctx < 0, batch < 1, unsupported kv_type, a shape
+ * that does not divide, an unknown name in `types`), EDGELLM_ERR_IO / EDGELLM_ERR_FORMAT
+ * (the model file cannot be read or is not GGUF), EDGELLM_ERR_UNSUPPORTED (a GGUF file
+ * without the llama-style shape keys), EDGELLM_ERR_NOMEM. */
+EDGELLM_API edgellm_status edgellm_plan(const edgellm_plan_params *p, edgellm_plan_report *report,
+                                        edgellm_error *err);
+
+/* Bytes of a KV cache: 2 (K and V) * n_layer * n_ctx * bytes of one row of n_head_kv *
+ * head_dim elements of kv_type (F32 4, F16 2, Q8_0 34 per 32). 0 when the type is not
+ * F32/F16/Q8_0, a row does not fill whole Q8_0 blocks, or an argument is negative. */
+EDGELLM_API uint64_t edgellm_plan_kv_bytes(int n_layer, int n_ctx, int n_head_kv, int head_dim, int kv_type);
+
+/* The built-in catalogues: counts, entries by index (copied, n_params filled in), lookup
+ * by name (case-insensitive; EDGELLM_ERR_NOT_FOUND lists the valid names). */
+EDGELLM_API int edgellm_plan_n_models(void);
+EDGELLM_API int edgellm_plan_n_devices(void);
+EDGELLM_API edgellm_status edgellm_plan_model_at(int i, edgellm_plan_model *out);
+EDGELLM_API edgellm_status edgellm_plan_device_at(int i, edgellm_plan_device *out);
+EDGELLM_API edgellm_status edgellm_plan_find_model(const char *name, edgellm_plan_model *out, edgellm_error *err);
+EDGELLM_API edgellm_status edgellm_plan_find_device(const char *name, edgellm_plan_device *out, edgellm_error *err);
+
+/* A model from a GGUF file's metadata and tensor table (weights are not read).
+ * Statuses: EDGELLM_ERR_IO, EDGELLM_ERR_FORMAT (not GGUF / malformed),
+ * EDGELLM_ERR_UNSUPPORTED (shape keys missing), EDGELLM_ERR_NOMEM. */
+EDGELLM_API edgellm_status edgellm_plan_model_from_gguf(const char *path, edgellm_plan_model *out,
+                                                        edgellm_error *err);
+
+/* A llama-style model from explicit numbers (untied embeddings, head_dim = n_embd/n_head).
+ * EDGELLM_ERR_MISUSE when a number is <= 0 or the shape does not divide (n_embd % n_head,
+ * n_head % n_head_kv). */
+EDGELLM_API edgellm_status edgellm_plan_model_from_shape(int n_layer, int n_embd, int n_head, int n_head_kv,
+                                                         int n_ff, int n_vocab, edgellm_plan_model *out,
+                                                         edgellm_error *err);
+
+/* This machine: RAM and MemAvailable from /proc/meminfo, cores (big/little from cpufreq
+ * when present) and memory-read bandwidth from edgellm_membw_measure with bench_ms as its
+ * budget (<= 0: 1000 ms). Usable memory = MemAvailable. */
+EDGELLM_API edgellm_status edgellm_plan_host_device(int bench_ms, edgellm_plan_device *out, edgellm_error *err);
+
+/* Memory-read bandwidth benchmark (`edgellm bench --bandwidth` reuses it): threads stream
+ * through a buffer much larger than the last-level cache; the best of several runs wins. */
+typedef struct {
+    int    n_threads;         /* <= 0: physical cores                                    */
+    size_t buffer_bytes;      /* 0: clamp(4 x LLC, 128 MiB, 512 MiB), <= MemAvailable / 4 */
+    int    max_ms;            /* time budget incl. allocation, default 1000 (>= 3 runs;
+                                 may overrun where page faults are very slow)            */
+} edgellm_membw_params;
+
+typedef struct {
+    double   best_gbps;       /* best run, GB/s (1e9 bytes/s)                            */
+    double   mean_gbps;
+    double   median_gbps;     /* sustained: what `plan --device host` uses (on a shared
+                                 host the best run catches bursts of an idle neighbour)  */
+    int      n_runs;
+    int      n_threads;
+    size_t   buffer_bytes;
+    double   elapsed_ms;      /* wall time including allocation                          */
+    uint64_t checksum;        /* sum of what was read (keeps the reads honest)           */
+} edgellm_membw_result;
+
+EDGELLM_API edgellm_membw_params edgellm_membw_default_params(void);
+/* Statuses: EDGELLM_ERR_MISUSE (n_threads outside 0..256), EDGELLM_ERR_NOMEM,
+ * EDGELLM_ERR_IO (threads could not be started). Uses n_threads threads for max_ms. */
+EDGELLM_API edgellm_status edgellm_membw_measure(const edgellm_membw_params *p, edgellm_membw_result *out,
+                                                 edgellm_error *err);
+
+/* ------------------------------------------------------------------------------------
+ * Quantization (`edgellm quantize`): rewrite a GGUF model with its matrices in another
+ * type, tensor by tensor (the input is mapped, the output streamed: memory stays at about
+ * one chunk of rows per thread, not the model). Type choice per tensor:
+ *   - 1-D tensors (norms, biases) become F32; tensors of non-float types and 2-D tensors
+ *     whose name does not end in "weight" are copied unchanged;
+ *   - tensors matching a `keep` glob (fnmatch) keep their source type when it is
+ *     F32/F16/BF16 (an exact copy) and become F16 when the source is quantized;
+ *   - plain types ("q4_0", "q8_0", "q4_k", "i4"...) put every other matrix in that type;
+ *     output.weight (or a tied token_embd) gets Q6_K when the type has fewer than 6 bits
+ *     (llama-quantize's default: ggml-org/llama.cpp:src/llama-quant.cpp), unless `pure` is set, which puts every
+ *     matrix, output and embedding included, in the one type (llama-quantize --pure);
+ *     the mixes "q4_k_m"/"q5_k_m" follow llama.cpp's recipe: output Q6_K, attn_v and
+ *     ffn_down Q6_K in layers where use_more_bits(i, n_layer), the rest Q4_K/Q5_K;
+ *     output_type / embd_type override the choice for those two tensors;
+ *   - a row length that does not fill whole blocks falls back, as llama.cpp does:
+ *     Q4_K->Q5_0, Q5_K->Q5_1, Q6_K->Q8_0, Q2_K/Q3_K->Q4_0, a group type to the next
+ *     smaller group (g256->g128->g64), and F16 when nothing fits; the report says so.
+ * Already quantized inputs are dequantized and requantized (report.requantized = 1).
+ * Files using edgellm's group-wise types carry `edgellm.quant.scheme` ("i4 g128 asym")
+ * and no general.file_type: they are edgellm-only. Others get llama.cpp's file type.
+ * ---------------------------------------------------------------------------------- */
+
+/* Progress: fraction done in [0, 1] and the tensor being worked on. Called on the
+ * calling thread; a non-zero return cancels (EDGELLM_ERR_CANCELLED, no output file). */
+typedef int (*edgellm_progress_fn)(void *user, double fraction, const char *what);
+
+typedef struct {
+    const char *type;          /* "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "q5_k",
+                                  "q6_k", "q4_k_m", "q5_k_m", "i8", "i4", "f16", "f32"     */
+    int    group;              /* i4/i8 group size: 64, 128 (default) or 256              */
+    int    asym;               /* i4/i8: 1 = scale + minimum per group, 0 = scale only     */
+    const char *const *keep;   /* glob patterns on tensor names (borrowed), may be NULL    */
+    int    n_keep;
+    int    output_type;        /* edgellm_type for output.weight; -1: the recipe's         */
+    int    embd_type;          /* edgellm_type for token_embd.weight; -1: the recipe's     */
+    int    n_threads;          /* <= 0: physical cores                                     */
+    edgellm_progress_fn progress;   /* may be NULL */
+    void  *progress_user;
+    int    pure;               /* 1: every matrix in the one type, no Q6_K output (--pure) */
+} edgellm_quantize_params;
+
+EDGELLM_API edgellm_quantize_params edgellm_quantize_default_params(void);
+
+/* One tensor of the report. Errors compare the written values (dequantized) with the
+ * source values (dequantized when the source is quantized), over all elements. */
+typedef struct {
+    char     name[64];
+    int      n_dims;
+    int64_t  ne[4];            /* GGUF order, ne[0] = row length; unused = 1               */
+    int      src_type;
+    int      type;             /* the type written                                         */
+    int      wanted_type;      /* the recipe's type before a shape fallback                */
+    int      fallback;         /* 1: the row length did not fit wanted_type                */
+    int      quantized;        /* 1: converted (errors measured); 0: copied unchanged       */
+    uint64_t n_elements;
+    uint64_t src_bytes, dst_bytes;
+    double   rmse;             /* sqrt(mean((q - x)^2))                                    */
+    double   max_abs_err;      /* max |q - x|                                              */
+    double   sqnr_db;          /* 10 log10(sum x^2 / sum (q - x)^2); +inf when exact        */
+    uint64_t n_saturated;      /* values clamped to the type's range (quant.h)            */
+    char     note[112];        /* why this type: "1-D: F32", "Q4_K does not fit rows of 64: Q5_0" */
+} edgellm_quantize_tensor;
+
+typedef struct {
+    char     scheme[32];       /* "Q4_K_M", "I4_G128_ASYM", "Q8_0"                         */
+    int      file_type;        /* general.file_type written; -1: none (edgellm-only file)  */
+    int      edgellm_only;     /* 1: uses edgellm's own types                              */
+    int      scheme_edgellm;   /* 1: the scheme asked for edgellm's own types (i4/i8); with
+                                * edgellm_only 0, no tensor's rows fit them (all fell back) */
+    int      requantized;      /* 1: some source tensors were already quantized            */
+    int      n_fallbacks;      /* tensors whose type fell back for their shape             */
+    int      n_threads;
+    int      n_tensors;
+    edgellm_quantize_tensor *tensors;   /* [n_tensors], in file order; owned by the report */
+    uint64_t n_elements;       /* all tensors                                              */
+    uint64_t src_bytes, dst_bytes;      /* tensor data of input and output                 */
+    double   src_bpw, dst_bpw; /* bits per weight over all tensors                         */
+    double   elapsed_ms;
+} edgellm_quantize_report;
+
+/* Quantize in_path into out_path (written to a temporary file and renamed: on any failure
+ * out_path is neither created nor touched). report (may be NULL) receives the per-tensor
+ * table; free it with edgellm_quantize_report_free (also after a failure). Statuses:
+ * EDGELLM_ERR_MISUSE (unknown type, bad group, threads outside 0..64, in == out,
+ * output_type/embd_type not a computable type), EDGELLM_ERR_IO / EDGELLM_ERR_FORMAT
+ * (input unreadable, not GGUF or without tensors, output unwritable), EDGELLM_ERR_UNSUPPORTED (a tensor
+ * that must be converted has a type without dequantizer), EDGELLM_ERR_NUMERIC (NaN/inf in
+ * a source tensor, named), EDGELLM_ERR_CANCELLED, EDGELLM_ERR_NOMEM. */
+EDGELLM_API edgellm_status edgellm_quantize_file(const char *in_path, const char *out_path,
+                                                 const edgellm_quantize_params *p,
+                                                 edgellm_quantize_report *report, edgellm_error *err);
+EDGELLM_API void edgellm_quantize_report_free(edgellm_quantize_report *r);   /* NULL-safe */
+
+/* ------------------------------------------------------------------------------------
+ * Built-in architecture shapes (`edgellm synth --shape`, usable by plan): the exact
+ * config.json values of real models, sources cited in src/tools/shapes.c.
+ * ---------------------------------------------------------------------------------- */
+typedef struct {
+    char  name[32];            /* "tinyllama-1.1b"                                         */
+    char  arch[16];            /* "llama" or "qwen2"                                       */
+    int   n_layer, n_embd, n_head, n_head_kv, n_ff, n_vocab;
+    int   n_ctx_train;         /* context length                                           */
+    int   tied;                /* 1: no output.weight, the head is token_embd             */
+    float rope_theta;          /* rope.freq_base                                           */
+    float rms_eps;
+    char  source[160];
+} edgellm_shape;
+
+EDGELLM_API int edgellm_shape_count(void);
+/* Entry i (0 <= i < count) copied into out; EDGELLM_ERR_MISUSE when out of range. */
+EDGELLM_API edgellm_status edgellm_shape_at(int i, edgellm_shape *out);
+/* Case-insensitive lookup; EDGELLM_ERR_NOT_FOUND lists the valid names. */
+EDGELLM_API edgellm_status edgellm_shape_find(const char *name, edgellm_shape *out, edgellm_error *err);
+
+/* ------------------------------------------------------------------------------------
+ * Synthetic models (`edgellm synth`): random weights, a real architecture's exact shape,
+ * to measure speed and memory without downloading a model. Matrices ~ N(0, std^2),
+ * norms 1, biases 0 (qwen2), generated row by row from the seed (the same seed gives the
+ * same file whatever the thread count) and quantized per the type recipe of
+ * edgellm_quantize_file, streamed to disk (memory stays small even for 7B shapes).
+ * Metadata: the llama-style hyperparameter keys and a SentencePiece ("llama") vocabulary
+ * of n_vocab tokens (<unk>, <s>, </s>, 256 byte tokens <0xXX>, then filler pieces).
+ * ---------------------------------------------------------------------------------- */
+typedef struct {
+    edgellm_shape shape;       /* arch "llama" or "qwen2"; name goes to general.name       */
+    const char *type;          /* as edgellm_quantize_params.type                          */
+    int    group, asym;        /* i4/i8                                                    */
+    uint64_t seed;
+    float  std;                /* weight standard deviation, default 0.02                  */
+    int    n_threads;          /* <= 0: physical cores                                     */
+    edgellm_progress_fn progress;
+    void  *progress_user;
+} edgellm_synth_params;
+
+EDGELLM_API edgellm_synth_params edgellm_synth_default_params(void);   /* shape zeroed */
+
+/* Write the model to out_path (atomically). n_params / file bytes in *n_params and
+ * *file_bytes when not NULL. Statuses: EDGELLM_ERR_MISUSE (shape numbers <= 0, n_embd not
+ * divisible by n_head or n_head by n_head_kv, odd head_dim, n_vocab < 259, unknown type
+ * or arch), EDGELLM_ERR_IO, EDGELLM_ERR_CANCELLED, EDGELLM_ERR_NOMEM. */
+EDGELLM_API edgellm_status edgellm_synth(const edgellm_synth_params *p, const char *out_path,
+                                         uint64_t *n_params, uint64_t *file_bytes, edgellm_error *err);
+
+/* ------------------------------------------------------------------------------------
+ * Benchmark (`edgellm bench`), llama-bench conventions (ggml-org/llama.cpp:tools/llama-bench/README.md): pp<N> = one
+ * causal pass over N prompt tokens from an empty cache, tg<N> = N single-token decodes
+ * from an empty cache; a warm-up first; each test repeated; no tokenization or sampling
+ * inside the timing (token ids are fixed pseudo-random ids).
+ * ---------------------------------------------------------------------------------- */
+#define EDGELLM_BENCH_MAX_THREADS_LIST 16
+#define EDGELLM_BENCH_MAX_DEPTHS 8
+#define EDGELLM_BENCH_MAX_RESULTS 64   /* thread counts x depths x (pp, tg) at most this */
+
+typedef struct {
+    int    n_prompt;           /* pp test size, 0 = no pp test (default 128)              */
+    int    n_gen;              /* tg test size, 0 = no tg test (default 64)               */
+    int    n_reps;             /* repetitions per test (default 5)                         */
+    int    threads[EDGELLM_BENCH_MAX_THREADS_LIST];   /* thread counts to test             */
+    int    n_threads_list;     /* 0: one run at physical cores                             */
+    int    warmup;             /* 1 (default): an untimed warm-up before each test (pp: one
+                                  prompt pass, tg: one token, as llama-bench)              */
+    int    cold_load;          /* 1 (default): drop the file from the page cache (posix_fadvise
+                                  DONTNEED) before the first load, to time a cold load    */
+    double bw_gbps;            /* memory-read bandwidth for roofline_frac, used for every
+                                  thread count; <= 0: measure it, with all physical cores and
+                                  with each tested thread count                            */
+    int    bw_ms;              /* time budget of that measurement (default 1000)           */
+    edgellm_progress_fn progress;   /* may be NULL: called before each test                */
+    void  *progress_user;
+    int    kv_type;            /* KV cache type of the contexts (edgellm_ctx_params.kv_type):
+                                  EDGELLM_TYPE_F32 (default) or EDGELLM_TYPE_F16           */
+    int    depths[EDGELLM_BENCH_MAX_DEPTHS];   /* context depths (llama-bench -d): each test
+                                  also runs with that many tokens already in the KV cache
+                                  (filled once per depth, untimed; each repetition starts
+                                  from it), e.g. "tg64 @ d1024"                              */
+    int    n_depths;           /* 0: depth 0 only                                          */
+} edgellm_bench_params;
+
+typedef struct {
+    char     test[32];         /* "pp128", "tg64", "tg64 @ d1024" (llama-bench's names)   */
+    int      n_prompt, n_gen, n_threads, n_reps;
+    int      n_depth;          /* tokens in the KV cache before the test                   */
+    double   avg_ts, stddev_ts;   /* tokens per second over the repetitions                */
+    double   avg_ns, stddev_ns;   /* time per repetition, ns                               */
+    double   samples_ts[32];   /* first min(n_reps, 32) repetitions                        */
+    double   ttft_ms;          /* prefill of n_prompt tokens + one decode (mean); 0 if no pp */
+    uint64_t bytes_per_token;  /* tg: weights read per token + KV read at the mean depth
+                                  (n_depth + (n_gen + 1) / 2 rows per layer)               */
+    double   bw_gbps;          /* tg: read bandwidth with n_threads threads (the roofline of
+                                  this test: decode on t threads cannot stream faster than t
+                                  threads can read), GB/s; 0 for pp                        */
+    double   roofline_frac;    /* tg: avg_ts * bytes_per_token / bw_gbps; 0 for pp          */
+    double   roofline_frac_all;   /* tg: avg_ts * bytes_per_token / report bw_gbps (all
+                                  physical cores); 0 for pp                                */
+    double   cpu_frac;         /* CPU time the process got / (wall time x n_threads) during
+                                  the timed runs: below 1 when threads waited for work or
+                                  for a CPU                                                */
+    double   wait_frac;        /* time its threads sat runnable in the run queue (Linux
+                                  schedstat run_delay) / (wall time x n_threads): other
+                                  processes took the cores, speeds understate the code;
+                                  -1 when unknown                                          */
+} edgellm_bench_result;
+
+typedef struct {
+    char     model_type[128];  /* llama-bench style: "llama 1.1B Q4_0"                     */
+    char     arch[32];
+    char     ftype[64];        /* "Q4_0", "Q4_K_M", "i4 g128 sym", or the dominant type    */
+    uint64_t model_size;       /* bytes of tensor data                                     */
+    uint64_t model_n_params;
+    uint64_t weight_bytes_per_token;   /* weights read per decoded token (see bench.c)     */
+    double   load_ms;          /* first load (cold when cold_load succeeded)              */
+    double   load_warm_ms;     /* mean of later loads (file in the page cache)            */
+    int      load_cold;        /* 1: the first load was after dropping the page cache     */
+    uint64_t peak_rss_bytes;   /* peak RSS during this model's load and tests (VmHWM, reset
+                                  first through /proc/self/clear_refs where Linux allows)  */
+    double   bw_gbps;          /* read bandwidth with bw_n_threads threads (or as given)   */
+    int      bw_measured;      /* 1: measured here (also per thread count: results' bw_gbps);
+                                  0: given, used for every thread count                   */
+    int      n_results;
+    edgellm_bench_result results[EDGELLM_BENCH_MAX_RESULTS];   /* by thread count, depth, pp/tg */
+    int      kv_type;          /* KV cache type the tests ran with (the params' kv_type)   */
+    int      bw_n_threads;     /* threads of bw_gbps: the default -t (physical cores this
+                                  process may use, at most 64); 0 when bw_gbps was given  */
+} edgellm_bench_report;
+
+EDGELLM_API edgellm_bench_params edgellm_bench_default_params(void);
+
+/* Run the tests on model_path, filling *report (plain data, nothing to free). Statuses:
+ * those of edgellm_model_load / edgellm_ctx_new / edgellm_decode, EDGELLM_ERR_MISUSE
+ * (n_prompt/n_gen < 0, both 0, n_reps outside 1..1000, a thread count outside 1..64, a
+ * depth outside 0..2^20, more than EDGELLM_BENCH_MAX_RESULTS tests),
+ * EDGELLM_ERR_CANCELLED. Uses the CPU for as long as the tests take; run alone. */
+EDGELLM_API edgellm_status edgellm_bench(const char *model_path, const edgellm_bench_params *p,
+                                         edgellm_bench_report *report, edgellm_error *err);
+
+/* ------------------------------------------------------------------------------------
+ * Numeric check (`edgellm info --check`): scan every tensor of a GGUF file for NaN/inf.
+ * ---------------------------------------------------------------------------------- */
+typedef struct {
+    int64_t  n_tensors;          /* tensors in the file                                     */
+    int64_t  n_tensors_checked;  /* scanned completely (integer tensors count as checked)   */
+    int64_t  n_tensors_skipped;  /* types without a dequantizer (IQ*, TQ*, MXFP4)           */
+    uint64_t n_values;           /* elements scanned                                        */
+    int      found;              /* 1: a non-finite value was found; the fields below say where */
+    char     tensor[208];        /* name of the first bad tensor                            */
+    int64_t  tensor_index;       /* its index in the file; -1 when none                     */
+    uint64_t element;            /* flat index in ggml order (ne[0] fastest)                */
+    uint64_t row, col;           /* element / ne[0], element % ne[0]                         */
+    double   value;              /* the value as dequantized (NaN, +inf or -inf)            */
+} edgellm_check_report;
+
+/* Open and validate path, then dequantize every tensor (in chunks of 64K elements) and
+ * stop at the first value that is not a finite number. Statuses: EDGELLM_OK (all finite),
+ * EDGELLM_ERR_NUMERIC (the message names the file, tensor, element, row/column and NaN or
+ * inf; report says the same), EDGELLM_ERR_IO / EDGELLM_ERR_FORMAT (file), EDGELLM_ERR_NOMEM,
+ * EDGELLM_ERR_MISUSE (NULL path). report may be NULL. Reads every weight once: time is
+ * about the file size over the disk or page-cache bandwidth. Thread-safe. */
+EDGELLM_API edgellm_status edgellm_check_file(const char *path, edgellm_check_report *report,
+                                              edgellm_error *err);
+
+/* ------------------------------------------------------------------------------------
+ * Evaluation (`edgellm eval`): perplexity, comparison with a reference model (KL
+ * divergence, top-1 agreement, change in probability of the correct token), accuracy on
+ * task sets, and a sweep over quantization types. Conventions of llama-perplexity
+ * (ggml-org/llama.cpp:tools/perplexity/perplexity.cpp), so the numbers are comparable:
+ *   - the text is tokenized once (BOS first when the vocabulary adds one) and cut into
+ *     windows of n_ctx tokens; each window is evaluated from an empty KV cache, with its
+ *     first token replaced by BOS (when the vocabulary has one);
+ *   - stride 0 (default): disjoint windows, only the second half is scored: the logits at
+ *     positions n_ctx/2 .. n_ctx-2 predict the next token (n_ctx - 1 - n_ctx/2 per window);
+ *     stride S in 1..n_ctx/2: windows start every S tokens and score their last S tokens;
+ *   - the text must have at least 2 * n_ctx tokens (llama-perplexity's rule), else
+ *     EDGELLM_ERR_MISUSE with a message giving both numbers;
+ *   - nll = logsumexp(logits) - logit[target]; PPL = exp(mean nll), error = PPL x the
+ *     standard error of the mean nll; KLD(ref || model) = sum_v p_ref(v) (ln p_ref(v) -
+ *     ln p_model(v)), exact over the whole vocabulary with a live reference.
+ * Results are deterministic: sums run in position order in double precision, and the
+ * forward pass does not depend on the thread count.
+ * ---------------------------------------------------------------------------------- */
+typedef struct {
+    int    n_ctx;             /* tokens per window, >= 8 (default 512)                    */
+    int    stride;            /* 0: llama-perplexity halves; 1..n_ctx/2: sliding windows  */
+    int    max_chunks;        /* windows to evaluate, <= 0: all the text gives             */
+    int    n_threads;         /* compute threads, <= 0: the model's setting               */
+    int    top_k;             /* saved logits: entries kept per position, >= 1; values
+                                 >= n_vocab keep the whole vocabulary (exact KLD). Default 64 */
+    const char *text_name;    /* the text's file name, for messages; may be NULL         */
+    edgellm_progress_fn progress;   /* may be NULL; called after each window              */
+    void  *progress_user;
+    int    kv_type;           /* KV cache type of the evaluated model (edgellm_ctx_params):
+                                 EDGELLM_TYPE_F32 (default), _F16 or _Q8_0. A reference
+                                 model (compare --ref) always runs with an F32 cache, so
+                                 compare -m X --ref X with kv_type Q8_0 measures the cache's
+                                 own cost                                                 */
+} edgellm_eval_params;
+
+EDGELLM_API edgellm_eval_params edgellm_eval_default_params(void);
+
+typedef struct {
+    int64_t n_text_tokens;    /* tokens of the whole text (BOS included)                 */
+    int     n_chunks;         /* windows evaluated                                        */
+    int64_t n_scored;         /* predictions scored                                       */
+    int     n_ctx, stride;
+    double  nll_mean;         /* nats per token                                           */
+    double  nll_err;          /* standard error of nll_mean                               */
+    double  ppl;              /* exp(nll_mean)                                            */
+    double  ppl_err;          /* ppl * nll_err                                            */
+    double  elapsed_ms;
+    double  tok_per_s;        /* window tokens evaluated per second                       */
+} edgellm_eval_ppl_result;
+
+/* Perplexity of model m over text[len] (UTF-8 bytes, borrowed). Statuses: EDGELLM_ERR_MISUSE
+ * (bad params, text too short), those of edgellm_ctx_new / edgellm_decode, EDGELLM_ERR_NOMEM,
+ * EDGELLM_ERR_CANCELLED (the progress callback returned non-zero). Uses n_threads threads. */
+EDGELLM_API edgellm_status edgellm_eval_ppl(const edgellm_model *m, const char *text, size_t len,
+                                            const edgellm_eval_params *p, edgellm_eval_ppl_result *out,
+                                            edgellm_error *err);
+
+/* Save the reference model's distributions for a later comparison (the full-precision
+ * model need not be on the device then). Per scored position the file keeps the top_k
+ * log-probabilities with their ids, the log of the probability mass outside them, and the
+ * target token with its log-probability; the header names the model (file name, shape),
+ * the tokenizer (n_vocab, hash of all token texts), the text (bytes, hash), n_ctx, stride
+ * and windows. Layout: src/tools/eval_logits.c. The file is written to a temporary name
+ * and renamed. ppl (may be NULL) receives the reference's perplexity. Statuses: those of
+ * edgellm_eval_ppl, EDGELLM_ERR_IO (cannot write out_path). */
+EDGELLM_API edgellm_status edgellm_eval_save_logits(const edgellm_model *ref, const char *text, size_t len,
+                                                    const edgellm_eval_params *p, const char *out_path,
+                                                    edgellm_eval_ppl_result *ppl, edgellm_error *err);
+
+typedef struct {
+    edgellm_eval_ppl_result ref;    /* the reference (from the file with saved logits)    */
+    edgellm_eval_ppl_result model;  /* the model under test                               */
+    double  delta_ppl_pct;    /* (PPL / PPL_ref - 1) * 100                                */
+    double  ln_ratio_mean;    /* mean of nll - nll_ref = ln(PPL / PPL_ref)                */
+    double  ln_ratio_err;     /* its standard error (paired, so far below the PPL errors) */
+    double  kld_mean, kld_err;           /* nats; standard error of the mean               */
+    double  kld_median, kld_p99, kld_max;
+    double  top1_pct, top1_err_pct;      /* same argmax as the reference, % (binomial error) */
+    double  dp_mean_pct;      /* mean of p_model(target) - p_ref(target), percent         */
+    double  dp_rms_pct;       /* root mean square of the same                             */
+    int     ref_top_k;        /* reference entries per position (n_vocab: exact KLD)      */
+    int     kld_exact;        /* 1: the whole vocabulary was compared                     */
+    char    ref_name[128];    /* the reference's file name                                */
+} edgellm_eval_compare_result;
+
+/* Compare model m with a reference: either a live model `ref` (exact) or a file written by
+ * edgellm_eval_save_logits (`ref_logits_path`; exactly one of the two is non-NULL). With
+ * saved top-k logits, KLD sums the top_k entries exactly and lumps the rest of the
+ * vocabulary into one bucket: a lower bound of the exact KLD, low by
+ * P_ref(rest) x KL(ref || model restricted to the rest); exact when top_k >= n_vocab.
+ * PPL, top-1 and delta-p are the same as with the live model (float32 storage).
+ * With a file, the layout is the file's: params n_ctx and stride, when > 0, must equal the
+ * file's; max_chunks may be fewer than the file holds (<= 0: all). NULL params: the file's.
+ * Statuses: those of edgellm_eval_ppl; EDGELLM_ERR_IO / EDGELLM_ERR_FORMAT (the logits file
+ * is unreadable, truncated or not one); EDGELLM_ERR_MISUSE when the file does not fit
+ * (another text, tokenizer, model shape, n_ctx or stride: the message says which, with
+ * both values); EDGELLM_ERR_NOMEM; EDGELLM_ERR_CANCELLED. */
+EDGELLM_API edgellm_status edgellm_eval_compare(const edgellm_model *m, const edgellm_model *ref,
+                                                const char *ref_logits_path, const char *text, size_t len,
+                                                const edgellm_eval_params *p, edgellm_eval_compare_result *out,
+                                                edgellm_error *err);
+
+/* One task item, plain strings (borrowed). Multiple choice: context + choices + label, the
+ * choice text appended verbatim to the context (so choices usually start with a space).
+ * Generation: context is the prompt, answer the expected text, choices NULL. */
+typedef struct {
+    const char *context;
+    const char *const *choices;   /* [n_choices], NULL for a generation item              */
+    int    n_choices;             /* >= 2 for multiple choice                             */
+    int    label;                 /* index of the right choice                            */
+    const char *answer;           /* generation items: expected text; NULL otherwise      */
+} edgellm_eval_item;
+
+typedef struct {
+    int    n_threads;             /* <= 0: the model's setting                            */
+    int    max_gen_tokens;        /* generation: tokens generated at most (default 24)    */
+    edgellm_progress_fn progress;
+    void  *progress_user;
+    int    kv_type;               /* KV cache type of the model (not the reference, which
+                                     runs with F32); default EDGELLM_TYPE_F32             */
+} edgellm_eval_task_params;
+
+EDGELLM_API edgellm_eval_task_params edgellm_eval_task_default_params(void);
+
+/* One metric of a task set. Multiple choice (each choice scored by the sum of the
+ * log-probabilities of its tokens after the context):
+ *   acc       the highest sum is the label;
+ *   acc_norm  the highest sum per byte of the choice text is the label (length-normalised,
+ *             as lm-evaluation-harness);
+ * Generation (greedy decoding of up to max_gen_tokens, stopping at a newline):
+ *   exact     the generated text, leading whitespace dropped, starts with the answer
+ *             followed by a non-alphanumeric byte or the end;
+ *   contains  the answer occurs anywhere in the generated text.
+ * Ties go to the lowest choice index. Errors are binomial: sqrt(p (1 - p) / n). */
+typedef struct {
+    char   name[16];              /* "acc", "acc_norm", "exact", "contains"               */
+    int    n;                     /* items this metric scored; 0: none of its kind         */
+    double pct, err_pct;          /* the model, percent                                   */
+    double ref_pct, ref_err_pct;  /* the reference; NaN without one                        */
+    double gap_pts;               /* ref_pct - pct, percentage points                      */
+    double gap_pct;               /* gap_pts / ref_pct * 100: percent of the reference     */
+} edgellm_eval_metric;
+
+typedef struct {
+    int    n_items, n_mc, n_gen;
+    int    has_ref;
+    edgellm_eval_metric metrics[4];   /* acc, acc_norm, exact, contains                   */
+    double elapsed_ms;
+    /* per model, [0] the model and [1] the reference (zeros without one):                */
+    int    max_positions[2];      /* the most positions one item decoded (context + choice
+                                   * but the last token, which is only predicted; prompt +
+                                   * generated tokens): compare with the trained context     */
+    int    max_positions_item[2]; /* the item (index) that used them; -1: no item            */
+    int    n_past_ctx_train[2];   /* items that decoded more positions than the model's
+                                   * trained context (n_ctx_train); their scores measure a
+                                   * model outside the range it was trained for             */
+} edgellm_eval_task_result;
+
+/* Accuracy of m (and of ref when not NULL) on items[n_items]. Statuses: EDGELLM_ERR_MISUSE
+ * (an item without context, with a label out of range, fewer than 2 choices, an empty
+ * choice or answer; the message gives the item's index), those of edgellm_ctx_new /
+ * edgellm_decode / edgellm_generate, EDGELLM_ERR_NOMEM, EDGELLM_ERR_CANCELLED. */
+EDGELLM_API edgellm_status edgellm_eval_task(const edgellm_model *m, const edgellm_model *ref,
+                                             const edgellm_eval_item *items, int n_items,
+                                             const edgellm_eval_task_params *p, edgellm_eval_task_result *out,
+                                             edgellm_error *err);
+
+/* Sweep: quantize the reference into each type (in a temporary folder), compare each with
+ * the live reference, and measure decode speed. */
+#define EDGELLM_EVAL_SWEEP_MAX 24
+
+typedef struct {
+    edgellm_eval_params eval;     /* text windows, threads, progress                      */
+    const char *types;            /* comma-separated: "q8_0,q4_0,q4_k_m,i4:g64,i4:g128:asym"
+                                     (also "i4_g128_asym"); sym unless ":asym"            */
+    const char *tmp_dir;          /* NULL: $TMPDIR or /tmp                                 */
+    int    keep_files;            /* 1: leave the quantized files in the temporary folder */
+    int    bench_tokens;          /* tok/s test: tg<N> single-token decodes (default 64; 0: skip) */
+    int    bench_reps;            /* repetitions, best kept (default 3)                    */
+} edgellm_eval_sweep_params;
+
+typedef struct {
+    char     type[24];            /* scheme name as edgellm plan names it: "Q4_K_M", "I4_G64_ASYM" */
+    char     spec[32];            /* as written in `types`                                 */
+    char     used[160];           /* tensor types actually written, with counts: "Q5_0 x30, Q8_0 x1, F16 x5" */
+    int      n_fallbacks;         /* matrices whose row length did not fit the type        */
+    uint64_t file_bytes;          /* size of the quantized file                            */
+    uint64_t weight_bytes;        /* tensor data                                           */
+    double   bpw;                 /* bits per weight over all tensors                      */
+    double   tok_per_s;           /* decode speed (tg<bench_tokens>, best of bench_reps); 0: not measured */
+    edgellm_eval_compare_result cmp;
+    char     path[256];           /* the quantized file ("" once removed)                  */
+} edgellm_eval_sweep_row;
+
+typedef struct {
+    edgellm_eval_sweep_row ref;   /* the reference itself (cmp: KLD 0, top-1 100 %)       */
+    int    n_rows;
+    edgellm_eval_sweep_row rows[EDGELLM_EVAL_SWEEP_MAX];
+    char   tmp_dir[256];          /* the folder used                                       */
+    double elapsed_ms;
+} edgellm_eval_sweep_report;
+
+EDGELLM_API edgellm_eval_sweep_params edgellm_eval_sweep_default_params(void);
+
+/* Run the sweep for the model file ref_path over text[len]. The report is plain data.
+ * Statuses: EDGELLM_ERR_MISUSE (an unknown type, more than EDGELLM_EVAL_SWEEP_MAX types,
+ * bad eval params, text too short), EDGELLM_ERR_IO (temporary folder), those of
+ * edgellm_quantize_file, edgellm_model_load and edgellm_eval_compare. */
+EDGELLM_API edgellm_status edgellm_eval_sweep(const char *ref_path, const char *text, size_t len,
+                                              const edgellm_eval_sweep_params *p, edgellm_eval_sweep_report *out,
+                                              edgellm_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* EDGELLM_TOOLS_H */
