@@ -1,5 +1,6 @@
 /*
- * gemm.h — tile kernels for the quantized matrix product (used by matmul.c only).
+ * gemm.h — tile kernels for the quantized matrix product: dispatch.c lists them per kernel
+ * level (edgellm_kernels_gemm), matmul.c runs them.
  *
  * A tile kernel computes y[t][r] = dot(row r of W, activation row t) for a range of weight
  * rows and all n tokens at once, reading each weight block once for many tokens (prefill)
@@ -22,7 +23,8 @@
  * dispatched from_float (Q8_0 for Q4_0/Q8_0, Q8_K for the K-quants). Kernels with a `prep`
  * then rewrite it into their own packed layout at xp (transposed like the weights, with
  * per-block offset corrections beside the codes; see the kernel file); matmul.c only sizes
- * that layout (bytes per token and 16-block group). Kernels without one read the rows (xq).
+ * that layout (edgellm_gemm_kernel.group_bytes per token and 16-block group). Kernels
+ * without one read the rows (xq).
  */
 #ifndef EDGELLM_GEMM_H
 #define EDGELLM_GEMM_H
@@ -56,6 +58,14 @@ typedef struct {
  * packed activations at xp (tokens may be prepared in any order, by any thread). */
 typedef void (*edgellm_gemm_prep_fn)(const void *xq, int64_t t, int64_t cols, uint8_t *xp);
 typedef void (*edgellm_gemm_fn)(const edgellm_gemm_args *a);
+
+/* A tile kernel as dispatch.c hands it out. */
+typedef struct {
+    edgellm_gemm_prep_fn prep;   /* NULL: the kernel reads the vec_dot_type rows (xq)      */
+    edgellm_gemm_fn gemm;
+    size_t group_bytes;          /* packed activation bytes per token and 16 blocks (prep) */
+    int64_t block;               /* elements per activation block: rows are whole blocks  */
+} edgellm_gemm_kernel;
 
 /* ---- x86-64 (defined in src/kernels/x86/gemm_*.c; call only where the ISA runs) ---- */
 void edgellm_gemm_prep_q4_0_avx512(const void *xq, int64_t t, int64_t cols, uint8_t *xp);
