@@ -1,7 +1,7 @@
 /* test_kernels_float.c — float kernels against their references:
  *  - the branch-free half->float used by the fast F16 dot equals edgellm_f16_to_f32 for all
  *    65536 halves (bit for bit);
- *  - the fast F32/F16/BF16 dots (src/kernels/dot_float.c) against the double-accumulating
+ *  - the fast F32/F16/BF16 dots (src/kernels/dot_float_scalar.c) against the double-accumulating
  *    _ref dots of src/tensor/types.c on lengths that reach every tail (0..1025), within the
  *    float summation bound (n/8 + 4)·2^-23·Σ|w·x| (8 lanes: depth n/8 + 3 additions plus the
  *    product rounding);
@@ -85,7 +85,7 @@ static void test_dispatch_ref_switch(void)
     CHECK(!strcmp(edgellm_kernels_name(), "ref"));
     CHECK(edgellm_kernels_vec_dot(EDGELLM_TYPE_F32) == edgellm_type_get_traits(EDGELLM_TYPE_F32)->vec_dot_ref);
     CHECK(edgellm_kernels_vec_dot(EDGELLM_TYPE_F16) == edgellm_type_get_traits(EDGELLM_TYPE_F16)->vec_dot_ref);
-    CHECK(edgellm_kernels_force("scalar"));                /* the portable dots of dot_float.c */
+    CHECK(edgellm_kernels_force("scalar"));                /* the portable dots of dot_float_scalar.c */
     CHECK(edgellm_kernels_vec_dot(EDGELLM_TYPE_F32) == edgellm_dot_f32_fast);
     CHECK(edgellm_kernels_vec_dot(EDGELLM_TYPE_F16) == edgellm_dot_f16_fast);
     CHECK(edgellm_kernels_vec_dot(EDGELLM_TYPE_BF16) == edgellm_dot_bf16_fast);
@@ -290,7 +290,7 @@ static void test_attend_matches_double(void)
     }
 }
 
-/* The attention kernels of every level (edgellm_kernels_attend_f32 / _f16) equal
+/* The attention kernels of every level (edgellm_kernels_attend for an F32 / F16 cache) equal
  * edgellm_attend / edgellm_attend_f16 called with that level's F32 / F16 dot, bit for bit: head_dims that reach every column path
  * (64-wide blocks, 8-wide, scalar tail), 1 to 300 positions, a stride wider than the head.
  * The double-precision check above holds for edgellm_attend; this carries it over. */
@@ -312,21 +312,22 @@ static void test_attend_variants_match_generic(void)
     for (size_t l = 0; l < sizeof lv / sizeof lv[0]; l++) {
         if (!edgellm_kernels_force(lv[l])) continue;   /* not this CPU / architecture */
         levels_run++;
-        edgellm_attend_fn att = edgellm_kernels_attend_f32();
-        edgellm_attend_f16_fn att16 = edgellm_kernels_attend_f16();
+        const edgellm_attend_kernel att = edgellm_kernels_attend(EDGELLM_TYPE_F32);
+        const edgellm_attend_kernel att16 = edgellm_kernels_attend(EDGELLM_TYPE_F16);
         edgellm_vec_dot_fn dot = edgellm_kernels_vec_dot(EDGELLM_TYPE_F32);
         edgellm_vec_dot_fn dot16 = edgellm_kernels_vec_dot(EDGELLM_TYPE_F16);
+        CHECK(att.run && att16.run && att.dot == dot && att16.dot == dot16);
         for (size_t h = 0; h < sizeof hds / sizeof hds[0]; h++)
             for (size_t p = 0; p < sizeof nps / sizeof nps[0]; p++)
             for (int sc = 0; sc < 2; sc++) {
                 const int hd = hds[h];
                 /* scale 50: scores spread far beyond 87 below the maximum, where e^x is 0 */
                 const float scale = sc ? 50.0f : 0.125f;
-                att(a, q, k + 5, v + 3, STRIDE, hd, nps[p], scale, sa, dot);
+                att.run(&att, a, q, k + 5, v + 3, STRIDE * sizeof(float), hd, nps[p], scale, sa);
                 edgellm_attend(b, q, k + 5, v + 3, STRIDE, hd, nps[p], scale, sb, dot);
                 CHECK(memcmp(a, b, sizeof(float) * (size_t)hd) == 0);
                 CHECK(memcmp(sa, sb, sizeof(float) * (size_t)nps[p]) == 0);   /* the probabilities too */
-                att16(a, q, k16 + 5, v16 + 3, STRIDE, hd, nps[p], scale, sa, dot16);
+                att16.run(&att16, a, q, k16 + 5, v16 + 3, STRIDE * sizeof(uint16_t), hd, nps[p], scale, sa);
                 edgellm_attend_f16(b, q, k16 + 5, v16 + 3, STRIDE, hd, nps[p], scale, sb, dot16);
                 CHECK(memcmp(a, b, sizeof(float) * (size_t)hd) == 0);
                 CHECK(memcmp(sa, sb, sizeof(float) * (size_t)nps[p]) == 0);

@@ -16,7 +16,8 @@
  *    random, tied (x.5 after scaling), signed-max-tie, zero, constant, denormal, huge,
  *    inf/NaN inputs.
  *  - dispatch: each level can be forced (edgellm_kernels_force) and the table then hands
- *    out that level's functions; EDGELLM_KERNELS=<level> in a child process.
+ *    out that level's functions, tile kernels and attention kernels; EDGELLM_KERNELS=<level>
+ *    in a child process.
  *  - matmul through each level: close to the ref level, bit-identical across thread
  *    counts and between a batch and token-by-token (prefill/decode identity).
  * Run with an argument "--print-level" the binary prints edgellm_kernels_name() (used by
@@ -53,6 +54,13 @@ typedef struct {
     edgellm_from_float_fn fn;
 } quant_variant;
 
+typedef struct {
+    const char *level;
+    int type;              /* weight type                         */
+    bool gfni;             /* needs GFNI besides its level        */
+    edgellm_gemm_fn fn;
+} gemm_variant;
+
 #if defined(__x86_64__)
 #define GROUP_ROWS(G)                                                                    \
     {"avx2", EDGELLM_TYPE_I4_G##G##_SYM, edgellm_dot_i4_g##G##_sym_q8_0_avx2},            \
@@ -86,6 +94,18 @@ static const quant_variant quants[] = {
     {"avx2", EDGELLM_TYPE_Q8_K, edgellm_quant_q8_K_avx2},
 };
 static const char *const all_levels[] = {"ref", "scalar", "avx2", "avx512"};
+static const edgellm_kernel_level all_ids[] = {EDGELLM_KERNELS_REF, EDGELLM_KERNELS_SCALAR, EDGELLM_KERNELS_AVX2,
+                                               EDGELLM_KERNELS_AVX512};
+static const gemm_variant gemms[] = {
+    {"avx2", EDGELLM_TYPE_Q4_0, false, edgellm_gemm_q4_0_avx2},
+    {"avx2", EDGELLM_TYPE_Q8_0, false, edgellm_gemm_q8_0_avx2},
+    {"avx512", EDGELLM_TYPE_Q4_0, false, edgellm_gemm_q4_0_avx512},
+    {"avx512", EDGELLM_TYPE_Q8_0, false, edgellm_gemm_q8_0_avx512},
+    {"avx512", EDGELLM_TYPE_Q4_K, false, edgellm_gemm_q4_K_avx512},
+    {"avx512", EDGELLM_TYPE_Q6_K, false, edgellm_gemm_q6_K_avx512},
+    {"avx512", EDGELLM_TYPE_Q4_K, true, edgellm_gemm_q4_K_avx512_gfni},
+    {"avx512", EDGELLM_TYPE_Q6_K, true, edgellm_gemm_q6_K_avx512_gfni},
+};
 #elif defined(__aarch64__)
 static const dot_variant dots[] = {
     {"neon", EDGELLM_TYPE_F32, edgellm_dot_f32_neon},
@@ -105,11 +125,20 @@ static const quant_variant quants[] = {
     {"neon", EDGELLM_TYPE_Q8_K, edgellm_quant_q8_K_neon},
 };
 static const char *const all_levels[] = {"ref", "scalar", "neon", "dotprod"};
+static const edgellm_kernel_level all_ids[] = {EDGELLM_KERNELS_REF, EDGELLM_KERNELS_SCALAR, EDGELLM_KERNELS_NEON,
+                                               EDGELLM_KERNELS_DOTPROD};
+static const gemm_variant gemms[] = {
+    {"dotprod", EDGELLM_TYPE_Q4_0, false, edgellm_gemm_q4_0_dotprod},
+    {"dotprod", EDGELLM_TYPE_Q8_0, false, edgellm_gemm_q8_0_dotprod},
+};
 #else
 static const dot_variant dots[] = {{NULL, 0, NULL}};
 static const quant_variant quants[] = {{NULL, 0, NULL}};
 static const char *const all_levels[] = {"ref", "scalar"};
+static const edgellm_kernel_level all_ids[] = {EDGELLM_KERNELS_REF, EDGELLM_KERNELS_SCALAR};
+static const gemm_variant gemms[] = {{NULL, 0, false, NULL}};
 #endif
+#define N_GEMMS (int)(sizeof gemms / sizeof gemms[0])
 #define N_DOTS (int)(sizeof dots / sizeof dots[0])
 #define N_QUANTS (int)(sizeof quants / sizeof quants[0])
 #define N_LEVELS (int)(sizeof all_levels / sizeof all_levels[0])
@@ -433,6 +462,48 @@ static void test_dispatch_levels(void)
     fprintf(stderr, "   default level: %s\n", start);
 }
 
+/* Per level: its id, its own tile kernels (the GFNI twins where the CPU has GFNI; rows that
+ * are not whole blocks get none; the levels below none), packed activation sizes over all
+ * levels, and attention for each KV cache type with the level's dot and dequantization. */
+static void test_dispatch_gemm_and_attend(void)
+{
+    static const int gemm_types[] = {EDGELLM_TYPE_F32, EDGELLM_TYPE_Q4_0, EDGELLM_TYPE_Q8_0, EDGELLM_TYPE_Q4_K,
+                                     EDGELLM_TYPE_Q6_K};
+    const bool gfni = edgellm_cpu_get_features()->gfni;
+    for (int l = 0; l < N_LEVELS; l++) {
+        if (!edgellm_kernels_force(all_levels[l])) continue;
+        CHECK_EQ((int)edgellm_kernels_level(), (int)all_ids[l]);
+        for (size_t i = 0; i < sizeof gemm_types / sizeof gemm_types[0]; i++) {
+            edgellm_gemm_fn want = NULL;
+            for (int g = 0; g < N_GEMMS; g++) {
+                if (!gemms[g].fn || strcmp(gemms[g].level, all_levels[l]) || gemms[g].type != gemm_types[i]) continue;
+                if (gemms[g].gfni && !gfni) continue;
+                if (!want || gemms[g].gfni) want = gemms[g].fn;
+            }
+            const edgellm_gemm_kernel *got = edgellm_kernels_gemm(gemm_types[i], 4096);
+            CHECK((got ? got->gemm : NULL) == want);
+            CHECK(edgellm_kernels_gemm(gemm_types[i], 4096 + 16) == NULL);
+        }
+        static const int kv_types[] = {EDGELLM_TYPE_F32, EDGELLM_TYPE_F16, EDGELLM_TYPE_Q8_0};
+        for (size_t i = 0; i < sizeof kv_types / sizeof kv_types[0]; i++) {
+            const edgellm_attend_kernel a = edgellm_kernels_attend(kv_types[i]);
+            CHECK(a.run != NULL);
+            CHECK(a.dot == edgellm_kernels_vec_dot(kv_types[i] == EDGELLM_TYPE_F16 ? EDGELLM_TYPE_F16 : EDGELLM_TYPE_F32));
+            CHECK(a.to_float == edgellm_kernels_to_float(kv_types[i]));
+        }
+        CHECK(edgellm_kernels_attend(EDGELLM_TYPE_Q4_0).run == NULL);
+        CHECK(edgellm_kernels_attend(-1).run == NULL);
+    }
+    edgellm_kernels_force(NULL);
+#if defined(__x86_64__)
+    CHECK_EQ(edgellm_kernels_gemm_packed_bytes(EDGELLM_TYPE_Q4_0, 4096), (size_t)(4096 / 32 / 16) * EDGELLM_GEMM_Q8_0_XG);
+#else
+    CHECK_EQ(edgellm_kernels_gemm_packed_bytes(EDGELLM_TYPE_Q4_0, 4096), (size_t)0);
+#endif
+    CHECK_EQ(edgellm_kernels_gemm_packed_bytes(EDGELLM_TYPE_Q4_K, 4096), (size_t)0);
+    CHECK_EQ(edgellm_kernels_gemm_packed_bytes(EDGELLM_TYPE_F32, 4096), (size_t)0);
+}
+
 /* EDGELLM_KERNELS is read once per process: check it in children. */
 static void test_dispatch_env(void)
 {
@@ -520,6 +591,7 @@ int main(int argc, char **argv)
     RUN(test_simd_dots_match_ref);
     RUN(test_simd_quantizers_byte_identical);
     RUN(test_dispatch_levels);
+    RUN(test_dispatch_gemm_and_attend);
     RUN(test_dispatch_env);
     RUN(test_matmul_every_level);
     return test_summary();

@@ -3,8 +3,9 @@
  *
  * Kernel: edgellm_attend_quant over Q8_0 rows equals edgellm_attend over the same rows
  * dequantized into a float cache, bit for bit (same dot, same order), for head_dim 32, 64 and
- * 128, several heads per row, 1 and 37 positions; each level's own Q8_0 kernel (AVX-512)
- * equals edgellm_attend_quant bit for bit, probabilities included.
+ * 128, several heads per row, 1 and 37 positions; each level's Q8_0 attention
+ * (edgellm_kernels_attend; AVX-512 has its own kernel) equals edgellm_attend_quant bit for
+ * bit, probabilities included.
  * Model (../shared fixtures, llama-gqa-f32: head_dim 32, GQA 8/2; qwen2-bias-f32: NeoX RoPE):
  * Q8_0-cache logits stay within 0.05 · s of the F32-cache logits and of the float64
  * reference (s = std dev of those logits; Q8_0 rounds each key/value to 1/254 of its
@@ -19,6 +20,7 @@
 #include "test_util.h"
 #include "kernels/dispatch.h"
 #include "kernels/ops.h"
+#include "kernels/x86/kernels_x86.h"
 #include "model/model.h"
 #include "tensor/blocks.h"
 #include "tools/bench.h"
@@ -72,11 +74,12 @@ static void test_attend_quant_kernel(void)
     }
 }
 
-/* The level's Q8_0 attention kernel (edgellm_kernels_attend_q8_0: AVX-512 here) equals
- * edgellm_attend_quant with that level's dequantization and F32 dot bit for bit, probabilities
- * included: head_dim 32-256 (its own path; 288 and 1024 it declines), 1 to 300 positions (8
- * at a time and the tail), heads at an offset inside wider rows, scores far below the
- * maximum (scale 50). Levels without one return NULL. */
+/* The Q8_0 attention of every level (edgellm_kernels_attend: AVX-512's own kernel for
+ * head_dim 32-256, the reference otherwise) equals edgellm_attend_quant with that level's
+ * dequantization and F32 dot bit for bit, probabilities included: head_dim 32-256 and 288,
+ * 1024 (past the AVX-512 kernel), 1 to 300 positions (8 at a time and the tail), heads at
+ * an offset inside wider rows, scores far below the maximum (scale 50). The AVX-512 kernel
+ * itself (x86-64 CPUs with AVX-512) takes head_dim up to 256 and declines 288 and 1024. */
 static void test_attend_q8_0_variants(void)
 {
     enum { NPOS = 300, MAXHD = 1024, HEADS = 2 };
@@ -84,15 +87,21 @@ static void test_attend_q8_0_variants(void)
     static const int nps[] = {1, 7, 8, 9, 17, 300};
     static const char *const lv[] = {"scalar", "avx2", "avx512", "neon", "dotprod"};
     uint32_t seed = 11;
-    int kernels_run = 0;
+    int simd_run = 0;
     for (size_t l = 0; l < sizeof lv / sizeof lv[0]; l++) {
         if (!edgellm_kernels_force(lv[l])) continue;
-        edgellm_attend_q8_0_fn att = edgellm_kernels_attend_q8_0();
-        if (!att) continue;
-        kernels_run++;
+        const edgellm_attend_kernel att = edgellm_kernels_attend(EDGELLM_TYPE_Q8_0);
         edgellm_from_float_fn quant = edgellm_kernels_from_float(EDGELLM_TYPE_Q8_0);
         edgellm_to_float_fn deq = edgellm_kernels_to_float(EDGELLM_TYPE_Q8_0);
         edgellm_vec_dot_fn dot = edgellm_kernels_vec_dot(EDGELLM_TYPE_F32);
+        CHECK(att.run && att.dot == dot && att.to_float == deq);
+        if (!att.run) continue;
+#if defined(__x86_64__)
+        const bool simd = edgellm_kernels_level() == EDGELLM_KERNELS_AVX512;   /* its own kernel */
+#else
+        const bool simd = false;
+#endif
+        simd_run += simd;
         for (size_t hi = 0; hi < sizeof hds / sizeof hds[0]; hi++) {
             const int hd = hds[hi], kv_dim = HEADS * hd;
             const size_t row = edgellm_type_row_size(EDGELLM_TYPE_Q8_0, kv_dim);
@@ -111,18 +120,24 @@ static void test_attend_q8_0_variants(void)
             for (size_t p = 0; p < sizeof nps / sizeof nps[0]; p++)
                 for (int sc = 0; sc < 2; sc++) {
                     const float scale = sc ? 50.0f : 0.125f;
-                    const bool took = att(a, q, kq + off, vq + off, row, hd, nps[p], scale, sa);
-                    CHECK_EQ(took, hd <= 256);
-                    if (!took) continue;
                     edgellm_attend_quant(b, q, kq + off, vq + off, row, hd, nps[p], scale, sb, dot, deq, tmp);
+                    att.run(&att, a, q, kq + off, vq + off, row, hd, nps[p], scale, sa);
                     CHECK(memcmp(a, b, sizeof(float) * (size_t)hd) == 0);
                     CHECK(memcmp(sa, sb, sizeof(float) * (size_t)nps[p]) == 0);
+#if defined(__x86_64__)
+                    if (!simd) continue;
+                    const bool took = edgellm_attend_q8_0_avx512(a, q, kq + off, vq + off, row, hd, nps[p], scale, sa);
+                    CHECK_EQ(took, hd <= 256);
+                    if (!took) continue;
+                    CHECK(memcmp(a, b, sizeof(float) * (size_t)hd) == 0);
+                    CHECK(memcmp(sa, sb, sizeof(float) * (size_t)nps[p]) == 0);
+#endif
                 }
             free(kq); free(vq); free(src); free(q); free(tmp); free(a); free(b);
         }
     }
     edgellm_kernels_force(NULL);
-    if (!kernels_run) printf("  (no level here has a Q8_0 attention kernel)\n");
+    if (!simd_run) printf("  (no level here has its own Q8_0 attention kernel)\n");
 }
 
 /* ---- model ---- */

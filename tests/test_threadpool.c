@@ -1,7 +1,7 @@
 /* test_threadpool.c — the persistent thread pool (src/common/threadpool.c): every thread
- * runs each task exactly once, work splits cover every item exactly once for any thread
- * count 1..64 (including more threads than items), back-to-back tasks never lose a wake-up,
- * construction fails cleanly, and waiting threads spin only when the pool fits the
+ * runs each task exactly once, work splits (even, and balanced by cost) cover every item
+ * exactly once for any thread count 1..64 (including more threads than items),
+ * back-to-back tasks never lose a wake-up, construction fails cleanly, and waiting threads spin only when the pool fits the
  * process's affinity mask (which also caps the default thread count). */
 #include "test_util.h"
 #include "common/threadpool.h"
@@ -29,6 +29,36 @@ static void test_split_range_covers_exactly_once(void)
             }
             if (expect_begin != ns[a] || hi - lo > 1) bad++;
         }
+    CHECK_EQ(bad, 0);
+}
+
+/* The cost-balanced split: contiguous shares covering every item exactly once, each within
+ * one item's cost of an equal share of the total. */
+static void test_split_range_ramp_covers_exactly_once(void)
+{
+    static const int64_t rows[] = {0, 1, 2, 7, 64};
+    static const int per_row[] = {1, 3, 32};
+    static const double c0s[] = {1, 5, 1000};
+    int bad = 0;
+    for (size_t a = 0; a < sizeof rows / sizeof rows[0]; a++)
+        for (size_t b = 0; b < sizeof per_row / sizeof per_row[0]; b++)
+            for (size_t c = 0; c < sizeof c0s / sizeof c0s[0]; c++)
+                for (int nth = 1; nth <= EDGELLM_MAX_THREADS; nth++) {
+                    const int64_t n = rows[a] * per_row[b];
+                    const double total = per_row[b] * (rows[a] * c0s[c] + rows[a] * (rows[a] - 1) / 2.0);
+                    const double max_item = c0s[c] + (double)(rows[a] > 0 ? rows[a] - 1 : 0);
+                    int64_t expect_begin = 0;
+                    for (int ith = 0; ith < nth; ith++) {
+                        int64_t lo, hi;
+                        edgellm_split_range_ramp(rows[a], per_row[b], c0s[c], ith, nth, &lo, &hi);
+                        if (lo != expect_begin || hi < lo) bad++;
+                        double cost = 0;
+                        for (int64_t i = lo; i < hi; i++) cost += c0s[c] + (double)(i / per_row[b]);
+                        if (cost > total / nth + max_item) bad++;
+                        expect_begin = hi;
+                    }
+                    if (expect_begin != n) bad++;
+                }
     CHECK_EQ(bad, 0);
 }
 
@@ -252,6 +282,7 @@ static void test_pool_workers_block_async_signals(void)
 int main(void)
 {
     RUN(test_split_range_covers_exactly_once);
+    RUN(test_split_range_ramp_covers_exactly_once);
     RUN(test_pool_every_thread_count_covers_items);
     RUN(test_pool_back_to_back_tasks);
     RUN(test_pool_wakes_sleepers_both_ways);

@@ -200,3 +200,26 @@ void edgellm_threadpool_run(edgellm_threadpool *p, edgellm_task_fn fn, void *arg
         pthread_mutex_unlock(&p->mu);
     }
 }
+
+void edgellm_split_range_ramp(int64_t rows, int per_row, double c0, int ith, int nth, int64_t *begin, int64_t *end)
+{
+    const int64_t n_items = rows * per_row;
+    const double total = (double)per_row * ((double)rows * c0 + (double)rows * (double)(rows - 1) / 2);
+    const double lo = total * ith / nth, hi = total * (ith + 1) / nth;
+    int64_t first = -1, last = n_items;
+    double before = 0;   /* cost of all items before item i */
+    for (int64_t r = 0; r < rows && last == n_items; r++) {
+        const double c = c0 + (double)r;
+        for (int h = 0; h < per_row; h++, before += c) {
+            const int64_t i = r * per_row + h;
+            if (first < 0 && before >= lo) first = i;
+            if (ith < nth - 1 && before >= hi) {
+                last = i;
+                break;
+            }
+        }
+    }
+    if (first < 0) first = last;
+    *begin = first;
+    *end = EDGELLM_MAX(first, last);
+}

@@ -51,4 +51,13 @@ static inline void edgellm_split_range(int64_t n, int ith, int nth, int64_t *beg
     *end = n * (ith + 1) / nth;
 }
 
+/* The share [*begin, *end) of rows × per_row items (item i is in row i / per_row) that
+ * thread ith of nth computes when the items' costs grow along the rows: each item of row r
+ * costs c0 + r (c0 >= 1). Thread k takes the items whose cumulative cost before them lies in
+ * [k/nth, (k+1)/nth) of the total: contiguous, every item to exactly one thread, possibly
+ * empty. For a causal attention's (token, head) items: token t of a chunk starting at pos0
+ * sees pos0 + t + 1 positions (c0 = pos0 + 1), so equal item counts would give the last
+ * thread of a prefill ~3x the work of the first. O(rows × per_row). */
+void edgellm_split_range_ramp(int64_t rows, int per_row, double c0, int ith, int nth, int64_t *begin, int64_t *end);
+
 #endif

@@ -1,19 +1,24 @@
 /*
  * dispatch.c — kernel choice per tensor type (contract in dispatch.h).
  *
- * One table of fast variants per level, one row per type; a NULL entry means "ask the
- * level below", and below the lowest, the reference from the traits table
- * (src/tensor/types.c). Entries are looked up on every call (a short scan, done once per
- * matrix product, not per row), so traits filled in at run time are picked up too.
+ * Per level three tables: fast variants, one row per type (dot product, converters; a
+ * NULL entry means "ask the level below", and below the lowest, the reference from the
+ * traits table of src/tensor/types.c); attention per KV cache type (a type the level does
+ * not list: the level below, down to the ref level's rows, which call the functions of
+ * ops.h); and the level's own matrix-product tile kernels (gemm.h). Entries are looked up
+ * on every call (a short scan, done once per matrix product or forward pass, not per row),
+ * so traits filled in at run time are picked up too.
  *
  * Levels (lowest first): ref (traits only), scalar (portable float dots), then per
- * architecture avx2 < avx512 (x86-64) or neon < dotprod (AArch64). The default is the
- * highest level the CPU runs (cpu_features.c); EDGELLM_KERNELS=ref|scalar|avx2|avx512|
- * neon|dotprod lowers it (a level the CPU lacks is capped to the best it has). A level
- * inherits every function it does not define from the levels below it.
+ * architecture avx2 < avx512 (x86-64) or neon < dotprod (AArch64). Each says by a set of
+ * ISA bits what it needs of the CPU (cpu_features.c). The default is the highest level the
+ * CPU runs; EDGELLM_KERNELS=ref|scalar|avx2|avx512|neon|dotprod lowers it (a level the CPU
+ * lacks is capped to the best it has). A level inherits every function it does not define
+ * from the levels below it; tile kernels are not inherited.
  *
- * To add a SIMD variant: write it beside its _ref twin (src/kernels/x86/, src/kernels/arm/),
- * test it against the ref in tests/test_kernels_simd.c, and add a row to its level's table.
+ * To add a SIMD variant: write it beside its _ref twin in a file named by what it holds and
+ * its ISA (src/kernels/x86/, src/kernels/arm/; listed in cmake/KernelFlags.cmake), test it
+ * against the ref in tests/test_kernels_simd.c, and add a row to its level's table.
  */
 #include "dispatch.h"
 #include "cpu_features.h"
@@ -33,6 +38,89 @@ typedef struct {
     edgellm_from_float_fn from_float;  /* NULL: next level down, finally from_float_ref     */
     edgellm_to_float_fn to_float;      /* NULL: next level down, finally traits->to_float   */
 } kernel_variant;
+
+/* What a level or tile kernel needs of the CPU, as a set of bits (cpu_features.h). */
+enum { ISA_AVX2 = 1u << 0, ISA_AVX512 = 1u << 1, ISA_GFNI = 1u << 2, ISA_NEON = 1u << 3, ISA_DOTPROD = 1u << 4 };
+
+/* The attention over a KV cache of kv_type. */
+typedef struct {
+    int kv_type;
+    edgellm_attend_kv_fn attend;
+} attend_variant;
+
+/* A tile kernel of a level (gemm.h), for weights of `type`. */
+typedef struct {
+    int type;
+    unsigned needs;             /* ISA bits beyond the level's (GFNI); else the next row */
+    edgellm_gemm_kernel k;
+} gemm_variant;
+
+/* ---- attention: the references of ops.h and the SIMD kernels, under one signature ---- */
+
+static void attend_f32_ref(const edgellm_attend_kernel *a, float *out, const float *q, const void *k, const void *v,
+                           size_t stride, int head_dim, int64_t n_pos, float scale, float *scores)
+{
+    edgellm_attend(out, q, k, v, (int64_t)(stride / sizeof(float)), head_dim, n_pos, scale, scores, a->dot);
+}
+
+static void attend_f16_ref(const edgellm_attend_kernel *a, float *out, const float *q, const void *k, const void *v,
+                           size_t stride, int head_dim, int64_t n_pos, float scale, float *scores)
+{
+    edgellm_attend_f16(out, q, k, v, (int64_t)(stride / sizeof(uint16_t)), head_dim, n_pos, scale, scores, a->dot);
+}
+
+/* Quantized rows: each dequantized into a stack row, then as attend_f32_ref. */
+static void attend_quant_ref(const edgellm_attend_kernel *a, float *out, const float *q, const void *k, const void *v,
+                             size_t stride, int head_dim, int64_t n_pos, float scale, float *scores)
+{
+    float tmp[EDGELLM_ATTEND_QUANT_MAX_HEAD_DIM];   /* [head_dim] */
+    edgellm_attend_quant(out, q, k, v, stride, head_dim, n_pos, scale, scores, a->dot, a->to_float, tmp);
+}
+
+#if defined(__x86_64__)
+static void attend_f32_avx2(const edgellm_attend_kernel *a, float *out, const float *q, const void *k, const void *v,
+                            size_t stride, int head_dim, int64_t n_pos, float scale, float *scores)
+{
+    edgellm_attend_avx2(out, q, k, v, (int64_t)(stride / sizeof(float)), head_dim, n_pos, scale, scores, a->dot);
+}
+
+static void attend_f16_avx2(const edgellm_attend_kernel *a, float *out, const float *q, const void *k, const void *v,
+                            size_t stride, int head_dim, int64_t n_pos, float scale, float *scores)
+{
+    edgellm_attend_f16_avx2(out, q, k, v, (int64_t)(stride / sizeof(uint16_t)), head_dim, n_pos, scale, scores,
+                            a->dot);
+}
+
+static void attend_f32_avx512(const edgellm_attend_kernel *a, float *out, const float *q, const void *k,
+                              const void *v, size_t stride, int head_dim, int64_t n_pos, float scale, float *scores)
+{
+    edgellm_attend_avx512(out, q, k, v, (int64_t)(stride / sizeof(float)), head_dim, n_pos, scale, scores, a->dot);
+}
+
+static void attend_f16_avx512(const edgellm_attend_kernel *a, float *out, const float *q, const void *k,
+                              const void *v, size_t stride, int head_dim, int64_t n_pos, float scale, float *scores)
+{
+    edgellm_attend_f16_avx512(out, q, k, v, (int64_t)(stride / sizeof(uint16_t)), head_dim, n_pos, scale, scores,
+                              a->dot);
+}
+
+/* The AVX-512 kernel takes head_dim a multiple of 32 up to 256; the reference the rest. */
+static void attend_q8_0_avx512(const edgellm_attend_kernel *a, float *out, const float *q, const void *k,
+                               const void *v, size_t stride, int head_dim, int64_t n_pos, float scale, float *scores)
+{
+    if (!edgellm_attend_q8_0_avx512(out, q, k, v, stride, head_dim, n_pos, scale, scores))
+        attend_quant_ref(a, out, q, k, v, stride, head_dim, n_pos, scale, scores);
+}
+#endif
+
+/* ---- the tables ---- */
+
+/* Level "ref": the traits' kernels, and attention by the functions of ops.h. */
+static const attend_variant ref_attend[] = {
+    {EDGELLM_TYPE_F32, attend_f32_ref},
+    {EDGELLM_TYPE_F16, attend_f16_ref},
+    {EDGELLM_TYPE_Q8_0, attend_quant_ref},
+};
 
 static const kernel_variant portable_variants[] = {
     {EDGELLM_TYPE_F32, edgellm_dot_f32_fast, NULL, NULL},
@@ -71,6 +159,30 @@ static const kernel_variant avx512_variants[] = {
     {EDGELLM_TYPE_Q4_K, edgellm_dot_q4_K_q8_K_avx512, NULL, NULL},
     {EDGELLM_TYPE_Q6_K, edgellm_dot_q6_K_q8_K_avx512, NULL, NULL},
 };
+
+/* The avx512 level's F32 dot stays avx2's: its F32 attention computes with that dot. */
+static const attend_variant avx2_attend[] = {
+    {EDGELLM_TYPE_F32, attend_f32_avx2},
+    {EDGELLM_TYPE_F16, attend_f16_avx2},
+};
+static const attend_variant avx512_attend[] = {
+    {EDGELLM_TYPE_F32, attend_f32_avx512},
+    {EDGELLM_TYPE_F16, attend_f16_avx512},
+    {EDGELLM_TYPE_Q8_0, attend_q8_0_avx512},
+};
+
+static const gemm_variant avx2_gemm[] = {
+    {EDGELLM_TYPE_Q4_0, 0, {edgellm_gemm_prep_q4_0_avx2, edgellm_gemm_q4_0_avx2, EDGELLM_GEMM_Q8_0_XG, 32}},
+    {EDGELLM_TYPE_Q8_0, 0, {edgellm_gemm_prep_q8_0_avx2, edgellm_gemm_q8_0_avx2, EDGELLM_GEMM_Q8_0_XG, 32}},
+};
+static const gemm_variant avx512_gemm[] = {
+    {EDGELLM_TYPE_Q4_0, 0, {edgellm_gemm_prep_q4_0_avx512, edgellm_gemm_q4_0_avx512, EDGELLM_GEMM_Q8_0_XG, 32}},
+    {EDGELLM_TYPE_Q8_0, 0, {edgellm_gemm_prep_q8_0_avx512, edgellm_gemm_q8_0_avx512, EDGELLM_GEMM_Q8_0_XG, 32}},
+    {EDGELLM_TYPE_Q4_K, ISA_GFNI, {NULL, edgellm_gemm_q4_K_avx512_gfni, 0, 256}},
+    {EDGELLM_TYPE_Q6_K, ISA_GFNI, {NULL, edgellm_gemm_q6_K_avx512_gfni, 0, 256}},
+    {EDGELLM_TYPE_Q4_K, 0, {NULL, edgellm_gemm_q4_K_avx512, 0, 256}},
+    {EDGELLM_TYPE_Q6_K, 0, {NULL, edgellm_gemm_q6_K_avx512, 0, 256}},
+};
 #endif
 
 #if defined(__aarch64__)
@@ -90,47 +202,52 @@ static const kernel_variant dotprod_variants[] = {
     {EDGELLM_TYPE_Q4_K, edgellm_dot_q4_K_q8_K_dotprod, NULL, NULL},
     {EDGELLM_TYPE_Q6_K, edgellm_dot_q6_K_q8_K_dotprod, NULL, NULL},
 };
+static const gemm_variant dotprod_gemm[] = {
+    {EDGELLM_TYPE_Q4_0, 0, {NULL, edgellm_gemm_q4_0_dotprod, 0, 32}},
+    {EDGELLM_TYPE_Q8_0, 0, {NULL, edgellm_gemm_q8_0_dotprod, 0, 32}},
+};
 #endif
 
 /* Kernel levels, lowest first: a level falls back to the ones below it, per type and per
  * function. Level 0 ("ref") is the traits' reference kernels alone. */
 typedef struct {
+    edgellm_kernel_level id;
     const char *name;
+    unsigned needs;             /* ISA bits the CPU must have                        */
     const kernel_variant *table;
     size_t n;
+    const attend_variant *attend;
+    size_t n_attend;
+    const gemm_variant *gemm;   /* the level's own tile kernels, preferred first      */
+    size_t n_gemm;
 } kernel_level;
 
-#define LEVEL(NAME, T) {NAME, T, sizeof T / sizeof T[0]}
+#define ROWS(T) T, sizeof T / sizeof T[0]
+#define NONE NULL, 0
 static const kernel_level levels[] = {
-    {"ref", NULL, 0},
-    LEVEL("scalar", portable_variants),
+    {EDGELLM_KERNELS_REF, "ref", 0, NONE, ROWS(ref_attend), NONE},
+    {EDGELLM_KERNELS_SCALAR, "scalar", 0, ROWS(portable_variants), NONE, NONE},
 #if defined(__x86_64__)
-    LEVEL("avx2", avx2_variants),
-    LEVEL("avx512", avx512_variants),
+    {EDGELLM_KERNELS_AVX2, "avx2", ISA_AVX2, ROWS(avx2_variants), ROWS(avx2_attend), ROWS(avx2_gemm)},
+    {EDGELLM_KERNELS_AVX512, "avx512", ISA_AVX512, ROWS(avx512_variants), ROWS(avx512_attend), ROWS(avx512_gemm)},
 #elif defined(__aarch64__)
-    LEVEL("neon", neon_variants),
-    LEVEL("dotprod", dotprod_variants),
+    {EDGELLM_KERNELS_NEON, "neon", ISA_NEON, ROWS(neon_variants), NONE, NONE},
+    {EDGELLM_KERNELS_DOTPROD, "dotprod", ISA_NEON | ISA_DOTPROD, ROWS(dotprod_variants), NONE, ROWS(dotprod_gemm)},
 #endif
 };
 #define N_LEVELS ((int)(sizeof levels / sizeof levels[0]))
 
 static size_t decode_prefetch;  /* edgellm_kernels_decode_prefetch                   */
+static unsigned cpu_isa;        /* ISA bits of this CPU                              */
 static int best_level;          /* highest level this CPU runs                       */
 static int default_level;       /* best_level, or what EDGELLM_KERNELS asked for      */
 static atomic_int active_level;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
-static bool level_supported(int i)
-{
-    const edgellm_cpu_features *f = edgellm_cpu_get_features();
-    const char *name = levels[i].name;
-    if (!strcmp(name, "avx2")) return f->avx2;
-    if (!strcmp(name, "avx512")) return f->avx512;
-    if (!strcmp(name, "neon")) return f->neon;
-    if (!strcmp(name, "dotprod")) return f->neon && f->dotprod;
-    return true;
-}
+static bool cpu_has(unsigned needs) { return (needs & ~cpu_isa) == 0; }
 
+/* The index of a level named by the user (EDGELLM_KERNELS, edgellm_kernels_force), any
+ * case, "portable" for "scalar"; -1 when none. */
 static int level_index(const char *name)
 {
     if (!strcasecmp(name, "portable")) name = "scalar";
@@ -143,14 +260,16 @@ static int level_index(const char *name)
  * capped to the best one it runs; an unknown name is ignored. */
 static void pick_variants(void)
 {
+    const edgellm_cpu_features *f = edgellm_cpu_get_features();
+    cpu_isa = (f->avx2 ? ISA_AVX2 : 0u) | (f->avx512 ? ISA_AVX512 : 0u) | (f->gfni ? ISA_GFNI : 0u) |
+              (f->neon ? ISA_NEON : 0u) | (f->dotprod ? ISA_DOTPROD : 0u);
     best_level = 1;
-    for (int i = 2; i < N_LEVELS && level_supported(i); i++) best_level = i;
+    for (int i = 2; i < N_LEVELS && cpu_has(levels[i].needs); i++) best_level = i;
     default_level = best_level;
     const char *env = getenv("EDGELLM_KERNELS");
     const int want = env ? level_index(env) : -1;
     if (want >= 0) default_level = EDGELLM_MIN(want, best_level);
     atomic_store(&active_level, default_level);
-    const edgellm_cpu_features *f = edgellm_cpu_get_features();
     decode_prefetch = f->amd && f->family == 0x19 && f->avx512 ? 9216 : 0;   /* Zen 4: 32 Q4_0 groups */
     const char *pf = getenv("EDGELLM_PREFETCH");
     if (pf && *pf) (void)edgellm_kernels_parse_prefetch(pf, &decode_prefetch);   /* empty: as unset */
@@ -224,6 +343,46 @@ bool edgellm_kernels_can_matmul(int type)
     return true;
 }
 
+const edgellm_gemm_kernel *edgellm_kernels_gemm(int type, int64_t cols)
+{
+    pthread_once(&init_once, pick_variants);
+    const kernel_level *L = &levels[atomic_load(&active_level)];
+    for (size_t i = 0; i < L->n_gemm; i++) {
+        const gemm_variant *g = &L->gemm[i];
+        if (g->type == type && cols % g->k.block == 0 && cpu_has(g->needs)) return &g->k;
+    }
+    return NULL;
+}
+
+size_t edgellm_kernels_gemm_packed_bytes(int type, int64_t cols)
+{
+    size_t best = 0;
+    for (int l = 0; l < N_LEVELS; l++)
+        for (size_t i = 0; i < levels[l].n_gemm; i++) {
+            const edgellm_gemm_kernel *k = &levels[l].gemm[i].k;
+            if (levels[l].gemm[i].type != type || cols % k->block || !k->group_bytes) continue;
+            size_t bytes;
+            if (!edgellm_mul_size((size_t)((cols / k->block + 15) / 16), k->group_bytes, &bytes)) return SIZE_MAX;
+            best = EDGELLM_MAX(best, bytes);
+        }
+    return best;
+}
+
+edgellm_attend_kernel edgellm_kernels_attend(int kv_type)
+{
+    edgellm_attend_kernel a = {0};
+    const edgellm_type_traits *t = edgellm_type_get_traits(kv_type);
+    if (!t) return a;
+    pthread_once(&init_once, pick_variants);
+    for (int l = atomic_load(&active_level); l >= 0 && !a.run; l--)
+        for (size_t i = 0; i < levels[l].n_attend && !a.run; i++)
+            if (levels[l].attend[i].kv_type == kv_type) a.run = levels[l].attend[i].attend;
+    if (!a.run) return a;
+    a.dot = edgellm_kernels_vec_dot(t->vec_dot_type == EDGELLM_TYPE_F32 ? kv_type : EDGELLM_TYPE_F32);
+    a.to_float = edgellm_kernels_to_float(kv_type);
+    return a;
+}
+
 void edgellm_kernels_set_ref(bool ref)
 {
     pthread_once(&init_once, pick_variants);
@@ -233,7 +392,7 @@ void edgellm_kernels_set_ref(bool ref)
 bool edgellm_kernels_force(const char *name)
 {
     pthread_once(&init_once, pick_variants);
-    if (!name || !strcmp(name, "auto")) {
+    if (!name || !strcasecmp(name, "auto")) {
         atomic_store(&active_level, default_level);
         return true;
     }
@@ -255,38 +414,8 @@ const char *edgellm_kernels_name(void)
     return levels[atomic_load(&active_level)].name;
 }
 
-#if defined(__x86_64__)
-/* The attention kernels of attend_avx2.c serve the avx2 and avx512 levels (whose F32 dot
- * is avx2's). */
-static bool attend_avx2_level(void)
+edgellm_kernel_level edgellm_kernels_level(void)
 {
-    const char *l = edgellm_kernels_name();
-    return !strcmp(l, "avx2") || !strcmp(l, "avx512");
-}
-#endif
-
-edgellm_attend_fn edgellm_kernels_attend_f32(void)
-{
-#if defined(__x86_64__)
-    if (!strcmp(edgellm_kernels_name(), "avx512")) return edgellm_attend_avx512;
-    if (attend_avx2_level()) return edgellm_attend_avx2;
-#endif
-    return edgellm_attend;
-}
-
-edgellm_attend_q8_0_fn edgellm_kernels_attend_q8_0(void)
-{
-#if defined(__x86_64__)
-    if (!strcmp(edgellm_kernels_name(), "avx512")) return edgellm_attend_q8_0_avx512;
-#endif
-    return NULL;
-}
-
-edgellm_attend_f16_fn edgellm_kernels_attend_f16(void)
-{
-#if defined(__x86_64__)
-    if (!strcmp(edgellm_kernels_name(), "avx512")) return edgellm_attend_f16_avx512;
-    if (attend_avx2_level()) return edgellm_attend_f16_avx2;
-#endif
-    return edgellm_attend_f16;
+    pthread_once(&init_once, pick_variants);
+    return levels[atomic_load(&active_level)].id;
 }

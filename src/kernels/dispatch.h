@@ -1,14 +1,17 @@
 /*
- * dispatch.h — the single place where edgellm picks the kernel that runs for a tensor type.
+ * dispatch.h — the single place where edgellm picks the kernel that runs: per tensor type
+ * the dot product, the converters, the matrix-product tile kernel (gemm.h) and the
+ * attention over a KV cache of that type.
  *
- * Everything that multiplies weights (src/kernels/matmul.c) or converts them asks here; no
- * other file chooses between a reference kernel and a fast one. By default a type gets
- * the fastest registered variant (today: the portable float dots of dot_float.c for
- * F32/F16/BF16; SIMD variants are registered in dispatch.c), otherwise the traits'
- * reference (src/tensor/types.c). Environment EDGELLM_KERNELS=ref (read once) forces the
- * reference kernels everywhere; edgellm_kernels_set_ref() does the same for tests.
- * EDGELLM_KERNELS=scalar|avx2|avx512|neon|dotprod (or edgellm_kernels_force) caps the
- * SIMD level instead.
+ * Everything that multiplies weights (src/kernels/matmul.c), converts them or attends over
+ * a cache (src/model/llama.c) asks here; no other file chooses between a reference kernel
+ * and a fast one, or compares kernel level names. The choice is a table per kernel level
+ * (dispatch.c): by default a type gets the variant of the highest level that defines one
+ * (the portable float dots of dot_float_scalar.c for F32/F16/BF16 at level "scalar", SIMD
+ * variants at the levels above), otherwise the traits' reference (src/tensor/types.c).
+ * Environment EDGELLM_KERNELS=ref (read once) forces the reference kernels everywhere;
+ * edgellm_kernels_set_ref() does the same for tests. EDGELLM_KERNELS=scalar|avx2|avx512|
+ * neon|dotprod (or edgellm_kernels_force) caps the SIMD level instead.
  *
  * Contract for every variant: same signature and same result as its reference within the
  * tolerance stated by its file, and a result that depends only on the inputs (not on the
@@ -19,6 +22,21 @@
 #define EDGELLM_DISPATCH_H
 
 #include "../tensor/types.h"
+#include "gemm.h"
+
+/* Kernel levels, lowest first; a level inherits every kernel it does not define from the
+ * levels below it (tile kernels excepted: edgellm_kernels_gemm). The x86-64 levels exist
+ * in x86-64 builds only, the AArch64 ones in AArch64 builds only. */
+typedef enum {
+    EDGELLM_KERNELS_REF = 0,      /* the traits' reference kernels (double accumulation)   */
+    EDGELLM_KERNELS_SCALAR,       /* portable C float dots (dot_float_scalar.c)             */
+    EDGELLM_KERNELS_AVX2,         /* x86-64 AVX2 + FMA + F16C (x86/ files ending _avx2.c)   */
+    EDGELLM_KERNELS_AVX512,       /* x86-64 AVX-512 F/BW/VL/DQ + VNNI (_avx512.c, _gfni.c)  */
+    EDGELLM_KERNELS_NEON,         /* AArch64 Advanced SIMD (arm/ files ending _neon.c)      */
+    EDGELLM_KERNELS_DOTPROD       /* AArch64 + FEAT_DotProd (_dotprod.c)                    */
+} edgellm_kernel_level;
+
+/* ---- per tensor type ---- */
 
 /* Dot product of a weight row of `type` with an activation row of
  * traits(type)->vec_dot_type. NULL when the type has no dot product. */
@@ -34,30 +52,66 @@ edgellm_to_float_fn edgellm_kernels_to_float(int type);
 /* True when matrices of `type` can be multiplied: traits say computable, dot product
  * present, converter to the activation type present (unless it is F32), and to_float
  * present (embedding rows). Row lengths must also be whole blocks of the activation type:
- * check edgellm_type_row_size(vec_dot_type, ne0) != 0 per tensor. Attention uses
- * edgellm_kernels_vec_dot(EDGELLM_TYPE_F32 or _F16, the KV cache type) for q·k. */
+ * check edgellm_type_row_size(vec_dot_type, ne0) != 0 per tensor. */
 bool edgellm_kernels_can_matmul(int type);
 
-/* edgellm_attend (ops.h, F32 cache) for the active level: a SIMD variant whose results
- * equal edgellm_attend called with dot = edgellm_kernels_vec_dot(EDGELLM_TYPE_F32) bit for
- * bit (x86 avx2/avx512: attend_avx2.c), else edgellm_attend itself. */
-edgellm_attend_fn edgellm_kernels_attend_f32(void);
-/* edgellm_attend_f16 (F16 cache) for the active level: a SIMD variant with the same bits
- * (x86 avx2: the values summed 8 columns at a time; avx512: attend_avx512.c), else
- * edgellm_attend_f16. */
-edgellm_attend_f16_fn edgellm_kernels_attend_f16(void);
-/* A kernel for a Q8_0 cache whose results equal edgellm_attend_quant with
- * edgellm_kernels_to_float(Q8_0) and edgellm_kernels_vec_dot(F32) bit for bit (x86 avx512:
- * attend_avx512.c), or NULL: use edgellm_attend_quant. */
-edgellm_attend_q8_0_fn edgellm_kernels_attend_q8_0(void);
+/* ---- matrix products ---- */
+
+/* The tile kernel (gemm.h) of the active level for weights of `type` with rows of `cols`
+ * elements, or NULL: multiply with edgellm_kernels_vec_dot row by row. A level uses only
+ * its own tile kernels (not those of the levels below), and a kernel that needs more of the
+ * CPU than its level (GFNI) only where the CPU has it. Static storage. */
+const edgellm_gemm_kernel *edgellm_kernels_gemm(int type, int64_t cols);
+/* Bytes of packed activations per token that the tile kernels of `type` need for rows of
+ * `cols` elements: the largest over every level of this build (a context sizes its
+ * scratch once, and the level may be forced later); 0 when none packs; SIZE_MAX on
+ * overflow. */
+size_t edgellm_kernels_gemm_packed_bytes(int type, int64_t cols);
+
+/* ---- attention ---- */
+
+/* Stack room for one dequantized row: a quantized cache needs head_dim <= this. */
+#define EDGELLM_ATTEND_QUANT_MAX_HEAD_DIM 1024
+
+typedef struct edgellm_attend_kernel edgellm_attend_kernel;
+/* One query head attending causally to the n_pos cached rows of one KV head:
+ *   out[head_dim] = sum_j softmax_j(scale * q·k_j) v_j,  j in 0..n_pos-1,
+ * where k_j = k + j*stride and v_j = v + j*stride (stride in BYTES) each hold head_dim
+ * elements of the cache type the kernel was chosen for (edgellm_kernels_attend).
+ * scores: scratch of n_pos floats; it receives the probabilities. kern: the kernel itself
+ * (its dot and to_float). Thread-safe: no state besides out and scores. */
+typedef void (*edgellm_attend_kv_fn)(const edgellm_attend_kernel *kern, float *out, const float *q, const void *k,
+                                     const void *v, size_t stride, int head_dim, int64_t n_pos, float scale,
+                                     float *scores);
+struct edgellm_attend_kernel {
+    edgellm_attend_kv_fn run;       /* NULL: no attention over this cache type          */
+    edgellm_vec_dot_fn dot;         /* q·k of the level: edgellm_kernels_vec_dot of the
+                                     * cache type when its dot takes F32 activations (F32,
+                                     * F16), else of F32 (a quantized row is dequantized
+                                     * first)                                            */
+    edgellm_to_float_fn to_float;   /* the level's dequantization of the cache type      */
+};
+/* The attention kernel of the active level for a KV cache of kv_type, called as
+ * kern.run(&kern, ...). Its results equal, bit for bit, probabilities included, those of
+ * the reference in ops.h called with kern.dot (and kern.to_float):
+ *   EDGELLM_TYPE_F32   edgellm_attend       (x86 avx2: attend_avx2.c, avx512: attend_avx512.c)
+ *   EDGELLM_TYPE_F16   edgellm_attend_f16   (x86 avx2: attend_avx2.c, avx512: attend_avx512.c)
+ *   EDGELLM_TYPE_Q8_0  edgellm_attend_quant (x86 avx512: attend_avx512.c for head_dim a
+ *                      multiple of 32 up to 256; else, and at the other levels, the
+ *                      reference itself), head_dim <= EDGELLM_ATTEND_QUANT_MAX_HEAD_DIM
+ * For another type .run is NULL. Chosen at the level active when called: callers ask once
+ * per operation (a forward pass), as for the other kernels. */
+edgellm_attend_kernel edgellm_kernels_attend(int kv_type);
+
+/* ---- levels ---- */
 
 /* Force the reference kernels (true) or go back to the default choice (false). Not
  * thread-safe against running kernels: call between operations. */
 void edgellm_kernels_set_ref(bool ref);
 
-/* Force a kernel level by name: "ref", "scalar" (alias "portable"), "avx2", "avx512"
- * (x86-64), "neon", "dotprod" (AArch64); NULL or "auto" goes back to the default (the
- * best level of this CPU, or what EDGELLM_KERNELS asked for). Returns false, changing
+/* Force a kernel level by name (any case): "ref", "scalar" (alias "portable"), "avx2",
+ * "avx512" (x86-64), "neon", "dotprod" (AArch64); NULL or "auto" goes back to the default
+ * (the best level of this CPU, or what EDGELLM_KERNELS asked for). Returns false, changing
  * nothing, for an unknown name or a level this CPU cannot run. Not thread-safe against
  * running kernels (as edgellm_kernels_set_ref). */
 bool edgellm_kernels_force(const char *name);
@@ -67,6 +121,8 @@ bool edgellm_kernels_force(const char *name);
 const char *edgellm_kernels_level_name(const char *name);
 /* Name of the active level: "ref", "scalar", "avx2", "avx512", "neon" or "dotprod". */
 const char *edgellm_kernels_name(void);
+/* The active level. */
+edgellm_kernel_level edgellm_kernels_level(void);
 
 /* Software prefetch of decode: how many bytes past the weights being read the avx512
  * decode tile kernels of Q4_0, Q4_K and Q6_K prefetch into L2 (PREFETCHT1, one line per

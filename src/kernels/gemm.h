@@ -1,5 +1,6 @@
 /*
- * gemm.h — tile kernels for the quantized matrix product (used by matmul.c only).
+ * gemm.h — tile kernels for the quantized matrix product: dispatch.c lists them per kernel
+ * level (edgellm_kernels_gemm), matmul.c runs them.
  *
  * A tile kernel computes y[t][r] = dot(row r of W, activation row t) for a range of weight
  * rows and all n tokens at once, reading each weight block once for many tokens (prefill)
@@ -14,14 +15,16 @@
  *                     blocks, weights and activations transposed alike; own arithmetic.
  *   gemm_q8_avx2.c    Q4_0, Q8_0 (AVX2): the same with 8 blocks per 256-bit group.
  *   gemm_k_avx512.c   Q4_K, Q6_K (AVX-512): the vec_dot's arithmetic, weights unpacked once
- *                     per 4 tokens.
+ *                     per 4 tokens; gemm_k_avx512_gfni.c the same with GFNI (one body:
+ *                     gemm_k_avx512_body.h).
  *   arm/gemm_q_dotprod.c  Q4_0, Q8_0 (AArch64 dotprod): the vec_dot's arithmetic, 4 tokens.
  *
  * Activations: each token is first converted to the weight type's vec_dot_type by the
  * dispatched from_float (Q8_0 for Q4_0/Q8_0, Q8_K for the K-quants). Kernels with a `prep`
  * then rewrite it into their own packed layout at xp (transposed like the weights, with
  * per-block offset corrections beside the codes; see the kernel file); matmul.c only sizes
- * that layout (bytes per token and 16-block group). Kernels without one read the rows (xq).
+ * that layout (edgellm_gemm_kernel.group_bytes per token and 16-block group). Kernels
+ * without one read the rows (xq).
  */
 #ifndef EDGELLM_GEMM_H
 #define EDGELLM_GEMM_H
@@ -56,6 +59,14 @@ typedef struct {
 typedef void (*edgellm_gemm_prep_fn)(const void *xq, int64_t t, int64_t cols, uint8_t *xp);
 typedef void (*edgellm_gemm_fn)(const edgellm_gemm_args *a);
 
+/* A tile kernel as dispatch.c hands it out. */
+typedef struct {
+    edgellm_gemm_prep_fn prep;   /* NULL: the kernel reads the vec_dot_type rows (xq)      */
+    edgellm_gemm_fn gemm;
+    size_t group_bytes;          /* packed activation bytes per token and 16 blocks (prep) */
+    int64_t block;               /* elements per activation block: rows are whole blocks  */
+} edgellm_gemm_kernel;
+
 /* ---- x86-64 (defined in src/kernels/x86/gemm_*.c; call only where the ISA runs) ---- */
 void edgellm_gemm_prep_q4_0_avx512(const void *xq, int64_t t, int64_t cols, uint8_t *xp);
 void edgellm_gemm_prep_q8_0_avx512(const void *xq, int64_t t, int64_t cols, uint8_t *xp);
@@ -64,7 +75,7 @@ void edgellm_gemm_q8_0_avx512(const edgellm_gemm_args *a);
 /* Q4_K / Q6_K × Q8_K: no prep (they read the Q8_K rows), the vec_dot's arithmetic. */
 void edgellm_gemm_q4_K_avx512(const edgellm_gemm_args *a);
 void edgellm_gemm_q6_K_avx512(const edgellm_gemm_args *a);
-/* The same with GFNI (gemm_k_gfni_avx512.c; call only where edgellm_cpu_get_features()->gfni):
+/* The same with GFNI (gemm_k_avx512_gfni.c; call only where edgellm_cpu_get_features()->gfni):
  * equal results bit for bit. */
 void edgellm_gemm_q4_K_avx512_gfni(const edgellm_gemm_args *a);
 void edgellm_gemm_q6_K_avx512_gfni(const edgellm_gemm_args *a);

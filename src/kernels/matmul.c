@@ -4,8 +4,8 @@
  *
  * A batch of products that read the same activations (q/k/v, gate/up) runs as:
  *  1. convert: activation row t -> vec_dot_type, and when the weights have a tile kernel
- *     at the active kernel level (gemm_kernels below) -> the kernel's packed layout
- *     (gemm.h). One token is converted by the calling thread; more tokens are split over
+ *     at the active kernel level (edgellm_kernels_gemm, dispatch.h) -> the kernel's packed
+ *     layout (gemm.h). One token is converted by the calling thread; more tokens are split over
  *     the threads in their own parallel run. Skipped for float weights (x read directly).
  *  2. dot: one parallel run for all the products of the batch. Their rows, as whole
  *     16-row tiles, form one list (job after job), shared among the threads as the
@@ -31,7 +31,6 @@
  * kernel level. Small batches (< MIN_PARALLEL_MACS) run on the caller only.
  */
 #include "matmul.h"
-#include "cpu_features.h"
 #include "dispatch.h"
 #include "gemm.h"
 #include <stdatomic.h>
@@ -57,61 +56,16 @@
 #define SCRATCH_ALIGN 64
 #define MAX_BATCH 8
 
-/* Tile kernels by weight type and the kernel level they need (dispatch level name). */
-typedef struct {
-    int type;
-    const char *level;
-    edgellm_gemm_prep_fn prep;
-    edgellm_gemm_fn gemm;
-    size_t group_bytes;       /* packed activation bytes per token and 16 blocks */
-    int64_t block;            /* elements per activation block                   */
-    bool needs_gfni;          /* also needs GFNI (cpu_features.h); else the next */
-} gemm_kernel;
-
-static const gemm_kernel gemm_kernels[] = {
-#if defined(__x86_64__)
-    {EDGELLM_TYPE_Q4_0, "avx512", edgellm_gemm_prep_q4_0_avx512, edgellm_gemm_q4_0_avx512, EDGELLM_GEMM_Q8_0_XG, 32, false},
-    {EDGELLM_TYPE_Q8_0, "avx512", edgellm_gemm_prep_q8_0_avx512, edgellm_gemm_q8_0_avx512, EDGELLM_GEMM_Q8_0_XG, 32, false},
-    {EDGELLM_TYPE_Q4_K, "avx512", NULL, edgellm_gemm_q4_K_avx512_gfni, 0, 256, true},
-    {EDGELLM_TYPE_Q6_K, "avx512", NULL, edgellm_gemm_q6_K_avx512_gfni, 0, 256, true},
-    {EDGELLM_TYPE_Q4_K, "avx512", NULL, edgellm_gemm_q4_K_avx512, 0, 256, false},
-    {EDGELLM_TYPE_Q6_K, "avx512", NULL, edgellm_gemm_q6_K_avx512, 0, 256, false},
-    {EDGELLM_TYPE_Q4_0, "avx2", edgellm_gemm_prep_q4_0_avx2, edgellm_gemm_q4_0_avx2, EDGELLM_GEMM_Q8_0_XG, 32, false},
-    {EDGELLM_TYPE_Q8_0, "avx2", edgellm_gemm_prep_q8_0_avx2, edgellm_gemm_q8_0_avx2, EDGELLM_GEMM_Q8_0_XG, 32, false},
-#endif
-#if defined(__aarch64__)
-    {EDGELLM_TYPE_Q4_0, "dotprod", NULL, edgellm_gemm_q4_0_dotprod, 0, 32, false},
-    {EDGELLM_TYPE_Q8_0, "dotprod", NULL, edgellm_gemm_q8_0_dotprod, 0, 32, false},
-#endif
-    {-1, NULL, NULL, NULL, 0, 0, false},
-};
-
-/* The tile kernel for W at the active level, or NULL. */
-static const gemm_kernel *find_gemm(const edgellm_tensor *W)
-{
-    const char *level = edgellm_kernels_name();
-    const bool gfni = edgellm_cpu_get_features()->gfni;
-    for (const gemm_kernel *g = gemm_kernels; g->level; g++)
-        if (g->type == W->type && !strcmp(g->level, level) && W->ne0 % g->block == 0 && (gfni || !g->needs_gfni))
-            return g;
-    return NULL;
-}
-
 static size_t align_up(size_t v) { return (v + SCRATCH_ALIGN - 1) / SCRATCH_ALIGN * SCRATCH_ALIGN; }
 
 /* Packed activation bytes for n tokens of cols elements (the largest over the levels of
  * `type`); SIZE_MAX on overflow. */
 static size_t packed_size(int type, int64_t cols, int64_t n)
 {
-    size_t best = 0;
-    for (const gemm_kernel *g = gemm_kernels; g->level; g++) {
-        if (g->type != type || cols % g->block || !g->group_bytes) continue;
-        const size_t groups = (size_t)((cols / g->block + 15) / 16);
-        size_t s;
-        if (!edgellm_mul_size(groups, (size_t)n, &s) || !edgellm_mul_size(s, g->group_bytes, &s)) return SIZE_MAX;
-        best = EDGELLM_MAX(best, s);
-    }
-    return best;
+    const size_t per_token = edgellm_kernels_gemm_packed_bytes(type, cols);
+    size_t s;
+    if (per_token == SIZE_MAX || !edgellm_mul_size(per_token, (size_t)n, &s)) return SIZE_MAX;
+    return s;
 }
 
 size_t edgellm_matmul_scratch_size(const edgellm_tensor *W, int64_t n)
@@ -149,7 +103,7 @@ typedef struct {
     int64_t tb;                  /* tokens per block (vec_dot loop)               */
     edgellm_from_float_fn from_float;
     edgellm_vec_dot_fn dot[MAX_BATCH];
-    const gemm_kernel *gemm[MAX_BATCH];   /* NULL: vec_dot loop                   */
+    const edgellm_gemm_kernel *gemm[MAX_BATCH];   /* NULL: vec_dot loop           */
     int nth;                     /* threads of the run                            */
     size_t prefetch;             /* edgellm_gemm_args.prefetch                    */
     int64_t first_tile[MAX_BATCH + 1];    /* job j owns tiles [first[j], first[j+1])  */
@@ -298,7 +252,7 @@ void edgellm_matmul_batch_sched(edgellm_threadpool *pool, const edgellm_matmul_j
         const edgellm_tensor *W = jobs[j].W;
         const edgellm_type_traits *tj = edgellm_type_get_traits(W->type);
         m.dot[j] = edgellm_kernels_vec_dot(W->type);
-        m.gemm[j] = tj->vec_dot_type == EDGELLM_TYPE_F32 ? NULL : find_gemm(W);
+        m.gemm[j] = tj->vec_dot_type == EDGELLM_TYPE_F32 ? NULL : edgellm_kernels_gemm(W->type, W->ne0);
         /* one conversion serves all: same row length, activation type and packing */
         if (W->ne0 != W0->ne0 || tj->vec_dot_type != t->vec_dot_type ||
             (m.gemm[j] ? m.gemm[j]->prep : NULL) != (m.gemm[0] ? m.gemm[0]->prep : NULL)) {
@@ -350,6 +304,14 @@ void edgellm_matmul_batch(edgellm_threadpool *pool, const edgellm_matmul_job *jo
 {
     edgellm_matmul_batch_sched(pool, jobs, k, x, n, scratch, EDGELLM_MATMUL_STREAM);
 }
+
+void edgellm_matmul_run(edgellm_matmul_runner *r, const edgellm_matmul_job *jobs, int k, const float *x, int64_t n)
+{
+    edgellm_matmul_batch_sched(r->pool, jobs, k, x, n, r->scratch,
+                               r->warm ? EDGELLM_MATMUL_STREAM : EDGELLM_MATMUL_IN_ORDER);
+}
+
+void edgellm_matmul_pass_done(edgellm_matmul_runner *r) { r->warm = true; }
 
 void edgellm_matmul(edgellm_threadpool *pool, float *y, const edgellm_tensor *W, const float *x, int64_t n,
                     void *scratch)

@@ -80,4 +80,25 @@ typedef enum { EDGELLM_MATMUL_STREAM = 0, EDGELLM_MATMUL_IN_ORDER = 1 } edgellm_
 void edgellm_matmul_batch_sched(edgellm_threadpool *pool, const edgellm_matmul_job *jobs, int k, const float *x,
                                 int64_t n, void *scratch, edgellm_matmul_sched sched);
 
+/* The matrix products of a sequence of passes over one model's weights (a context owns
+ * one for its forward passes): the pool and scratch they run on, and the row sharing. The
+ * first pass reads the weights IN_ORDER: if the file is not in the page cache yet, its
+ * pages are then placed in file order, which later passes stream fastest; once the caller
+ * says a pass has read every matrix (edgellm_matmul_pass_done), the runner uses STREAM.
+ * Zero-initialise, then set pool and scratch. Driven from one thread at a time (as its
+ * pool). */
+typedef struct {
+    edgellm_threadpool *pool;   /* borrowed; NULL: the calling thread alone              */
+    void *scratch;              /* borrowed; at least the largest edgellm_matmul_scratch_size
+                                 * of the matrices and token counts it runs              */
+    bool warm;                  /* a whole pass has read every matrix once                */
+} edgellm_matmul_runner;
+
+/* edgellm_matmul_batch on the runner's pool and scratch, the rows shared IN_ORDER before
+ * the first edgellm_matmul_pass_done and STREAM after it. Results do not depend on it. */
+void edgellm_matmul_run(edgellm_matmul_runner *r, const edgellm_matmul_job *jobs, int k, const float *x, int64_t n);
+
+/* The caller's pass has read every weight matrix once: later runs stream (STREAM). */
+void edgellm_matmul_pass_done(edgellm_matmul_runner *r);
+
 #endif

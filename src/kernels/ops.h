@@ -51,8 +51,8 @@ void edgellm_rope_neox(float *x, int n_heads, int head_dim, int rope_dim, const 
  * scores: scratch of n_pos floats. dot: the F32 dot product from dispatch.h. */
 void edgellm_attend(float *out, const float *q, const float *k, const float *v, int64_t stride, int head_dim,
                     int64_t n_pos, float scale, float *scores, edgellm_vec_dot_fn dot);
-/* (edgellm_attend_fn, the signature of edgellm_attend, is in tensor/types.h; the SIMD
- * variant for the active level: edgellm_kernels_attend_f32, dispatch.h.) */
+/* (The kernel for the active level and a cache type, SIMD variants included:
+ * edgellm_kernels_attend, dispatch.h.) */
 
 /* edgellm_attend over a cache stored as IEEE half (EDGELLM_TYPE_F16): k_j = k + j*stride and
  * v_j = v + j*stride are half[head_dim] (stride in elements). The scores are

@@ -84,6 +84,7 @@ edgellm_status edgellm_ctx_new(const edgellm_model *m, const edgellm_ctx_params 
     c->n_batch = EDGELLM_MIN(MAX_N_BATCH, n_ctx);
     size_t B = (size_t)c->n_batch;
     if ((rc = edgellm_threadpool_new(n_threads, &c->pool, err))) goto done;
+    c->mm.pool = c->pool;
     if ((rc = edgellm_kv_cache_init(&c->kv, hp->n_layer, n_ctx, hp->n_head_kv, hp->head_dim, p.kv_type, err))) {
         /* name the model in the message */
         edgellm_error e2 = err ? *err : (edgellm_error){0};
@@ -99,7 +100,7 @@ edgellm_status edgellm_ctx_new(const edgellm_model *m, const edgellm_ctx_params 
         !alloc_floats(&c->rope_sin, B, (size_t)hp->rope_dim / 2) ||
         !alloc_floats(&c->scores, (size_t)n_threads, (size_t)n_ctx) ||
         !alloc_floats(&c->logits, 1, (size_t)hp->n_vocab) ||
-        (scratch && !(c->mm_scratch = edgellm_malloc(scratch)))) {
+        (scratch && !(c->mm.scratch = edgellm_malloc(scratch)))) {
         rc = edgellm_fail_nomem(err, m->path);
         goto done;
     }
@@ -120,7 +121,7 @@ void edgellm_ctx_free(edgellm_ctx *c)
     float *bufs[] = {c->x, c->xb, c->q, c->k, c->v, c->att, c->hb, c->hb2, c->rope_cos, c->rope_sin, c->scores,
                      c->logits};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) edgellm_free(bufs[i]);
-    edgellm_free(c->mm_scratch);
+    edgellm_free(c->mm.scratch);
     edgellm_free(c);
 }
 

@@ -16,10 +16,12 @@
 #define EDGELLM_KV_CACHE_H
 
 #include "../common/common.h"
+#include "../kernels/dispatch.h"
 
 /* A quantized (Q8_0) cache's head rows are dequantized into a stack buffer of this many
- * floats during attention (llama.c); edgellm_ctx_new refuses a larger head_dim. */
-#define EDGELLM_KV_QUANT_MAX_HEAD_DIM 1024
+ * floats during attention (edgellm_kernels_attend); edgellm_ctx_new refuses a larger
+ * head_dim. */
+#define EDGELLM_KV_QUANT_MAX_HEAD_DIM EDGELLM_ATTEND_QUANT_MAX_HEAD_DIM
 
 typedef struct {
     int    n_layer;

@@ -28,40 +28,17 @@
 
 typedef struct {
     edgellm_ctx *c;
+    const edgellm_attend_kernel *attend;   /* over c->kv's type (dispatch.h)       */
     int il;                      /* layer                         */
     int n;                       /* tokens in the chunk           */
     int pos0;                    /* position of the first token   */
     float scale;                 /* 1/sqrt(head_dim)              */
-    edgellm_vec_dot_fn dot;      /* dot of a cache row (kv.type; F32 for Q8_0) with q, for q·k */
-    edgellm_attend_fn attend;    /* F32 cache: edgellm_attend or its SIMD twin (same bits)  */
-    edgellm_attend_f16_fn attend_f16;   /* F16 cache: edgellm_attend_f16 or its twin     */
-    edgellm_attend_q8_0_fn attend_q8_0; /* Q8_0 cache: a twin of edgellm_attend_quant, or NULL */
 } attention_job;
 
-/* Work items are (token, query head) pairs, split by cost over the threads; each thread
- * has its own row of c->scores. */
-/* Items [*i0, *i1) of thread ith of nth: items are (t, h) in order i = t * n_head + h, item
- * cost pos0 + t + 1; thread k takes the items whose cumulative cost before them lies in
- * [k/nth, (k+1)/nth) of the total. Every item goes to exactly one thread. */
-static void attention_items(int n, int n_head, int pos0, int ith, int nth, int64_t *i0, int64_t *i1)
-{
-    double total = (double)n_head * ((double)n * (pos0 + 1) + (double)n * (n - 1) / 2);
-    double lo = total * ith / nth, hi = total * (ith + 1) / nth;
-    int64_t first = -1, last = (int64_t)n * n_head;
-    double before = 0;   /* cost of all items before item i */
-    for (int t = 0; t < n && last == (int64_t)n * n_head; t++) {
-        double c = (double)pos0 + t + 1;
-        for (int h = 0; h < n_head; h++, before += c) {
-            int64_t i = (int64_t)t * n_head + h;
-            if (first < 0 && before >= lo) first = i;
-            if (ith < nth - 1 && before >= hi) { last = i; break; }
-        }
-    }
-    if (first < 0) first = last;
-    *i0 = first;
-    *i1 = EDGELLM_MAX(first, last);
-}
-
+/* Work items are (token, query head) pairs, t * n_head + h, shared by cost: token t attends
+ * to pos0 + t + 1 positions. Contiguous, so the heads of one KV group mostly stay on one
+ * thread (they read the same K/V rows). Each thread has its own row of c->scores; an item's
+ * result does not depend on the thread. */
 static void attention_task(void *arg, int ith, int nth)
 {
     attention_job *j = arg;
@@ -69,30 +46,15 @@ static void attention_task(void *arg, int ith, int nth)
     const edgellm_hparams *hp = &c->model->hp;
     int group = hp->n_head / hp->n_head_kv;
     float *scores = c->scores + (size_t)ith * (size_t)c->n_ctx;             /* [n_ctx] */
-    bool f16 = c->kv.type == EDGELLM_TYPE_F16, quant = c->kv.type == EDGELLM_TYPE_Q8_0;
-    edgellm_to_float_fn deq = quant ? edgellm_kernels_to_float(c->kv.type) : NULL;
-    float tmp[EDGELLM_KV_QUANT_MAX_HEAD_DIM];                               /* a dequantized head row */
-    /* Contiguous items of equal total cost per thread: in a causal prefill token t attends to
-     * pos0 + t + 1 positions, so equal item counts would give the last thread ~3x the work
-     * of the first. Contiguous, so the heads of one KV group mostly stay on one thread (they
-     * read the same K/V rows). An item's result does not depend on the thread. */
     int64_t i0, i1;
-    attention_items(j->n, hp->n_head, j->pos0, ith, nth, &i0, &i1);
+    edgellm_split_range_ramp(j->n, hp->n_head, (double)j->pos0 + 1, ith, nth, &i0, &i1);
     for (int64_t i = i0; i < i1; i++) {
         int t = (int)(i / hp->n_head), h = (int)(i % hp->n_head), kvh = h / group;
         size_t qo = (size_t)t * hp->n_embd + (size_t)h * hp->head_dim;
-        int64_t n_pos = (int64_t)j->pos0 + t + 1;
         const void *k = edgellm_kv_k_head(&c->kv, j->il, kvh);             /* [n_ctx][head_dim] */
         const void *v = edgellm_kv_v_head(&c->kv, j->il, kvh);
-        if (quant) {
-            if (!j->attend_q8_0 ||
-                !j->attend_q8_0(c->att + qo, c->q + qo, k, v, c->kv.row_bytes, hp->head_dim, n_pos, j->scale, scores))
-                edgellm_attend_quant(c->att + qo, c->q + qo, k, v, c->kv.row_bytes, hp->head_dim, n_pos, j->scale,
-                                     scores, j->dot, deq, tmp);
-        } else if (f16)
-            j->attend_f16(c->att + qo, c->q + qo, k, v, hp->head_dim, hp->head_dim, n_pos, j->scale, scores, j->dot);
-        else
-            j->attend(c->att + qo, c->q + qo, k, v, hp->head_dim, hp->head_dim, n_pos, j->scale, scores, j->dot);
+        j->attend->run(j->attend, c->att + qo, c->q + qo, k, v, c->kv.row_bytes, hp->head_dim,
+                       (int64_t)j->pos0 + t + 1, j->scale, scores);          /* att[t][h] */
     }
 }
 
@@ -109,13 +71,9 @@ static void rope_rows(const edgellm_ctx *c, float *x, int n, int n_heads, int64_
     }
 }
 
-/* The context's first forward reads the weights in file order (IN_ORDER): if the file is
- * not in the page cache yet, its pages are then placed in that order, which later passes
- * stream fastest (see edgellm_matmul_sched); every later forward uses STREAM. */
 static void matmul(edgellm_ctx *c, const edgellm_matmul_job *jobs, int k, const float *x, int n)
 {
-    edgellm_matmul_batch_sched(c->pool, jobs, k, x, n, c->mm_scratch,
-                               c->weights_read ? EDGELLM_MATMUL_STREAM : EDGELLM_MATMUL_IN_ORDER);
+    edgellm_matmul_run(&c->mm, jobs, k, x, n);
 }
 
 static void matmul1(edgellm_ctx *c, float *y, const edgellm_tensor *W, const float *x, int n)
@@ -124,7 +82,8 @@ static void matmul1(edgellm_ctx *c, float *y, const edgellm_tensor *W, const flo
     matmul(c, &job, 1, x, n);
 }
 
-static void attention_block(edgellm_ctx *c, const edgellm_layer *L, int il, int n, int pos0)
+static void attention_block(edgellm_ctx *c, const edgellm_attend_kernel *attend, const edgellm_layer *L, int il, int n,
+                            int pos0)
 {
     const edgellm_hparams *hp = &c->model->hp;
     int64_t E = hp->n_embd, KV = hp->kv_dim;
@@ -145,13 +104,8 @@ static void attention_block(edgellm_ctx *c, const edgellm_layer *L, int il, int 
     rope_rows(c, c->k, n, hp->n_head_kv, KV);
     for (int t = 0; t < n; t++) edgellm_kv_cache_store(&c->kv, il, pos0 + t, c->k + t * KV, c->v + t * KV);
     attention_job job = {
-        .c = c, .il = il, .n = n, .pos0 = pos0,
+        .c = c, .attend = attend, .il = il, .n = n, .pos0 = pos0,
         .scale = (float)(1.0 / sqrt((double)hp->head_dim)),
-        /* F32 or F16 row · F32 q; a Q8_0 row is dequantized first, then the F32 dot */
-        .dot = edgellm_kernels_vec_dot(c->kv.type == EDGELLM_TYPE_Q8_0 ? EDGELLM_TYPE_F32 : c->kv.type),
-        .attend = edgellm_kernels_attend_f32(),
-        .attend_f16 = edgellm_kernels_attend_f16(),
-        .attend_q8_0 = edgellm_kernels_attend_q8_0(),
     };
     /* Tiny attention (short context, small heads) is not worth waking the workers. */
     double macs = 2.0 * n * hp->n_head * ((double)pos0 + n) * hp->head_dim;
@@ -203,6 +157,7 @@ void edgellm_llama_forward(edgellm_ctx *c, const int32_t *tokens, int n, int pos
     int half = hp->rope_dim / 2;
 
     edgellm_to_float_fn embed = edgellm_kernels_to_float(m->token_embd.type);
+    const edgellm_attend_kernel attend = edgellm_kernels_attend(c->kv.type);   /* the cache's rows */
     for (int t = 0; t < n; t++) {                                       /* x[n][n_embd] */
         const uint8_t *row = (const uint8_t *)m->token_embd.data + (size_t)tokens[t] * m->token_embd.row_bytes;
         embed(row, c->x + t * E, E);
@@ -210,7 +165,7 @@ void edgellm_llama_forward(edgellm_ctx *c, const int32_t *tokens, int n, int pos
                            hp->rope_dim, hp->rope_freq_base);
     }
     for (int il = 0; il < hp->n_layer; il++) {
-        attention_block(c, &m->layers[il], il, n, pos0);
+        attention_block(c, &attend, &m->layers[il], il, n, pos0);
         ffn_block(c, &m->layers[il], n);
     }
     if (logits) {                                                       /* every row */
@@ -221,5 +176,5 @@ void edgellm_llama_forward(edgellm_ctx *c, const int32_t *tokens, int n, int pos
         edgellm_rmsnorm(c->xb, c->x + (n - 1) * E, m->output_norm, E, hp->rms_eps);
         matmul1(c, last, &m->output, c->xb, 1);                        /* last[n_vocab] */
     }
-    c->weights_read = true;
+    edgellm_matmul_pass_done(&c->mm);
 }

@@ -104,10 +104,10 @@ struct edgellm_ctx {
     float *rope_cos;                   /* [n_batch][rope_dim/2]                       */
     float *rope_sin;                   /* [n_batch][rope_dim/2]                       */
     float *scores;                     /* [n_threads][n_ctx]  attention weights       */
-    void  *mm_scratch;                 /* matmul activation conversion                */
+    edgellm_matmul_runner mm;          /* matrix products: pool, activation conversion
+                                        * scratch (owned), first-pass row order        */
     float *logits;                     /* [n_vocab]           last position           */
     bool   has_logits;
-    bool   weights_read;               /* a forward has read every weight matrix once */
 };
 
 /* Run tokens[n] (1 <= n <= c->n_batch, ids < n_vocab) at positions pos0 .. pos0+n-1

@@ -16,17 +16,6 @@
 typedef void  (*edgellm_to_float_fn)(const void *src, float *dst, int64_t n);     /* n % blck == 0 */
 typedef void  (*edgellm_from_float_fn)(const float *src, void *dst, int64_t n);   /* n % blck == 0 */
 typedef float (*edgellm_vec_dot_fn)(int64_t n, const void *w, const void *x);
-/* One query head attending to cached positions: the signature of edgellm_attend (ops.h). */
-typedef void (*edgellm_attend_fn)(float *out, const float *q, const float *k, const float *v, int64_t stride,
-                                  int head_dim, int64_t n_pos, float scale, float *scores, edgellm_vec_dot_fn dot);
-/* The same over a cache of IEEE halves: the signature of edgellm_attend_f16 (ops.h). */
-typedef void (*edgellm_attend_f16_fn)(float *out, const float *q, const uint16_t *k, const uint16_t *v,
-                                      int64_t stride, int head_dim, int64_t n_pos, float scale, float *scores,
-                                      edgellm_vec_dot_fn dot);
-/* The same over a Q8_0 cache (stride in bytes), as edgellm_attend_quant (ops.h) with the
- * level's Q8_0 dequantization and F32 dot; false when it does not take this head_dim. */
-typedef bool (*edgellm_attend_q8_0_fn)(float *out, const float *q, const uint8_t *k, const uint8_t *v, size_t stride,
-                                       int head_dim, int64_t n_pos, float scale, float *scores);
 
 typedef struct {
     const char *name;               /* "Q4_0"                                         */

@@ -1,6 +1,6 @@
 /*
  * dot_q_body.h — the bodies of the AArch64 quantized dot products, written once and
- * compiled twice: by dot_q.c with ARM_DOT16 = SMULL/SADALP (_neon) and by
+ * compiled twice: by dot_q_neon.c with ARM_DOT16 = SMULL/SADALP (_neon) and by
  * dot_q_dotprod.c with ARM_DOT16 = SDOT (_dotprod). Include with ARM_DOT16(acc, a, b)
  * (acc += Σ a·b over 16 signed bytes, exact, as 4 int32 lanes) and ARM_SUFFIX defined.
  *

@@ -98,7 +98,7 @@ static inline __m256i x86_tail_mask8(int64_t r)
     return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)r), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-/* F32 dot product a[n]·b[n] in the order of edgellm_dot_f32_avx2 (dot_float.c, which calls
+/* F32 dot product a[n]·b[n] in the order of edgellm_dot_f32_avx2 (dot_float_avx2.c, which calls
  * this): four 8-lane FMA accumulators over elements 32k..32k+31, a remaining whole 8 to
  * acc 0, the last n % 8 to acc 1 by a masked load, (acc0+acc1)+(acc2+acc3), x86_hsum8.
  * Inlined where a dot per row would cost a call (attention scores, attend_avx2.c). */

@@ -1,5 +1,5 @@
 /*
- * dot_q4_K.c — Q4_K and Q5_K weights · Q8_K activations, AVX2+FMA+F16C.
+ * dot_q4_K_q5_K_avx2.c — Q4_K and Q5_K weights · Q8_K activations, AVX2+FMA+F16C.
  * Mirror edgellm_dot_q4_K_q8_K_ref / edgellm_dot_q5_K_q8_K_ref (src/tensor/quant_k.c);
  * layouts in blocks.h: 8 sub-blocks of 32, 6-bit scale sc_j and min m_j, halves d, dmin.
  *

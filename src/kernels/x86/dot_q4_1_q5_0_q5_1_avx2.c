@@ -1,5 +1,5 @@
 /*
- * dot_q4_1_q5.c — Q4_1 / Q5_1 weights · Q8_1 activations and Q5_0 weights · Q8_0
+ * dot_q4_1_q5_0_q5_1_avx2.c — Q4_1 / Q5_1 weights · Q8_1 activations and Q5_0 weights · Q8_0
  * activations, AVX2+FMA+F16C. Mirror edgellm_dot_q4_1_q8_1_ref, edgellm_dot_q5_0_q8_0_ref,
  * edgellm_dot_q5_1_q8_1_ref (src/tensor/quant_q4_q5.c); layouts in blocks.h.
  *

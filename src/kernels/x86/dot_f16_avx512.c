@@ -1,5 +1,5 @@
 /*
- * dot_float_avx512.c — F16 weights · F32 activations, AVX-512F.
+ * dot_f16_avx512.c — F16 weights · F32 activations, AVX-512F.
  * Mirrors dot_f16_ref of src/tensor/types.c (double accumulation).
  * (No F32 twin: 64-byte loads of rows that are only 16/32-byte aligned split cache
  * lines, and an F32 AVX-512 dot measured 30% slower than edgellm_dot_f32_avx2 for

@@ -1,7 +1,7 @@
 /*
- * dot_float.c — F32 / F16 / BF16 weights · F32 activations, AVX2+FMA+F16C.
+ * dot_float_avx2.c — F32 / F16 / BF16 weights · F32 activations, AVX2+FMA+F16C.
  * Mirror the double-accumulating dot_f32_ref / dot_f16_ref / dot_bf16_ref of
- * src/tensor/types.c (the portable float kernels are src/kernels/dot_float.c).
+ * src/tensor/types.c (the portable float kernels are src/kernels/dot_float_scalar.c).
  *
  * Order: four 8-lane FMA accumulators take elements 32k..32k+31 (acc j gets 32k+8j..+7);
  * a remaining whole 8 goes to acc 0, the last n % 8 elements to acc 1 through a masked

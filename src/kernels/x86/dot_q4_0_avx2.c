@@ -1,5 +1,5 @@
 /*
- * dot_q4_0.c — Q4_0 weights · Q8_0 activations, AVX2+FMA+F16C.
+ * dot_q4_0_avx2.c — Q4_0 weights · Q8_0 activations, AVX2+FMA+F16C.
  * Mirrors edgellm_dot_q4_0_q8_0_ref (src/tensor/quant_q4_q5.c); block layout in blocks.h.
  *
  * Per block: the integer sum Σ (q-8)·x is exact, computed as maddubs(q, x) - maddubs(8, x)

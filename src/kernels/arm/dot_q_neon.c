@@ -1,5 +1,5 @@
 /*
- * dot_q.c — quantized dot products for AArch64 Advanced SIMD without dotprod (suffix
+ * dot_q_neon.c — quantized dot products for AArch64 Advanced SIMD without dotprod (suffix
  * _neon): Q4_0·Q8_0, Q8_0·Q8_0, Q4_K·Q8_K, Q6_K·Q8_K. The bodies, their mirrored _ref
  * functions and tolerances are in dot_q_body.h; here the 16-byte dot is SMULL (int8 ->
  * int16 products, exact: |a·b| <= 16384) and SADALP (pairwise add into int32).

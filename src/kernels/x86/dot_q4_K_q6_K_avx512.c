@@ -1,9 +1,9 @@
 /*
- * dot_k_avx512.c — Q4_K and Q6_K weights · Q8_K activations, AVX-512 + VNNI.
+ * dot_q4_K_q6_K_avx512.c — Q4_K and Q6_K weights · Q8_K activations, AVX-512 + VNNI.
  * Mirror edgellm_dot_q4_K_q8_K_ref / edgellm_dot_q6_K_q8_K_ref (src/tensor/quant_k.c);
  * layouts in blocks.h. The arithmetic (exact int32 super-block sums by VPMADDUBSW +
  * VPDPWSSD, then float steps in a fixed order) is k_avx512.h's, for one row and one token;
- * the tile kernels of gemm_k_avx512.c run the same steps for tiles of rows and tokens, so
+ * the tile kernels of gemm_k_avx512_body.h run the same steps for tiles of rows and tokens, so
  * they equal these functions bit for bit (tests/test_gemm.c).
  * Tolerance as the AVX2 twins: |fast - ref| <= (nb + 4)·2^-22·Σ(|w·x| + |offset terms|).
  */

@@ -1,5 +1,5 @@
 /*
- * quant_q8.c — activation quantizers float -> Q8_0 / Q8_1 / Q8_K, AArch64 NEON.
+ * quant_q8_neon.c — activation quantizers float -> Q8_0 / Q8_1 / Q8_K, AArch64 NEON.
  * Mirror edgellm_quant_q8_0_ref / _q8_1_ref / _q8_K_ref (src/tensor/quant_q8.c) and
  * produce BYTE-IDENTICAL blocks: the same float operations in the same order.
  *   Q8_0/Q8_1  amax by FMAXV of |x|; d = amax/127; id = 1/d (0 when d == 0 or 1/d

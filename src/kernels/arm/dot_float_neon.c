@@ -1,5 +1,5 @@
 /*
- * dot_float.c — F32 / F16 weights · F32 activations, AArch64 NEON.
+ * dot_float_neon.c — F32 / F16 weights · F32 activations, AArch64 NEON.
  * Mirror dot_f32_ref / dot_f16_ref of src/tensor/types.c (double accumulation).
  *
  * Order: four 4-lane FMA accumulators over elements 16k..16k+15 (acc j: 16k+4j..+3);

@@ -1,11 +1,11 @@
 /*
- * dot_q8_0.c — Q8_0 weights · Q8_0 activations, AVX2+FMA+F16C.
+ * dot_q8_0_avx2.c — Q8_0 weights · Q8_0 activations, AVX2+FMA+F16C.
  * Mirrors edgellm_dot_q8_0_q8_0_ref (src/tensor/quant_q8.c).
  *
  * Per block Σ w·x is exact for every int8 pair, -128·-128 included: both operands are
  * widened to int16 and multiplied with madd (the usual abs/sign trick of maddubs would
  * wrap for -128). Blocks alternate between two float accumulators by index.
- * Tolerance: |fast - ref| <= (nb + 4)·2^-22·Σ|w·x| (as dot_q4_0.c).
+ * Tolerance: |fast - ref| <= (nb + 4)·2^-22·Σ|w·x| (as dot_q4_0_avx2.c).
  */
 #if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #include "kernels_x86.h"

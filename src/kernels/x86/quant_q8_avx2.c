@@ -1,5 +1,5 @@
 /*
- * quant_q8.c — activation quantizers float -> Q8_0 / Q8_1 / Q8_K, AVX2+FMA+F16C.
+ * quant_q8_avx2.c — activation quantizers float -> Q8_0 / Q8_1 / Q8_K, AVX2+FMA+F16C.
  * Mirror edgellm_quant_q8_0_ref / _q8_1_ref / _q8_K_ref (src/tensor/quant_q8.c) and
  * produce BYTE-IDENTICAL blocks (tested on random, tiny, huge and tied inputs): the same
  * float operations in the same order, only several lanes at a time.

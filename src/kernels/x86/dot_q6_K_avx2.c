@@ -1,5 +1,5 @@
 /*
- * dot_q6_K.c — Q6_K weights · Q8_K activations, AVX2+FMA+F16C.
+ * dot_q6_K_avx2.c — Q6_K weights · Q8_K activations, AVX2+FMA+F16C.
  * Mirrors edgellm_dot_q6_K_q8_K_ref (src/tensor/quant_k.c); layout in blocks.h:
  * 16 sub-blocks of 16, int8 scales, 6-bit codes u = q + 32 (0..63) split in ql / qh.
  *

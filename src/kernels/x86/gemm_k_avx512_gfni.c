@@ -1,14 +1,14 @@
 /*
- * gemm_k_gfni_avx512.c — the Q4_K and Q6_K tile kernels of gemm_k_avx512.c for CPUs with
- * GFNI besides AVX-512 VNNI (Ice Lake and later Intel cores, AMD Zen 4 and Zen 5):
+ * gemm_k_avx512_gfni.c — the Q4_K and Q6_K tile kernels of gemm_k_avx512_body.h for CPUs
+ * with GFNI besides AVX-512 VNNI (Ice Lake and later Intel cores, AMD Zen 4 and Zen 5):
  * edgellm_gemm_q4_K_avx512_gfni, edgellm_gemm_q6_K_avx512_gfni.
  *
  * The 4-bit codes (Q4_K) and the 2 high bits of the 6-bit codes (Q6_K) are moved into
  * place by one GF2P8AFFINEQB each instead of a shift and a mask (k_avx512.h: X86_K_GFNI).
  * The integers are the same, so every result equals the plain AVX-512 kernel's bit for
- * bit (tests/test_gemm.c: test_k_gfni_equals_plain). matmul.c takes these where
- * edgellm_cpu_get_features()->gfni; CMake (cmake/KernelFlags.cmake) adds -mgfni to files
- * named *_gfni_avx512.c.
+ * bit (tests/test_gemm.c: test_k_gfni_equals_plain). dispatch.c hands these out where
+ * edgellm_cpu_get_features()->gfni; cmake/KernelFlags.cmake compiles this file with -mgfni
+ * (EDGELLM_X86_AVX512_GFNI_SOURCES).
  *
  * Measured on the 2-core Zen 5 dev machine, one thread, 256 rows × 2048 in L2 (compute
  * only), plain -> GFNI, best of 3000-4000 alternating calls, several runs: Q4_K decode tile
@@ -16,5 +16,5 @@
  */
 #if defined(__GFNI__)
 #define X86_K_GFNI 1
-#include "gemm_k_avx512.c"
+#include "gemm_k_avx512_body.h"
 #endif

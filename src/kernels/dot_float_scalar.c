@@ -1,6 +1,7 @@
 /*
- * dot_float.c — portable fast dot products of F32 / F16 / BF16 weight rows with F32
- * activation rows (see dot_float.h for the accumulation order).
+ * dot_float_scalar.c — portable fast dot products of F32 / F16 / BF16 weight rows with F32
+ * activation rows, the kernels of the "scalar" level (see dot_float.h for the accumulation
+ * order).
  *
  * Plain C written so that gcc's vectoriser maps the 8 float lanes onto SIMD registers
  * (2×SSE at the portable x86-64 baseline, 2×NEON on aarch64) without -ffast-math: the

@@ -1,5 +1,5 @@
 /*
- * dot_group.c — edgellm's group-wise I4/I8 types (G = 64, 128, 256; symmetric against
+ * dot_group_avx2.c — edgellm's group-wise I4/I8 types (G = 64, 128, 256; symmetric against
  * Q8_0, asymmetric against Q8_1 activations), AVX2+FMA+F16C. Mirror
  * edgellm_dot_i{4,8}_g*_{sym_q8_0,asym_q8_1}_ref (src/tensor/quant_group.c); layouts in
  * blocks.h: [half d][half m, asym][codes], I4 codes in Q4_0's nibble order per 32-chunk.

@@ -1,5 +1,5 @@
 /*
- * dot_q2_q3_K.c — Q2_K and Q3_K weights · Q8_K activations, AVX2+FMA+F16C.
+ * dot_q2_K_q3_K_avx2.c — Q2_K and Q3_K weights · Q8_K activations, AVX2+FMA+F16C.
  * Mirror edgellm_dot_q2_K_q8_K_ref / edgellm_dot_q3_K_q8_K_ref (src/tensor/quant_k.c);
  * layouts in blocks.h (16 sub-blocks of 16; 2-bit low codes of element 128h + 32s + l in
  * bits 2s..2s+1 of qs[32h + l]; Q3_K's third bit of element 32k + l in bit k of hmask[l]).
@@ -9,7 +9,7 @@
  *         acc += (d·d_x)·S - (dmin·d_x)·M
  *   Q3_K  u = low | hbit << 2 (0..7), value u - 4:  S = Σ_j s_j·Σ u·x - 4·Σ_j s_j·bsums_j
  *         (s_j = 6-bit scale - 32);  acc += (d·d_x)·S
- * Tolerance: |fast - ref| <= (nb + 4)·2^-22·Σ(|w·x| + |offset terms|), as dot_q4_K.c.
+ * Tolerance: |fast - ref| <= (nb + 4)·2^-22·Σ(|w·x| + |offset terms|), as dot_q4_K_q5_K_avx2.c.
  */
 #if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #include "kernels_x86.h"
