@@ -193,42 +193,86 @@ EDGELLM_API int32_t edgellm_token_bos(const edgellm_tokenizer *t);   /* -1 when 
 EDGELLM_API int32_t edgellm_token_eos(const edgellm_tokenizer *t);   /* -1 when none */
 EDGELLM_API const char *edgellm_tokenizer_model(const edgellm_tokenizer *t);   /* "llama" or "gpt2" */
 
-/* ---- context: KV cache + scratch buffers, all sized at creation ---- */
+/* ---- context: a KV cache of n_seq sequences + scratch buffers, all sized at creation.
+ * Each sequence has its own positions and n_ctx cells of cache; one forward pass takes
+ * tokens of several sequences (edgellm_decode_batch), so each weight is read once for all
+ * of them. A sequence's logits do not depend on what else is in the batch, nor on the
+ * thread count, nor on how its tokens were split over calls: bit for bit. ---- */
 typedef struct edgellm_ctx edgellm_ctx;
 
 typedef struct {
     size_t size;     /* sizeof(edgellm_ctx_params)                                          */
-    int n_ctx;       /* KV cache positions; <= 0: the model's context_length, capped at 4096 */
+    int n_ctx;       /* KV cells per sequence; <= 0: the model's context_length, at most 4096 */
     int n_threads;   /* <= 0: the model params' value                                       */
     int kv_type;     /* K/V cache element type: EDGELLM_TYPE_F32 (default), _F16 (half the
                         bytes, rounded to nearest when written) or _Q8_0 (34 bytes per 32,
                         llama.cpp's block; head_dim a multiple of 32). Another known type:
                         EDGELLM_ERR_UNSUPPORTED; an unknown id: EDGELLM_ERR_MISUSE         */
+    int n_seq;       /* sequences, 1 (default) .. 64; the cache holds n_seq x n_ctx cells   */
 } edgellm_ctx_params;
 
 EDGELLM_API edgellm_ctx_params edgellm_ctx_default_params(void);
 EDGELLM_API edgellm_status edgellm_ctx_new(const edgellm_model *m, const edgellm_ctx_params *p,
                                            edgellm_ctx **out, edgellm_error *err);
+/* Frees c; a generation job on it (edgellm_generate_async) must have been waited for. */
 EDGELLM_API void edgellm_ctx_free(edgellm_ctx *c);
-EDGELLM_API int  edgellm_ctx_n_ctx(const edgellm_ctx *c);
-EDGELLM_API int  edgellm_ctx_n_past(const edgellm_ctx *c);     /* positions already in the cache */
-EDGELLM_API void edgellm_ctx_reset(edgellm_ctx *c);            /* forget the sequence           */
-/* Keep the first n_past positions (0 .. edgellm_ctx_n_past(c)); the next decode continues
- * at n_past and gives the same logits, bit for bit, as after decoding just that prefix
- * (score several continuations of one prefix). The last logits are dropped.
- * EDGELLM_ERR_MISUSE for n_past out of range (nothing changed). */
-EDGELLM_API edgellm_status edgellm_ctx_truncate(edgellm_ctx *c, int n_past, edgellm_error *err);
 EDGELLM_API const edgellm_model *edgellm_ctx_model(const edgellm_ctx *c);
+EDGELLM_API int  edgellm_ctx_n_ctx(const edgellm_ctx *c);    /* cells per sequence           */
+EDGELLM_API int  edgellm_ctx_n_seq(const edgellm_ctx *c);
+/* Stop the decode or generation running on c (from any thread, even a signal handler:
+ * it only sets a flag, as sqlite3_interrupt): a prefill stops within one layer. The call
+ * returns EDGELLM_ERR_CANCELLED and its tokens are not added; c stays usable. The next
+ * call on c that starts work clears the flag: an abort with nothing running does nothing. */
+EDGELLM_API void edgellm_ctx_abort(edgellm_ctx *c);
 
-/* Run n_tokens tokens through the model in one causal pass at positions n_past ..
- * n_past+n_tokens-1, appending to the KV cache. logits_all: NULL, or [n_tokens][n_vocab]
- * to receive every position's logits; the last position's are always kept
- * (edgellm_ctx_logits). Statuses: EDGELLM_ERR_CTX_FULL (nothing computed),
- * EDGELLM_ERR_MISUSE (token id out of range), EDGELLM_ERR_NUMERIC (NaN/inf in the logits). */
+/* Sequences. seq is 0 .. n_seq-1 (else EDGELLM_ERR_MISUSE, nothing changed); a cell holds
+ * one token at one position; a sequence's positions increase from cell to cell. */
+EDGELLM_API int edgellm_seq_n_past(const edgellm_ctx *c, int seq);    /* cells in use      */
+EDGELLM_API int edgellm_seq_pos_max(const edgellm_ctx *c, int seq);   /* -1: empty         */
+/* The token ids the sequence's cells hold, [edgellm_seq_n_past], borrowed until the next
+ * call that changes the sequence. */
+EDGELLM_API const int32_t *edgellm_seq_tokens(const edgellm_ctx *c, int seq);
+/* Forget a sequence (seq -1: all). */
+EDGELLM_API edgellm_status edgellm_seq_clear(edgellm_ctx *c, int seq, edgellm_error *err);
+/* Remove the cells at positions [p0, p1) (p1 < 0: to the end). Later cells keep their
+ * positions (a gap, as llama.cpp's seq_rm): the next token goes after the last one. */
+EDGELLM_API edgellm_status edgellm_seq_remove(edgellm_ctx *c, int seq, int p0, int p1, edgellm_error *err);
+/* dst becomes a copy of the first n cells of src (a shared system prompt, computed once):
+ * rows are copied, nothing is recomputed. */
+EDGELLM_API edgellm_status edgellm_seq_copy(edgellm_ctx *c, int src, int dst, int n, edgellm_error *err);
+
+/* A batch: token i goes to sequence seq[i] at position pos[i]. */
+typedef struct {
+    size_t size;              /* sizeof(edgellm_batch)                                      */
+    int n_tokens;
+    const int32_t *tokens;    /* [n_tokens]                                                 */
+    const int32_t *seq;       /* [n_tokens] sequences; NULL: all 0                          */
+    const int32_t *pos;       /* [n_tokens] positions, increasing within a sequence and past
+                                 what it holds; NULL: each sequence's next                   */
+    float *logits;            /* NULL, or [n_tokens][n_vocab]: every token's logits          */
+} edgellm_batch;
+
+/* Run a batch through the model in one causal pass (chunks of 64 tokens), appending each
+ * token to its sequence's cache. The logits of each sequence's last token are kept
+ * (edgellm_seq_logits). Statuses: EDGELLM_ERR_CTX_FULL (a sequence would exceed n_ctx;
+ * nothing computed), EDGELLM_ERR_MISUSE (token id, sequence or position out of range),
+ * EDGELLM_ERR_NUMERIC (NaN/inf in the logits), EDGELLM_ERR_CANCELLED (edgellm_ctx_abort);
+ * on an error no sequence changes. */
+EDGELLM_API edgellm_status edgellm_decode_batch(edgellm_ctx *c, const edgellm_batch *b, edgellm_error *err);
+/* Logits [n_vocab] of seq's last token in the last batch that held it; NULL when none since
+ * the sequence last changed otherwise. Borrowed until the next decode. */
+EDGELLM_API const float *edgellm_seq_logits(const edgellm_ctx *c, int seq);
+
+/* Sequence 0 as a single stream: edgellm_decode appends n_tokens tokens to it (logits_all
+ * as in edgellm_batch); _logits, _n_past and _truncate (keep the first n_past cells) are
+ * edgellm_seq_logits(c, 0), edgellm_seq_n_past(c, 0) and edgellm_seq_remove(c, 0, n_past,
+ * -1); _reset clears every sequence. */
 EDGELLM_API edgellm_status edgellm_decode(edgellm_ctx *c, const int32_t *tokens, int n_tokens,
                                           float *logits_all, edgellm_error *err);
-/* Logits of the last decoded position: [n_vocab], borrowed until the next decode. */
 EDGELLM_API const float *edgellm_ctx_logits(const edgellm_ctx *c);
+EDGELLM_API int  edgellm_ctx_n_past(const edgellm_ctx *c);
+EDGELLM_API edgellm_status edgellm_ctx_truncate(edgellm_ctx *c, int n_past, edgellm_error *err);
+EDGELLM_API void edgellm_ctx_reset(edgellm_ctx *c);
 
 /* ---- sampling ---- */
 typedef struct {
@@ -254,44 +298,87 @@ EDGELLM_API edgellm_status edgellm_sampler_sample(edgellm_sampler *s, const floa
 /* Record a token in the penalty history (prompt tokens and sampled ones). */
 EDGELLM_API void edgellm_sampler_accept(edgellm_sampler *s, int32_t token);
 
-/* ---- generation loop ---- */
-/* Called for every generated token with its decoded bytes. Return non-zero to stop. */
+/* ---- generation ---- */
+/* Called for every generated token with the text it completes: whole UTF-8 characters
+ * only (bytes of a character split over tokens are held back until it is complete; bytes
+ * that cannot form one become U+FFFD), so piece may be empty. Return non-zero to stop. */
 typedef int (*edgellm_token_callback)(int32_t token, const char *piece, size_t piece_len, void *user);
 
 typedef enum {
     EDGELLM_STOP_EOS = 0,       /* the model produced end-of-sequence                   */
     EDGELLM_STOP_N_PREDICT = 1, /* n_predict tokens were generated                      */
-    EDGELLM_STOP_CTX_FULL = 2,  /* the KV cache reached n_ctx                           */
-    EDGELLM_STOP_CALLBACK = 3   /* the callback asked to stop                            */
+    EDGELLM_STOP_CTX_FULL = 2,  /* the sequence reached n_ctx cells                     */
+    EDGELLM_STOP_CALLBACK = 3,  /* the callback asked to stop                            */
+    EDGELLM_STOP_ABORT = 4      /* edgellm_ctx_abort / edgellm_job_abort                 */
 } edgellm_stop_reason;
 
 typedef struct {
-    size_t size;                      /* sizeof(edgellm_generate_params)                   */
-    int n_predict;                    /* tokens to generate; < 0: until EOS or n_ctx       */
-    int add_bos;                      /* 1: BOS per the vocab; 0: never                    */
+    size_t size;                /* sizeof(edgellm_generate_params)                         */
+    int n_predict;              /* tokens to generate; < 0: until EOS or n_ctx             */
+    int add_bos;                /* 1: BOS per the vocab when the sequence is empty; 0: never */
     edgellm_sampler_params sampling;
+    int seq;                    /* sequence to generate in (default 0)                     */
+    int append;                 /* 0 (default): the sequence becomes the prompt, keeping the
+                                   longest prefix it already holds (prompt cache); 1: the
+                                   prompt goes after what it holds (the next turn)         */
+    const int32_t *prompt_tokens; /* token ids instead of text (prompt NULL), e.g. from
+                                   edgellm_chat_tokenize                                   */
+    int n_prompt_tokens;
 } edgellm_generate_params;
 
 EDGELLM_API edgellm_generate_params edgellm_generate_default_params(void);
 
 typedef struct {
-    size_t size;                      /* set by the caller: sizeof(edgellm_generate_stats) */
-    int    n_prompt;                  /* prompt tokens (with BOS)                           */
+    size_t size;                /* set by the caller: sizeof(edgellm_generate_stats)        */
+    int    n_prompt;            /* prompt tokens (with BOS)                                */
     int    n_generated;
-    double prefill_ms;                /* prompt pass, until the first token's logits       */
-    double decode_ms;                 /* all single-token steps                            */
+    double prefill_ms;          /* prompt pass, until the first token's logits (TTFT)      */
+    double decode_ms;           /* all single-token steps                                  */
     edgellm_stop_reason stop;
+    int    n_cached;            /* prompt tokens already in the cache, not recomputed      */
 } edgellm_generate_stats;
 
-/* Tokenize prompt, prefill it in one pass, then sample and decode one token per step,
- * calling cb (may be NULL) for each generated token. The context is reset first. A prompt
- * that does not fit n_ctx is refused (EDGELLM_ERR_CTX_FULL) before any compute. EOS ends
- * the run without a callback. An empty prompt starts from BOS alone. stats (may be NULL)
- * receives its first stats->size bytes. */
+/* Put the prompt (text, tokenized without parsing special tokens; or prompt_tokens) into
+ * sequence p->seq as p->append says, prefill what is not cached in one pass, then sample
+ * and decode one token per step, calling cb (may be NULL) for each. Other sequences are
+ * untouched. A prompt that does not fit is refused (EDGELLM_ERR_CTX_FULL, naming both
+ * sizes) before any compute; reaching n_ctx while generating stops with
+ * EDGELLM_STOP_CTX_FULL. EOS ends the run without a callback. An empty prompt in an empty
+ * sequence starts from BOS. stats (may be NULL) receives its first stats->size bytes. */
 EDGELLM_API edgellm_status edgellm_generate(edgellm_ctx *c, const char *prompt,
                                             const edgellm_generate_params *p,
                                             edgellm_token_callback cb, void *user,
                                             edgellm_generate_stats *stats, edgellm_error *err);
+
+/* The same on a worker thread: returns at once, the callbacks run on the worker. The
+ * prompt and p are copied. One job per context at a time; until it is waited for, only
+ * edgellm_ctx_abort / edgellm_job_* may be called on c. done (may be NULL) is called last
+ * on the worker with the outcome. */
+typedef struct edgellm_job edgellm_job;
+typedef void (*edgellm_done_callback)(edgellm_status status, const edgellm_generate_stats *stats,
+                                      const edgellm_error *err, void *user);
+EDGELLM_API edgellm_status edgellm_generate_async(edgellm_ctx *c, const char *prompt,
+                                                  const edgellm_generate_params *p, edgellm_token_callback cb,
+                                                  edgellm_done_callback done, void *user, edgellm_job **out,
+                                                  edgellm_error *err);
+/* 1 once the job has finished (done has returned), else 0. Any thread. */
+EDGELLM_API int edgellm_job_done(const edgellm_job *j);
+/* Ask the job to stop (any thread); EDGELLM_ERR_MISUSE when it has already finished. */
+EDGELLM_API edgellm_status edgellm_job_abort(edgellm_job *j, edgellm_error *err);
+/* Wait for the job; returns its status, with its stats and error. Call once, then free. */
+EDGELLM_API edgellm_status edgellm_job_wait(edgellm_job *j, edgellm_generate_stats *stats, edgellm_error *err);
+/* Abort the job if it runs, wait for it, free it. NULL-safe. */
+EDGELLM_API void edgellm_job_free(edgellm_job *j);
+
+/* Continuous batching: generate for prompts[n_prompts] with up to edgellm_ctx_n_seq(c)
+ * sequences decoding together, one token each per forward pass; a finished one takes the
+ * next prompt at once. Each prompt runs as edgellm_generate with p (append 0, same seed):
+ * the same tokens as alone. cb gets the prompt's index; stats (may be NULL) is
+ * [n_prompts], each with its size set. A failing prompt stops the whole call. */
+typedef int (*edgellm_batch_callback)(int index, int32_t token, const char *piece, size_t piece_len, void *user);
+EDGELLM_API edgellm_status edgellm_generate_batch(edgellm_ctx *c, const char *const *prompts, int n_prompts,
+                                                  const edgellm_generate_params *p, edgellm_batch_callback cb,
+                                                  void *user, edgellm_generate_stats *stats, edgellm_error *err);
 
 #ifdef __cplusplus
 }

@@ -203,13 +203,23 @@ void edgellm_threadpool_run(edgellm_threadpool *p, edgellm_task_fn fn, void *arg
 
 void edgellm_split_range_ramp(int64_t rows, int per_row, double c0, int ith, int nth, int64_t *begin, int64_t *end)
 {
+    edgellm_split_range_cost(rows, per_row, c0, NULL, ith, nth, begin, end);
+}
+
+void edgellm_split_range_cost(int64_t rows, int per_row, double c0, const int32_t *w, int ith, int nth, int64_t *begin,
+                              int64_t *end)
+{
     const int64_t n_items = rows * per_row;
-    const double total = (double)per_row * ((double)rows * c0 + (double)rows * (double)(rows - 1) / 2);
+    double total = 0;
+    if (w)
+        for (int64_t r = 0; r < rows; r++) total += (double)per_row * (c0 + (double)w[r]);
+    else
+        total = (double)per_row * ((double)rows * c0 + (double)rows * (double)(rows - 1) / 2);
     const double lo = total * ith / nth, hi = total * (ith + 1) / nth;
     int64_t first = -1, last = n_items;
     double before = 0;   /* cost of all items before item i */
     for (int64_t r = 0; r < rows && last == n_items; r++) {
-        const double c = c0 + (double)r;
+        const double c = c0 + (double)(w ? w[r] : r);
         for (int h = 0; h < per_row; h++, before += c) {
             const int64_t i = r * per_row + h;
             if (first < 0 && before >= lo) first = i;

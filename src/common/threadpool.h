@@ -59,5 +59,9 @@ static inline void edgellm_split_range(int64_t n, int ith, int nth, int64_t *beg
  * sees pos0 + t + 1 positions (c0 = pos0 + 1), so equal item counts would give the last
  * thread of a prefill ~3x the work of the first. O(rows × per_row). */
 void edgellm_split_range_ramp(int64_t rows, int per_row, double c0, int ith, int nth, int64_t *begin, int64_t *end);
+/* The same with each item of row r costing c0 + w[r] (w[r] >= 0; w NULL: r, the ramp). For
+ * a batch of several sequences: token t sees cell[t] + 1 cells of its own sequence. */
+void edgellm_split_range_cost(int64_t rows, int per_row, double c0, const int32_t *w, int ith, int nth, int64_t *begin,
+                              int64_t *end);
 
 #endif

@@ -1,9 +1,9 @@
 /*
  * kv_cache.c — allocation of the KV cache and the writing of its rows (layout in kv_cache.h).
  *
- * Size = 2 × n_layer × n_head_kv × n_ctx × head row bytes (head_dim × 4 for F32, × 2 for F16,
- * head_dim/32 × 34 for Q8_0), computed with overflow checks. The memory is not zeroed: positions >= n_past are
- * never read, and untouched pages of a large cache then cost no RAM until used. F16 rows are
+ * Size = 2 × n_layer × n_head_kv × n_seq × n_ctx × head row bytes (head_dim × 4 for F32, × 2 for F16,
+ * head_dim/32 × 34 for Q8_0), computed with overflow checks. The memory is not zeroed: cells past a
+ * sequence's count are never read, and untouched pages of a large cache then cost no RAM until used. F16 rows are
  * converted by the dispatched float -> F16 converter (IEEE 754 binary16, round to nearest
  * even), Q8_0 rows by the dispatched Q8_0 quantizer (llama.cpp's block: 32 int8 + an F16
  * scale amax/127, blocks.h).
@@ -12,8 +12,8 @@
 #include "../kernels/dispatch.h"
 #include "../tensor/blocks.h"
 
-edgellm_status edgellm_kv_cache_init(edgellm_kv_cache *kv, int n_layer, int n_ctx, int n_head_kv, int head_dim,
-                                     int type, edgellm_error *err)
+edgellm_status edgellm_kv_cache_init(edgellm_kv_cache *kv, int n_layer, int n_seq, int n_ctx, int n_head_kv,
+                                     int head_dim, int type, edgellm_error *err)
 {
     memset(kv, 0, sizeof *kv);
     if (type != EDGELLM_TYPE_F32 && type != EDGELLM_TYPE_F16 && type != EDGELLM_TYPE_Q8_0)
@@ -24,12 +24,13 @@ edgellm_status edgellm_kv_cache_init(edgellm_kv_cache *kv, int n_layer, int n_ct
                             "KV cache: Q8_0 rows need head_dim %d to be a multiple of %d", head_dim, EDGELLM_QK8_0);
     size_t row = head_dim > 0 ? edgellm_type_row_size(type, head_dim) : 0;
     size_t one;
-    if (n_layer <= 0 || n_ctx <= 0 || n_head_kv <= 0 || head_dim <= 0 || row == 0 ||
+    if (n_layer <= 0 || n_seq <= 0 || n_ctx <= 0 || n_head_kv <= 0 || head_dim <= 0 || row == 0 ||
         n_head_kv > INT32_MAX / head_dim || !edgellm_mul_size((size_t)n_layer, (size_t)n_head_kv, &one) ||
-        !edgellm_mul_size(one, (size_t)n_ctx, &one) || !edgellm_mul_size(one, row, &one) || one > SIZE_MAX / 2)
+        !edgellm_mul_size(one, (size_t)n_seq, &one) || !edgellm_mul_size(one, (size_t)n_ctx, &one) ||
+        !edgellm_mul_size(one, row, &one) || one > SIZE_MAX / 2)
         return edgellm_fail(err, EDGELLM_ERR_NOMEM,
-                            "KV cache: %d layers x %d positions x %d heads x %d elements is too large", n_layer, n_ctx,
-                            n_head_kv, head_dim);
+                            "KV cache: %d layers x %d sequences x %d cells x %d heads x %d elements is too large",
+                            n_layer, n_seq, n_ctx, n_head_kv, head_dim);
     kv->k = edgellm_malloc(one);
     kv->v = edgellm_malloc(one);
     if (!kv->k || !kv->v) {
@@ -43,6 +44,7 @@ edgellm_status edgellm_kv_cache_init(edgellm_kv_cache *kv, int n_layer, int n_ct
      * by up to 200 ms (11-token prompt: 150-375 ms against 165 ms). TTFT wins. */
     kv->n_layer = n_layer;
     kv->n_ctx = n_ctx;
+    kv->n_seq = n_seq;
     kv->n_head_kv = n_head_kv;
     kv->head_dim = head_dim;
     kv->kv_dim = n_head_kv * head_dim;
@@ -52,12 +54,12 @@ edgellm_status edgellm_kv_cache_init(edgellm_kv_cache *kv, int n_layer, int n_ct
     return EDGELLM_OK;
 }
 
-void edgellm_kv_cache_store(edgellm_kv_cache *kv, int il, int pos, const float *k, const float *v)
+void edgellm_kv_cache_store(edgellm_kv_cache *kv, int il, int seq, int cell, const float *k, const float *v)
 {
-    const size_t off = (size_t)pos * kv->row_bytes;
+    const size_t off = (size_t)cell * kv->row_bytes;
     edgellm_from_float_fn conv = kv->type == EDGELLM_TYPE_F32 ? NULL : edgellm_kernels_from_float(kv->type);
     for (int h = 0; h < kv->n_head_kv; h++) {   /* float[head_dim] -> the head's row */
-        uint8_t *kd = (uint8_t *)edgellm_kv_k_head(kv, il, h) + off, *vd = (uint8_t *)edgellm_kv_v_head(kv, il, h) + off;
+        uint8_t *kd = (uint8_t *)edgellm_kv_k_head(kv, il, h, seq) + off, *vd = (uint8_t *)edgellm_kv_v_head(kv, il, h, seq) + off;
         const float *ks = k + (size_t)h * (size_t)kv->head_dim, *vs = v + (size_t)h * (size_t)kv->head_dim;
         if (!conv) {
             memcpy(kd, ks, kv->row_bytes);
@@ -67,6 +69,19 @@ void edgellm_kv_cache_store(edgellm_kv_cache *kv, int il, int pos, const float *
             conv(vs, vd, kv->head_dim);
         }
     }
+}
+
+void edgellm_kv_cache_move(edgellm_kv_cache *kv, int src, int from, int dst, int to, int n)
+{
+    if (n <= 0) return;
+    const size_t bytes = (size_t)n * kv->row_bytes;
+    for (int il = 0; il < kv->n_layer; il++)
+        for (int h = 0; h < kv->n_head_kv; h++) {
+            memmove((uint8_t *)edgellm_kv_k_head(kv, il, h, dst) + (size_t)to * kv->row_bytes,
+                    (uint8_t *)edgellm_kv_k_head(kv, il, h, src) + (size_t)from * kv->row_bytes, bytes);
+            memmove((uint8_t *)edgellm_kv_v_head(kv, il, h, dst) + (size_t)to * kv->row_bytes,
+                    (uint8_t *)edgellm_kv_v_head(kv, il, h, src) + (size_t)from * kv->row_bytes, bytes);
+        }
 }
 
 void edgellm_kv_cache_free(edgellm_kv_cache *kv)

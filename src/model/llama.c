@@ -29,32 +29,33 @@
 typedef struct {
     edgellm_ctx *c;
     const edgellm_attend_kernel *attend;   /* over c->kv's type (dispatch.h)       */
+    const edgellm_chunk *ch;
     int il;                      /* layer                         */
-    int n;                       /* tokens in the chunk           */
-    int pos0;                    /* position of the first token   */
     float scale;                 /* 1/sqrt(head_dim)              */
 } attention_job;
 
 /* Work items are (token, query head) pairs, t * n_head + h, shared by cost: token t attends
- * to pos0 + t + 1 positions. Contiguous, so the heads of one KV group mostly stay on one
- * thread (they read the same K/V rows). Each thread has its own row of c->scores; an item's
- * result does not depend on the thread. */
+ * to the cell[t] + 1 cells of its sequence up to its own. Contiguous, so the heads of one KV
+ * group mostly stay on one thread (they read the same K/V rows). Each thread has its own
+ * row of c->scores; an item's result does not depend on the thread or on the other tokens
+ * of the chunk. */
 static void attention_task(void *arg, int ith, int nth)
 {
     attention_job *j = arg;
     edgellm_ctx *c = j->c;
+    const edgellm_chunk *ch = j->ch;
     const edgellm_hparams *hp = &c->model->hp;
     int group = hp->n_head / hp->n_head_kv;
     float *scores = c->scores + (size_t)ith * (size_t)c->n_ctx;             /* [n_ctx] */
     int64_t i0, i1;
-    edgellm_split_range_ramp(j->n, hp->n_head, (double)j->pos0 + 1, ith, nth, &i0, &i1);
+    edgellm_split_range_cost(ch->n, hp->n_head, 1.0, ch->cell, ith, nth, &i0, &i1);
     for (int64_t i = i0; i < i1; i++) {
-        int t = (int)(i / hp->n_head), h = (int)(i % hp->n_head), kvh = h / group;
+        int t = (int)(i / hp->n_head), h = (int)(i % hp->n_head), kvh = h / group, s = ch->seq ? ch->seq[t] : 0;
         size_t qo = (size_t)t * hp->n_embd + (size_t)h * hp->head_dim;
-        const void *k = edgellm_kv_k_head(&c->kv, j->il, kvh);             /* [n_ctx][head_dim] */
-        const void *v = edgellm_kv_v_head(&c->kv, j->il, kvh);
+        const void *k = edgellm_kv_k_head(&c->kv, j->il, kvh, s);          /* [n_ctx][head_dim] */
+        const void *v = edgellm_kv_v_head(&c->kv, j->il, kvh, s);
         j->attend->run(j->attend, c->att + qo, c->q + qo, k, v, c->kv.row_bytes, hp->head_dim,
-                       (int64_t)j->pos0 + t + 1, j->scale, scores);          /* att[t][h] */
+                       (int64_t)ch->cell[t] + 1, j->scale, scores);           /* att[t][h] */
     }
 }
 
@@ -82,9 +83,10 @@ static void matmul1(edgellm_ctx *c, float *y, const edgellm_tensor *W, const flo
     matmul(c, &job, 1, x, n);
 }
 
-static void attention_block(edgellm_ctx *c, const edgellm_attend_kernel *attend, const edgellm_layer *L, int il, int n,
-                            int pos0)
+static void attention_block(edgellm_ctx *c, const edgellm_attend_kernel *attend, const edgellm_layer *L, int il,
+                            const edgellm_chunk *ch)
 {
+    const int n = ch->n;
     const edgellm_hparams *hp = &c->model->hp;
     int64_t E = hp->n_embd, KV = hp->kv_dim;
     for (int t = 0; t < n; t++) edgellm_rmsnorm(c->xb + t * E, c->x + t * E, L->attn_norm, E, hp->rms_eps);
@@ -102,13 +104,15 @@ static void attention_block(edgellm_ctx *c, const edgellm_attend_kernel *attend,
         }
     rope_rows(c, c->q, n, hp->n_head, E);
     rope_rows(c, c->k, n, hp->n_head_kv, KV);
-    for (int t = 0; t < n; t++) edgellm_kv_cache_store(&c->kv, il, pos0 + t, c->k + t * KV, c->v + t * KV);
+    for (int t = 0; t < n; t++)
+        edgellm_kv_cache_store(&c->kv, il, ch->seq ? ch->seq[t] : 0, ch->cell[t], c->k + t * KV, c->v + t * KV);
     attention_job job = {
-        .c = c, .attend = attend, .il = il, .n = n, .pos0 = pos0,
-        .scale = (float)(1.0 / sqrt((double)hp->head_dim)),
+        .c = c, .attend = attend, .ch = ch, .il = il, .scale = (float)(1.0 / sqrt((double)hp->head_dim)),
     };
     /* Tiny attention (short context, small heads) is not worth waking the workers. */
-    double macs = 2.0 * n * hp->n_head * ((double)pos0 + n) * hp->head_dim;
+    double cells = 0;
+    for (int t = 0; t < n; t++) cells += (double)ch->cell[t] + 1;
+    double macs = 2.0 * hp->n_head * cells * hp->head_dim;
     edgellm_threadpool_run(macs < (1 << 16) ? NULL : c->pool, attention_task, &job);   /* att[n][n_embd] */
     matmul1(c, c->xb, &L->wo, c->att, n);                              /* xb[n][n_embd] = att · woᵀ */
     for (int t = 0; t < n; t++) edgellm_add(c->x + t * E, c->xb + t * E, E);
@@ -149,32 +153,38 @@ static void ffn_block(edgellm_ctx *c, const edgellm_layer *L, int n)
     for (int t = 0; t < n; t++) edgellm_add(c->x + t * E, c->xb + t * E, E);
 }
 
-void edgellm_llama_forward(edgellm_ctx *c, const int32_t *tokens, int n, int pos0, float *logits, float *last)
+edgellm_status edgellm_llama_forward(edgellm_ctx *c, const edgellm_chunk *ch)
 {
     const edgellm_model *m = c->model;
     const edgellm_hparams *hp = &m->hp;
+    const int n = ch->n;
     int64_t E = hp->n_embd, V = hp->n_vocab;
     int half = hp->rope_dim / 2;
 
     edgellm_to_float_fn embed = edgellm_kernels_to_float(m->token_embd.type);
     const edgellm_attend_kernel attend = edgellm_kernels_attend(c->kv.type);   /* the cache's rows */
     for (int t = 0; t < n; t++) {                                       /* x[n][n_embd] */
-        const uint8_t *row = (const uint8_t *)m->token_embd.data + (size_t)tokens[t] * m->token_embd.row_bytes;
+        const uint8_t *row = (const uint8_t *)m->token_embd.data + (size_t)ch->tokens[t] * m->token_embd.row_bytes;
         embed(row, c->x + t * E, E);
-        edgellm_rope_table(c->rope_cos + (size_t)t * half, c->rope_sin + (size_t)t * half, (int64_t)pos0 + t,
-                           hp->rope_dim, hp->rope_freq_base);
+        edgellm_rope_table(c->rope_cos + (size_t)t * half, c->rope_sin + (size_t)t * half, ch->pos[t], hp->rope_dim,
+                           hp->rope_freq_base);
     }
     for (int il = 0; il < hp->n_layer; il++) {
-        attention_block(c, &attend, &m->layers[il], il, n, pos0);
+        if (atomic_load_explicit(&c->abort, memory_order_relaxed)) return EDGELLM_ERR_CANCELLED;
+        attention_block(c, &attend, &m->layers[il], il, ch);
         ffn_block(c, &m->layers[il], n);
     }
-    if (logits) {                                                       /* every row */
+    if (ch->logits) {                                                   /* every row */
         for (int t = 0; t < n; t++) edgellm_rmsnorm(c->xb + t * E, c->x + t * E, m->output_norm, E, hp->rms_eps);
-        matmul1(c, logits, &m->output, c->xb, n);                      /* logits[n][n_vocab] */
-        if (last) memcpy(last, logits + (n - 1) * V, (size_t)V * sizeof(float));
-    } else if (last) {                                                  /* last row only */
-        edgellm_rmsnorm(c->xb, c->x + (n - 1) * E, m->output_norm, E, hp->rms_eps);
-        matmul1(c, last, &m->output, c->xb, 1);                        /* last[n_vocab] */
+        matmul1(c, ch->logits, &m->output, c->xb, n);                  /* logits[n][n_vocab] */
+        for (int r = 0; r < ch->n_rows; r++)
+            memcpy(ch->dst[r], ch->logits + (size_t)ch->rows[r] * V, (size_t)V * sizeof(float));
+    } else if (ch->n_rows) {                                            /* the selected rows only */
+        for (int r = 0; r < ch->n_rows; r++)
+            edgellm_rmsnorm(c->xb + r * E, c->x + (size_t)ch->rows[r] * E, m->output_norm, E, hp->rms_eps);
+        matmul1(c, c->out, &m->output, c->xb, ch->n_rows);             /* out[n_rows][n_vocab] */
+        for (int r = 0; r < ch->n_rows; r++) memcpy(ch->dst[r], c->out + (size_t)r * V, (size_t)V * sizeof(float));
     }
     edgellm_matmul_pass_done(&c->mm);
+    return EDGELLM_OK;
 }

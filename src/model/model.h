@@ -16,6 +16,7 @@
 #include "../format/gguf.h"
 #include "../kernels/matmul.h"
 #include "kv_cache.h"
+#include <stdatomic.h>
 
 /* ---- architectures (arch_table.c) ---- */
 typedef enum {
@@ -84,14 +85,26 @@ struct edgellm_model {
 };
 
 /* ---- context ---- */
+/* One sequence of a context: cells 0 .. n-1 of its KV cache rows, in position order. */
+typedef struct {
+    int      n;                        /* cells in use                               */
+    int32_t *pos;                      /* [n_ctx] position of each cell (increasing)  */
+    int32_t *tok;                      /* [n_ctx] token id of each cell               */
+    float   *logits;                   /* [n_vocab] of its last token in the last batch */
+    bool     has_logits;
+} edgellm_seq_state;
+
 struct edgellm_ctx {
     const edgellm_model *model;        /* borrowed: must outlive the context         */
     edgellm_threadpool  *pool;         /* owned                                      */
-    edgellm_kv_cache     kv;           /* owned; K and V, [n_layer][n_head_kv][n_ctx][head_dim] */
-    int    n_ctx;
-    int    n_past;                     /* positions filled in the cache              */
+    edgellm_kv_cache     kv;           /* owned; K and V, [n_layer][n_head_kv][n_seq][n_ctx][head_dim] */
+    int    n_ctx;                      /* cells per sequence                          */
+    int    n_seq;
+    edgellm_seq_state *seqs;           /* [n_seq]                                     */
     int    n_batch;                    /* max tokens per forward chunk               */
     int    n_threads;
+    atomic_int abort;                  /* edgellm_ctx_abort: stop the running call    */
+    atomic_int busy;                   /* a generation job runs on the context        */
     /* activation scratch, one row per token of a chunk */
     float *x;                          /* [n_batch][n_embd]   residual stream         */
     float *xb;                         /* [n_batch][n_embd]   normed input / sublayer out */
@@ -106,15 +119,31 @@ struct edgellm_ctx {
     float *scores;                     /* [n_threads][n_ctx]  attention weights       */
     edgellm_matmul_runner mm;          /* matrix products: pool, activation conversion
                                         * scratch (owned), first-pass row order        */
-    float *logits;                     /* [n_vocab]           last position           */
-    bool   has_logits;
+    float *out;                        /* [n_out][n_vocab]    logits of selected rows  */
+    int    n_out;                      /* min(n_batch, n_seq)                         */
+    int32_t *chunk_cell;               /* [n_batch] cells of the chunk's tokens        */
 };
 
-/* Run tokens[n] (1 <= n <= c->n_batch, ids < n_vocab) at positions pos0 .. pos0+n-1
- * (pos0+n <= n_ctx; cache rows 0..pos0-1 filled) through the model (llama.c), writing K/V
- * rows pos0.. . logits: NULL, or [n][n_vocab] to receive every row; last: NULL, or
- * [n_vocab] to receive the last row's logits (with logits == last == NULL no logits are
- * computed). Does not move n_past and checks nothing: edgellm_decode validates first. */
-void edgellm_llama_forward(edgellm_ctx *c, const int32_t *tokens, int n, int pos0, float *logits, float *last);
+/* One chunk of a batch for the forward pass: token t (t < n <= c->n_batch, ids < n_vocab)
+ * goes to sequence seq[t], cell cell[t] (cells below it of that sequence hold the tokens
+ * it attends to), at position pos[t]. logits: NULL, or [n][n_vocab] for every row; the
+ * rows rows[0..n_rows) (n_rows <= c->n_out) also go to dst[r] ([n_vocab] each). */
+typedef struct {
+    const int32_t *tokens, *seq, *cell, *pos;
+    int n;
+    float *logits;
+    const int *rows;
+    float *const *dst;
+    int n_rows;
+} edgellm_chunk;
+
+/* Run a chunk through the model (llama.c), writing its K/V rows. Checks nothing
+ * (edgellm_decode_batch validates first) and moves no sequence's count. EDGELLM_OK, or
+ * EDGELLM_ERR_CANCELLED when c->abort was set (checked before every layer). */
+edgellm_status edgellm_llama_forward(edgellm_ctx *c, const edgellm_chunk *ch);
+
+/* edgellm_decode_batch without clearing c->abort: for loops inside the library (generation)
+ * that must stay abortable between their calls (context.c). */
+edgellm_status edgellm_decode_batch_internal(edgellm_ctx *c, const edgellm_batch *b, edgellm_error *err);
 
 #endif
