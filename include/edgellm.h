@@ -539,7 +539,7 @@ EDGELLM_API edgellm_status edgellm_membw_measure(const edgellm_membw_params *p, 
  *     F32/F16/BF16 (an exact copy) and become F16 when the source is quantized;
  *   - plain types ("q4_0", "q8_0", "q4_k", "i4"...) put every other matrix in that type;
  *     output.weight (or a tied token_embd) gets Q6_K when the type has fewer than 6 bits
- *     (llama-quantize's default, anchors.md §1.4), unless `pure` is set, which puts every
+ *     (llama-quantize's default, llama.cpp src/llama-quant.cpp), unless `pure` is set, which puts every
  *     matrix, output and embedding included, in the one type (llama-quantize --pure);
  *     the mixes "q4_k_m"/"q5_k_m" follow llama.cpp's recipe: output Q6_K, attn_v and
  *     ffn_down Q6_K in layers where use_more_bits(i, n_layer), the rest Q4_K/Q5_K;
@@ -674,7 +674,7 @@ EDGELLM_API edgellm_status edgellm_synth(const edgellm_synth_params *p, const ch
                                          uint64_t *n_params, uint64_t *file_bytes, edgellm_error *err);
 
 /* ------------------------------------------------------------------------------------
- * Benchmark (`edgellm bench`), llama-bench conventions (anchors.md §1.5): pp<N> = one
+ * Benchmark (`edgellm bench`), llama-bench conventions (tools/llama-bench/README.md): pp<N> = one
  * causal pass over N prompt tokens from an empty cache, tg<N> = N single-token decodes
  * from an empty cache; a warm-up first; each test repeated; no tokenization or sampling
  * inside the timing (token ids are fixed pseudo-random ids).
@@ -794,7 +794,7 @@ EDGELLM_API edgellm_status edgellm_check_file(const char *path, edgellm_check_re
  * Evaluation (`edgellm eval`): perplexity, comparison with a reference model (KL
  * divergence, top-1 agreement, change in probability of the correct token), accuracy on
  * task sets, and a sweep over quantization types. Conventions of llama-perplexity
- * (anchors.md §1.6), so the numbers are comparable:
+ * (ggml-org/llama.cpp tools/perplexity/perplexity.cpp), so the numbers are comparable:
  *   - the text is tokenized once (BOS first when the vocabulary adds one) and cut into
  *     windows of n_ctx tokens; each window is evaluated from an empty KV cache, with its
  *     first token replaced by BOS (when the vocabulary has one);

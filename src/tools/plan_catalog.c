@@ -71,7 +71,7 @@ const edgellm_plan_model edgellm_plan_catalog_models[] = {
     M("gemma-2-2b", "gemma2", "google/gemma-2-2b config.json",
       26, 2304, 8, 4, 256, 9216, 256000, 8192, 1, 0, 0, 2),
     /* Llama 2 7B: meta-llama/Llama-2-7b-hf config.json (32 layers, 4096 hidden, 32 heads,
-     * no GQA, 11008 ff, 32000 vocab, 4096 context); also the llama.cpp#58 log (anchors §7). */
+     * no GQA, 11008 ff, 32000 vocab, 4096 context); also the ggml-org/llama.cpp#58 log. */
     M("llama-2-7b", "llama", "meta-llama/Llama-2-7b-hf config.json",
       32, 4096, 32, 32, 128, 11008, 32000, 4096, 0, 0, 0, 0),
     /* Mistral 7B v0.1: mistralai/Mistral-7B-v0.1 config.json (32 layers, 4096 hidden, 32/8
@@ -154,7 +154,7 @@ const edgellm_plan_device edgellm_plan_catalog_devices[] = {
     D("orin-nano-8gb", "NVIDIA Jetson Orin Nano 8 GB (CPU), 6x Cortex-A78AE @1.5 GHz",
       "NVIDIA Jetson Orin Nano datasheet (68 GB/s peak, 128-bit LPDDR5); usable 6 GiB (estimate)",
       GIB(8), GIB(6), 68.0, 0, 6, 0, 20.0, 0.0, 0),
-    /* 16 GB x86 laptop, 8 cores, dual-channel DDR5-5600 = 89.6 GB/s (derived, anchors §4.2:
+    /* 16 GB x86 laptop, 8 cores, dual-channel DDR5-5600 = 89.6 GB/s (derived:
      * 2 x 8 B x 5600 MT/s). Usable 60 %: desktop OS, browser and IDE stay resident
      * (estimate). */
     D("laptop-16gb", "16 GB x86 laptop, 8 cores, dual-channel DDR5-5600",
@@ -178,7 +178,7 @@ const int edgellm_plan_catalog_n_devices = (int)(sizeof edgellm_plan_catalog_dev
 
 /*
  * Published quality cost. llama.cpp tools/perplexity/README.md (copy crusaderky/llama.cpp,
- * revision f364eb6f; anchors.md §5.1): LLaMA-3-8B, Wikitext-2, against FP16 logits whose
+ * revision f364eb6f): LLaMA-3-8B, Wikitext-2, against FP16 logits whose
  * own PPL is 6.2317 (6.2332 - 0.0015). ΔPPL % = ΔPPL / 6.2317 (derived). Top-1 ("same top
  * p") where the README gives it. F16 is the reference; its row is the BF16->FP16 cast of
  * the same README (KLD 0.000025, top-1 99.74 %). Llama 3 is more sensitive to quantization
