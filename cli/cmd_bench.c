@@ -3,7 +3,7 @@
  * the measured memory-read bandwidth. The work is edgellm_bench (src/tools/bench.c) and
  * edgellm_membw_measure (src/tools/membw.c); this file parses flags and prints markdown
  * (default), CSV or JSON on stdout. Field names of CSV/JSON are llama-bench's where one
- * exists (anchors.md §1.5), so its tooling reads them. */
+ * exists (llama.cpp tools/llama-bench/README.md), so its tooling reads them. */
 #include "commands.h"
 #include "format/gguf.h"
 #include "kernels/cpu_features.h"

@@ -1,7 +1,7 @@
 /*
  * fuzz_gguf.c — libFuzzer target: a whole GGUF file from the fuzzer's bytes.
  *
- * Spec of the input: ggml-org/ggml docs/gguf.md (anchors.md §1.1); reader contract in
+ * Spec of the input: ggml-org/ggml docs/gguf.md; reader contract in
  * src/format/gguf.h. Path through the library:
  *   1. edgellm_gguf_open_memory (deep validation). On failure: a known status, a message,
  *      no handle, no leaked allocation.

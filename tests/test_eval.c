@@ -3,7 +3,7 @@
  *
  * References and tolerances:
  *   - perplexity is recomputed here by an independent scalar route: edgellm_decode over the
- *     same windows, built from the llama-perplexity rules as written in anchors.md §1.6
+ *     same windows, built from the llama-perplexity rules (llama.cpp tools/perplexity/perplexity.cpp)
  *     (BOS substituted at each window start, logits n_ctx/2 .. n_ctx-2 scored; or the last
  *     S with --stride), log-softmax in double. Same forward pass, different windowing and
  *     scoring code: equal to 1e-9 relative.

@@ -1,7 +1,7 @@
 /*
  * test_gguf_hostile.c — the GGUF reader against files built to lie (SQLite's "malformed
  * database files" idea, https://www.sqlite.org/testing.html; layout: ggml-org/ggml
- * docs/gguf.md, anchors.md §1.1).
+ * docs/gguf.md).
  *
  * Each case below builds a small GGUF file in memory that breaks exactly one rule (a bad
  * magic, a count of 2^62, a string running past the end, a dimension product that

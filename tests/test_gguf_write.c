@@ -1,7 +1,7 @@
 /*
  * test_gguf_write.c — the GGUF v3 writer (src/format/gguf_write.c), checked two ways:
  *  - byte for byte against a small file laid out by hand from the spec (ggml-org/ggml
- *    docs/gguf.md; anchors.md §1.1), independent of the reader;
+ *    docs/gguf.md), independent of the reader;
  *  - round trip through the reader (src/format/gguf_read.c): every metadata value type,
  *    arrays of every scalar type and of strings, tensors of F32/F16/Q8_0/BF16 sizes, and the
  *    alignment of every data offset.

@@ -6,11 +6,11 @@
  * Independent references used:
  *  - KV cache: Llama-2-7B, 2048 positions, F16 = 2 x 32 x 2048 x 4096 x 2 B = 1 GiB exactly
  *    (deployment guide §3.1 as corrected in its preface); TinyLlama 44 MiB at 2048 and
- *    Qwen2.5-0.5B 384 MiB at 32768 (anchors.md §7).
+ *    Qwen2.5-0.5B 384 MiB at 32768 (derived from each model's config.json).
  *  - parameter counts published for each catalogue model (Hugging Face model pages).
  *  - llama.cpp tools/quantize/README.md, Llama-3.1-8B: F16 16.0005, Q8_0 8.5008, Q6_K
- *    6.5633, Q5_K_M 5.7036, Q4_K_M 4.8944 bits per weight (anchors.md §1.4); LLaMA-7B Q4_0
- *    3.56 GiB (llama-bench README, anchors.md §7); Llama-3-8B q4_0 4.34 GiB (anchors §5.1).
+ *    6.5633, Q5_K_M 5.7036, Q4_K_M 4.8944 bits per weight; LLaMA-7B Q4_0
+ *    3.56 GiB (tools/llama-bench/README.md); Llama-3-8B q4_0 4.34 GiB (tools/perplexity/README.md).
  */
 #include "test_util.h"
 #include "tools/plan.h"
@@ -34,7 +34,7 @@ static void test_plan_kv_llama2_7b_f16_is_one_gib(void)
     CHECK_EQ(edgellm_plan_kv_bytes(32, 2048, 32, 128, EDGELLM_TYPE_F32), 2ull << 30);
     /* Q8_0: 34 bytes per 32 elements: 2 x 32 x 2048 x (4096 / 32 x 34) */
     CHECK_EQ(edgellm_plan_kv_bytes(32, 2048, 32, 128, EDGELLM_TYPE_Q8_0), 2ull * 32 * 2048 * 128 * 34);
-    /* the old llama.cpp log (anchors §4.1): n_ctx 512, f32 -> "memory_size = 512.00 MB" */
+    /* the old llama.cpp log (ggml-org/llama.cpp#58): n_ctx 512, f32 -> "memory_size = 512.00 MB" */
     CHECK_EQ(edgellm_plan_kv_bytes(32, 512, 32, 128, EDGELLM_TYPE_F32), 512ull << 20);
 }
 
@@ -471,7 +471,7 @@ static void test_plan_llama2_7b_on_pi5(void)
     }
     /* decode: (read bytes + KV) / (11.6 GB/s x efficiency) + 32 x (4096 + 2 x 4096 + 4096 +
      * 2 x 11008 + 4096) + 32000 = 1391872 rows over 4 cores + 32 hand-offs; Pi 5 bound <= 3
-     * tok/s (anchors §7) */
+     * tok/s (derived from ggml-org/llama.cpp#26484's 11.6 GB/s) */
     double t = (double)q4->read_bytes_per_token / (11.6e9 * EDGELLM_PLAN_EFF_MEASURED) +
                1391872 * EDGELLM_PLAN_ROW_OVERHEAD_S / 4 + 32 * EDGELLM_PLAN_SYNC_OVERHEAD_S;
     CHECK_NEAR(q4->decode_tps, 1.0 / t, 1e-9);

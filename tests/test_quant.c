@@ -65,7 +65,7 @@ static void fill_random(float *x, int64_t n, int kind)
 
 /* ---------------------------------------------------------------- decoding, from the spec
  * For element e of a block: w = a*q + b for integer q in [qlo, qhi]. Written from
- * anchors.md §1.3 / blocks.h independently of the dequantizers (only the 6-bit K scale
+ * ggml's src/ggml-common.h / blocks.h independently of the dequantizers (only the 6-bit K scale
  * unpacking, whose layout is tested via dequant exactness against the fixtures, and the
  * Q3_K scale unpacking are shared). */
 typedef struct { double a, b; int qlo, qhi; } grid;
@@ -230,7 +230,7 @@ static void test_quant_known_bytes(void)
     CHECK_EQ(edgellm_rd_u16(out), 0x3000);
     CHECK_EQ(out[2], 0x80);
     for (int j = 3; j < 34; j++) CHECK_EQ(out[j], 0x88);
-    /* Q4_K scale packing: a hand-packed block decodes per the anchors' get_scale_min_k4. */
+    /* Q4_K scale packing: a hand-packed block decodes per ggml's get_scale_min_k4 (src/ggml-quants.c). */
     edgellm_block_q4_K kb;
     memset(&kb, 0, sizeof kb);
     const uint8_t sc[12] = {0x41, 0x02, 0x03, 0x04, 0x09, 0x0a, 0x0b, 0xcc, 0x25, 0x06, 0x07, 0x38};

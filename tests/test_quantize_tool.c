@@ -225,7 +225,7 @@ static void test_recipe_use_more_bits_by_hand(void)
     CHECK_EQ(c.type, EDGELLM_TYPE_Q4_K);
     edgellm_quant_choose(&r, "token_embd.weight", 2, ne, EDGELLM_TYPE_F32, &c);   /* tied head */
     CHECK_EQ(c.type, EDGELLM_TYPE_Q6_K);
-    int64_t ne896[2] = {896, 896};   /* Qwen2.5-0.5B rows: 3.5 x 256 (anchors.md §1.4) */
+    int64_t ne896[2] = {896, 896};   /* Qwen2.5-0.5B rows: 3.5 x 256 (Qwen/Qwen2.5-0.5B config.json) */
     edgellm_quant_choose(&r, "blk.3.attn_q.weight", 2, ne896, EDGELLM_TYPE_F32, &c);
     CHECK_EQ(c.type, EDGELLM_TYPE_Q5_0);
     CHECK(c.fallback);

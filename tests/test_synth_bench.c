@@ -5,7 +5,7 @@
  * pages / safetensors metadata) recomputed here from the shape numbers with the llama
  * block's tensor list; the tensor list of a synthesised file read back with the GGUF
  * reader; the bytes a decode step reads recomputed from that list; llama-bench's JSON
- * field names (anchors.md §1.5), checked in output that is parsed by a small JSON
+ * field names (llama-bench's README), checked in output that is parsed by a small JSON
  * syntax checker below (no JSON library in the test). */
 #include "test_util.h"
 #include "format/gguf.h"

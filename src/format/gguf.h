@@ -1,6 +1,6 @@
 /*
  * gguf.h — internal GGUF v2/v3 reader and v3 writer.
- * Spec: ggml-org/ggml docs/gguf.md (layout summarised in shared/docs/anchors.md §1.1).
+ * Spec: ggml-org/ggml docs/gguf.md (layout, value and tensor types: ggml-org/ggml include/gguf.h).
  *
  * The reader maps the file read-only and validates it completely in edgellm_gguf_open
  * (deep validation): every count against the file size, every string/array length, n_dims,

@@ -2,7 +2,7 @@
  * gguf_read.c — GGUF v2/v3 reader: maps a file read-only and validates all of it before
  * anything is handed out.
  *
- * Spec: ggml-org/ggml docs/gguf.md; summary in shared/docs/anchors.md §1.1. Layout
+ * Spec: ggml-org/ggml docs/gguf.md, include/gguf.h and src/gguf.cpp. Layout
  * (little-endian):
  *
  *   offset  field
@@ -431,7 +431,7 @@ static edgellm_status parse(edgellm_gguf *g, edgellm_error *err)
             return edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: general.alignment must be UINT32, not %s", g->path,
                                 edgellm_gguf_vtype_name(kv->type));
         uint32_t a = edgellm_rd_u32(kv->val);
-        /* gguf.md: "must be a multiple of 8" (anchors.md §1.1). Alignment 1 put Q4_0 blocks at
+        /* ggml-org/ggml docs/gguf.md: "must be a multiple of 8". Alignment 1 put Q4_0 blocks at
          * odd addresses: misaligned loads of their f16 scales (found by fuzz_gguf). */
         if (a < 8 || (a & (a - 1)) || a > MAX_ALIGNMENT)
             return edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: general.alignment %u is not a power of two in 8..%u", g->path,

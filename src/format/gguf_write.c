@@ -1,7 +1,7 @@
 /*
  * gguf_write.c — the GGUF v3 writer (the edgellm_gguf_writer_* half of gguf.h).
  *
- * Spec: ggml-org/ggml docs/gguf.md, summarised in shared/docs/anchors.md §1.1. Everything is
+ * Spec: ggml-org/ggml docs/gguf.md and include/gguf.h. Everything is
  * little-endian; strings are a uint64 byte count followed by the bytes (no NUL).
  *
  *   offset 0   u32 magic "GGUF" | u32 version = 3 | u64 tensor_count | u64 kv_count

@@ -3,8 +3,8 @@
  * with: one struct per format, its element count, what each field holds, bits per weight,
  * and a static assertion that sizeof equals the sum of the fields (padding fails the build).
  *
- * ggml formats: layouts are facts from ggml-org/ggml src/ggml-common.h (summarised in
- * shared/docs/anchors.md §1.3). A "half" is an IEEE binary16 stored as uint16_t
+ * ggml formats: layouts are facts from ggml-org/ggml src/ggml-common.h (struct by struct,
+ * each with a static_assert of its size). A "half" is an IEEE binary16 stored as uint16_t
  * (convert with edgellm_f16_to_f32 / edgellm_f32_to_f16). All multi-byte fields are
  * little-endian on disk; edgellm only runs on little-endian hosts.
  *

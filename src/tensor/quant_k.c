@@ -3,7 +3,7 @@
  * dequantizers (bit-exact to ggml's formulas and float operation order), reference
  * quantizers, and reference dot products against Q8_K activations.
  *
- * Spec: ggml-org/ggml src/ggml-common.h (layouts, blocks.h, anchors.md §1.3) and
+ * Spec: ggml-org/ggml src/ggml-common.h (layouts, blocks.h) and
  * src/ggml-quants.c (dequantize_row_q*_K, quantize_row_q*_K_ref). Each super-block holds
  * 16 sub-blocks of 16 (Q2_K, Q3_K, Q6_K) or 8 of 32 (Q4_K, Q5_K); every sub-block has a
  * small integer scale (and for Q2/Q4/Q5 a min) that is itself multiplied by a half

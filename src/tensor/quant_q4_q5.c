@@ -3,7 +3,7 @@
  * quantizers (byte-identical to llama.cpp's), dequantizers and reference dot products
  * against Q8_0 (Q4_0, Q5_0) or Q8_1 (Q4_1, Q5_1) activations.
  *
- * Spec: layouts of ggml-org/ggml src/ggml-common.h (blocks.h, anchors.md §1.3); the
+ * Spec: layouts of ggml-org/ggml src/ggml-common.h (blocks.h); the
  * arithmetic of ggml's quantize_row_q{4,5}_{0,1}_ref (src/ggml-quants.c), all in float:
  *   Q4_0  m = the x of largest |x| (signed, first wins);  d = m / -8;  id = 1/d (0 if d == 0)
  *         q = min(15, trunc(x*id + 8.5))            w = (q - 8) * half(d)

@@ -2,7 +2,7 @@
  * quant_q8.c — Q8_0 (weights and activations), Q8_1 and Q8_K (activations): reference
  * quantizers, dequantizers and the Q8_0 x Q8_0 reference dot product.
  *
- * Spec: block layouts of ggml-org/ggml src/ggml-common.h (blocks.h, anchors.md §1.3);
+ * Spec: block layouts of ggml-org/ggml src/ggml-common.h (blocks.h);
  * arithmetic of ggml's quantize_row_q8_0_ref / _q8_1_ref / _q8_K_ref (src/ggml-quants.c),
  * reproduced so that our Q8_0 bytes equal llama.cpp's:
  *   Q8_0/Q8_1  amax = max|x| over 32;  d = amax/127 (float);  id = 1/d (0 if d == 0);

@@ -76,7 +76,7 @@ FROM_FLOAT(q2_K) FROM_FLOAT(q3_K) FROM_FLOAT(q4_K) FROM_FLOAT(q5_K) FROM_FLOAT(q
     FROM_FLOAT(i8_g##G##_asym)
 EDGELLM_GROUP_TYPES(FROM_FLOAT_GROUP)
 
-/* ggml ids 0..39; block sizes and byte sizes from ggml-common.h (anchors.md §1.3). */
+/* ggml ids 0..39; block sizes and byte sizes from ggml-org/ggml src/ggml-common.h. */
 static const edgellm_type_traits ggml_traits[EDGELLM_TYPE_GGML_COUNT] = {
     [EDGELLM_TYPE_F32]  = T_FLOAT("F32", 4, f32_to_float, f32_from_float, dot_f32_ref),
     [EDGELLM_TYPE_F16]  = T_FLOAT("F16", 2, f16_to_float, f16_from_float, dot_f16_ref),

@@ -1,7 +1,7 @@
 /*
  * types.h — the traits table of tensor types: block size, bytes per block, converters and
  * the reference dot product. One entry per edgellm_type (ggml ids 0..39, edgellm's
- * group-wise types at 1000+). Layouts: ggml-org/ggml src/ggml-common.h (anchors.md §1.3).
+ * group-wise types at 1000+). Layouts: ggml-org/ggml src/ggml-common.h.
  *
  * Matrix products: a weight row of type T is multiplied with an activation row that has
  * first been converted to traits(T)->vec_dot_type (F32 for float weights, Q8_0 / Q8_K for

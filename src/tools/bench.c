@@ -4,7 +4,7 @@
  * memory-bandwidth roofline.
  *
  * Conventions follow llama-bench (ggml-org/llama.cpp tools/llama-bench/README.md, summarised
- * in anchors.md §1.5):
+ * below):
  *   pp<N>  one edgellm_decode of N prompt tokens from an empty KV cache;
  *   tg<N>  N edgellm_decode calls of one token each, from an empty KV cache;
  *   "... @ d<D>"  the same test with D tokens already in the KV cache (llama-bench -d):
@@ -52,7 +52,7 @@
  *                   edgellm_membw_measure over a buffer at least as large as the bytes a
  *                   token reads, measured after the tests (the machine's figure, the one
  *                   `plan` uses).
- *                   Decode from memory cannot beat 1.0 (anchors.md §4.1: tok/s <= bandwidth /
+ *                   Decode from memory cannot beat 1.0 (vllm-project/vllm#7379: tok/s <= bandwidth /
  *                   bytes); a model whose weights stay in the CPU caches can (the CLI then
  *                   adds a note).
  */
@@ -102,7 +102,7 @@ uint64_t edgellm_bench_kv_bytes_per_token(const edgellm_model *m, int n_attended
 
 void edgellm_bench_ftype_label(const edgellm_model *m, char *buf, size_t size)
 {
-    /* llama.cpp's general.file_type values (anchors.md §1.1) */
+    /* llama.cpp's general.file_type values (ggml-org/ggml docs/gguf.md) */
     static const struct { int id; const char *name; } ftypes[] = {
         {0, "F32"}, {1, "F16"}, {2, "Q4_0"}, {3, "Q4_1"}, {7, "Q8_0"}, {8, "Q5_0"}, {9, "Q5_1"},
         {10, "Q2_K"}, {11, "Q3_K_S"}, {12, "Q3_K_M"}, {13, "Q3_K_L"}, {14, "Q4_K_S"}, {15, "Q4_K_M"},

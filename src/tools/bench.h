@@ -17,7 +17,7 @@ uint64_t edgellm_bench_weight_bytes_per_token(const edgellm_model *m);
  * every layer) from a cache of kv_type (EDGELLM_TYPE_F32: 4 bytes an element, F16: 2). */
 uint64_t edgellm_bench_kv_bytes_per_token(const edgellm_model *m, int n_attended, int kv_type);
 
-/* llama.cpp-style label of the model's precision: from general.file_type (anchors.md
+/* llama.cpp-style label of the model's precision: from general.file_type (ggml docs/gguf.md
  * §1.1 enum), else edgellm.quant.scheme, else the type of the most bytes of matrices. */
 void edgellm_bench_ftype_label(const edgellm_model *m, char *buf, size_t size);
 

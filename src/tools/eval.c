@@ -5,7 +5,7 @@
  * argmax, FNV-1a hashing, mean/standard error, quantiles).
  *
  * Spec: llama-perplexity (ggml-org/llama.cpp tools/perplexity/perplexity.cpp), as
- * summarised in anchors.md §1.6:
+ * implemented there:
  *
  *   text --tokenize (BOS first if the vocab adds it)--> t[0 .. n_tokens)
  *

@@ -17,7 +17,7 @@
  *                               R * KL(ref|rest || model|rest), 0 when k >= n_vocab.
  *   same top  = argmax lq == argmax lp (lowest id on ties)
  *   dp        = exp(lq[target]) - exp(lp[target])
- * Summaries (anchors.md §1.6, llama-perplexity's KLD printout): PPL of both, ΔPPL %,
+ * Summaries (llama-perplexity's KLD printout, tools/perplexity/README.md): PPL of both, ΔPPL %,
  * mean ln(PPL/PPL_ref) with its paired standard error, mean KLD ± standard error, median,
  * 99th percentile and maximum KLD, "same top p" % ± binomial error, mean and RMS Δp.
  * (llama-perplexity stores uint16-compressed log-probs and skips entries below

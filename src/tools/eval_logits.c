@@ -2,7 +2,7 @@
  * eval_logits.c — the saved-logits file of `edgellm eval save-logits` / `compare
  * --ref-logits`: a reference model's next-token distributions over the scored positions
  * of a text, kept compactly so the full-precision model need not be on the device when
- * the quantized one is compared with it (anchors.md §1.6: llama-perplexity's
+ * the quantized one is compared with it (llama.cpp tools/perplexity/README.md: llama-perplexity's
  * --kl-divergence-base keeps the whole vocabulary as uint16 per entry, "11 GiB for LLaMA 2"
  * on Wikitext-2; we keep the top k as float32, 12 + 8k bytes per position).
  *

@@ -5,7 +5,7 @@
  *   per scored position:  nll = logsumexp(logits) - logits[target]       (nats)
  *   PPL = exp(mean nll),  PPL error = PPL * sqrt(var(nll) / (n - 1))
  *
- * (anchors.md §1.6: "Final estimate: PPL = x +/- y", the uncertainty from the variance of
+ * (perplexity.cpp: "Final estimate: PPL = x +/- y", the uncertainty from the variance of
  * nll.) Sums run in double, in position order.
  */
 #include "eval.h"

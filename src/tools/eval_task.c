@@ -3,7 +3,7 @@
  * include/edgellm.h, "Evaluation").
  *
  * Multiple choice (lm-evaluation-harness's loglikelihood scoring; llama-perplexity's
- * --multiple-choice does the same, anchors.md §1.6):
+ * --multiple-choice does the same, ggml-org/llama.cpp tools/perplexity/perplexity.cpp):
  *   ctx   = tokenize(context)            with BOS per the vocab
  *   whole = tokenize(context + choice)   with BOS per the vocab
  *   p     = length of the common prefix of ctx and whole (SentencePiece may merge across

@@ -1,7 +1,7 @@
 /*
  * membw.c — memory-read bandwidth benchmark: how many bytes per second this machine's cores
  * can stream from DRAM. Decode at batch 1 reads every weight once per token, so this number
- * is the roofline of token generation (anchors.md §4.1: tok/s <= read bandwidth / bytes read
+ * is the roofline of token generation (vllm-project/vllm#7379: tok/s <= read bandwidth / bytes read
  * per token). `edgellm plan --device host` and `edgellm bench --bandwidth` use it.
  *
  * Method (the read-only kernel of STREAM-like tools, written for this project):
@@ -14,10 +14,10 @@
  *      no ISA flags needed), the wall time of the slowest thread counts;
  *   4. repeat until the time budget is spent (at least 3 runs), report the best run —
  *      best, not mean, because other processes only ever slow a run down.
- * Units: GB/s = 1e9 bytes per second (not GiB/s), as memory vendors and anchors.md quote.
+ * Units: GB/s = 1e9 bytes per second (not GiB/s), as memory vendors and STREAM quote.
  *
  * Expected values: Raspberry Pi 5 ~11.6 GB/s at 4 threads (ggml-org/llama.cpp#26484),
- * dual-channel DDR5 desktops 40-70 GB/s (vllm-project/vllm#7379; anchors.md §4.2).
+ * dual-channel DDR5 desktops 40-70 GB/s (vllm-project/vllm#7379; ggml-org/llama.cpp#34).
  */
 #include "edgellm_tools.h"
 #include "../common/common.h"

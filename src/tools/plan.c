@@ -5,7 +5,7 @@
  * the arithmetic of plan_math.c, judges it against the memory an app may use, and picks one
  * precision per scenario.
  *
- * Rules (shared/docs/deployment-guide.zh.md §3.1, §6.1, §6.2; anchors.md §4, §5, §7):
+ * Rules (shared/docs/deployment-guide.zh.md §3.1, §6.1, §6.2; vllm#7379; llama.cpp perplexity README):
  *  - budget  = usable memory x (1 - safety margin), margin >= 20 % ("留出至少20%的内存余量");
  *    verdict: total <= budget "fits"; total <= usable "tight"; otherwise "does not fit".
  *  - real-time: the best quality that fits, reaches the first token within --latency-ms

@@ -30,7 +30,7 @@
  * cores slower than that Zen 5 they are larger (not calibrated elsewhere).
  * For a catalogue device quoted at theoretical peak bandwidth: llama.cpp decode reaches
  * 60 % (Pi 5), ~68 % (i9-13900K DDR5-6400), ~78 % (Apple M1), 57-74 % (OnePlus 12,
- * ExecuTorch) of the peak figure — anchors.md §4.3; we take 0.65. */
+ * ExecuTorch) of the peak figure (llama.cpp#26484, #34, #1642; executorch llama README); we take 0.65. */
 /* --shape n_layer at most this (a tensor list of n_layer x 9 entries is built from it; a
  * fuzzed 3,293,298 asked for ~0.7 GB). Published models have up to ~130. */
 #define EDGELLM_PLAN_MAX_LAYERS 1024
@@ -38,7 +38,7 @@
 #define EDGELLM_PLAN_EFF_PEAK     0.65
 #define EDGELLM_PLAN_ROW_OVERHEAD_S 10e-9
 #define EDGELLM_PLAN_SYNC_OVERHEAD_S 22e-6
-/* Prompt tokens processed per forward pass (llama-bench default -ub 512, anchors §1.5). */
+/* Prompt tokens processed per forward pass (llama-bench's default -ub 512, its README). */
 #define EDGELLM_PLAN_UBATCH 512
 /* Fixed runtime memory: executable, libc, thread stacks, allocator slack. Peak RSS from
  * `edgellm bench` minus weights, KV cache, scratch and tokenizer tables was 3-5 MiB for the
@@ -98,12 +98,12 @@ typedef struct {
 } edgellm_plan_recipe;
 
 /* llama.cpp's use_more_bits(i, n): first and last eighth of the layers and every third
- * layer in between (anchors.md §1.4, src/llama-quant.cpp). */
+ * layer in between (ggml-org/llama.cpp src/llama-quant.cpp). */
 bool edgellm_plan_use_more_bits(int i_layer, int n_layer);
 /* Type a row of ne0 elements can really have, by edgellm quantize's own rule
  * (edgellm_quant_fallback_type, quant_recipe.c): K-quants fall back when ne0 % 256 != 0
  * (Q4_K->Q5_0, Q5_K->Q5_1, Q6_K->Q8_0, Q2_K/Q3_K->Q4_0), I4/I8 groups to the next smaller
- * group (g256->g128->g64), then anything still not dividing ne0 to F16 (anchors.md §1.4). */
+ * group (g256->g128->g64), then anything still not dividing ne0 to F16 (as llama-quant.cpp does). */
 int edgellm_plan_fallback_type(int type, int64_t ne0);
 /* Type a recipe gives a tensor (1-D tensors stay F32). */
 int edgellm_plan_tensor_type(const edgellm_plan_recipe *r, const edgellm_plan_tensor *t, int n_layer);
@@ -154,7 +154,7 @@ double edgellm_plan_rows_per_token(const edgellm_plan_model *m);
  * calibration comment above): streaming (read_bytes + batch * KV) / (bw * eff), plus
  * batch x rows x EDGELLM_PLAN_ROW_OVERHEAD_S over the cores, plus n_layer x
  * EDGELLM_PLAN_SYNC_OVERHEAD_S when more than one core works; never faster than the
- * compute over the big cores (little cores slow decode down, anchors.md §6 item 4). */
+ * compute over the big cores (little cores slow decode down, ggml-org/llama.cpp#7176). */
 double edgellm_plan_decode_steps_per_s(const edgellm_plan_model *m, const edgellm_plan_device *d,
                                        uint64_t read_bytes, uint64_t matmul_params, int n_ctx, int kv_type,
                                        int batch, double efficiency);

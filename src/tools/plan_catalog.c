@@ -82,11 +82,11 @@ const edgellm_plan_device edgellm_plan_catalog_devices[] = {
     D("orin-nano-8gb", "NVIDIA Jetson Orin Nano 8 GB (CPU), 6x Cortex-A78AE @1.5 GHz",
       "NVIDIA Jetson Orin Nano datasheet (68 GB/s peak, 128-bit LPDDR5); usable 6 GiB (estimate)",
       GIB(8), GIB(6), 68.0, 0, 6, 0, 20.0, 0.0, 0),
-    /* 16 GB x86 laptop, 8 cores, dual-channel DDR5-5600 = 89.6 GB/s (derived, anchors §4.2:
+    /* 16 GB x86 laptop, 8 cores, dual-channel DDR5-5600 = 89.6 GB/s (derived:
      * 2 x 8 B x 5600 MT/s). Usable 60 %: desktop OS, browser and IDE stay resident
      * (estimate). */
     D("laptop-16gb", "16 GB x86 laptop, 8 cores, dual-channel DDR5-5600",
-      "anchors.md §4.2 (DDR5-5600 dual channel = 89.6 GB/s peak, derived); ggml-org/llama.cpp#34 (GFLOP/s); usable 60% (estimate)",
+      "derived: 2 x 8 B x 5600 MT/s = 89.6 GB/s peak (DDR5-5600 dual channel); ggml-org/llama.cpp#34 (GFLOP/s); usable 60% (estimate)",
       GIB(16), GIB(9.6), 89.6, 0, 8, 0, 30.0, 0.0, 0),
     /* iPhone 13 Pro: 6 GB; an app gets 3.12 GB (4.20 GB with the increased-memory-limit
      * entitlement) (a-ghorbani/pocketpal-ai#651). A15: 2 performance + 4 efficiency cores,
@@ -106,14 +106,14 @@ const int edgellm_plan_catalog_n_devices = (int)(sizeof edgellm_plan_catalog_dev
 
 /*
  * Published quality cost. llama.cpp tools/perplexity/README.md (copy crusaderky/llama.cpp,
- * revision f364eb6f; anchors.md §5.1): LLaMA-3-8B, Wikitext-2, against FP16 logits whose
+ * revision f364eb6f): LLaMA-3-8B, Wikitext-2, against FP16 logits whose
  * own PPL is 6.2317 (6.2332 - 0.0015). ΔPPL % = ΔPPL / 6.2317 (derived). Top-1 ("same top
  * p") where the README gives it. F16 is the reference; its row is the BF16->FP16 cast of
  * the same README (KLD 0.000025, top-1 99.74 %). Llama 3 is more sensitive to quantization
  * than Llama 2, small models more than large ones (ExecuTorch README): treat these as the
  * order of magnitude, and run `edgellm eval` for the model at hand.
  */
-#define L3_SRC "published: Llama-3-8B, llama.cpp perplexity README (anchors §5.1)"
+#define L3_SRC "published: Llama-3-8B, ggml-org/llama.cpp tools/perplexity/README.md"
 const edgellm_plan_published edgellm_plan_published_quality[] = {
     {"F16",    NAN,     0.000025, 99.74, "published: Llama-3-8B BF16->FP16, llama.cpp perplexity README"},
     {"BF16",   0.0,     0.0,      100.0, "reference precision of the published models"},

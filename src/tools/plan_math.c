@@ -9,7 +9,7 @@
  *              e.g. Llama-2-7B, 2048 positions, F16: 2 x 32 x 2048 x 4096 x 2 = 1 GiB
  *   scratch  = f32 activations, attention scores and logits (see scratch_bytes)
  *   overhead = executable, libc, stacks + tokenizer tables (n_vocab x 40 B)
- * Speed (anchors.md §4.1 roofline):
+ * Speed (the decode roofline, vllm-project/vllm#7379):
  *   decode step  = max(bytes read / (bandwidth x efficiency), FLOPs / (big cores x GFLOP/s))
  *                  (GFLOP/s: Q4_0 prefill's; each matrix's FLOPs weighted by its type's kernel
  *                  cost relative to that, edgellm_plan_kernel_cost: decode runs one row at a
@@ -21,7 +21,7 @@
  *                  + n_layer x 20 us per ubatch
  *   FLOPs/token  = 2 x matmul weights + 4 x n_layer x n_head x head_dim x position
  *
- * Recipes follow llama-quantize (ggml-org/llama.cpp src/llama-quant.cpp, anchors.md §1.4):
+ * Recipes follow llama-quantize (ggml-org/llama.cpp src/llama-quant.cpp):
  * 1-D tensors stay F32; output.weight (or a tied token_embd) gets Q6_K unless the recipe is
  * Q8_0 or a float type; Q4_K_M / Q5_K_M give attn_v (fused attn_qkv) and ffn_down Q6_K on
  * use_more_bits layers; a row length the block does not divide falls back by edgellm

@@ -3,7 +3,7 @@
  * catalogues (plan_catalog.c), a GGUF file's metadata and tensor table, explicit shape
  * numbers, or this machine (/proc/meminfo, cpufreq, and the bandwidth benchmark of membw.c).
  *
- * GGUF keys read (ggml-org/ggml docs/gguf.md, anchors.md §1.1), with ARCH =
+ * GGUF keys read (ggml-org/ggml docs/gguf.md), with ARCH =
  * general.architecture: ARCH.block_count, ARCH.embedding_length, ARCH.attention.head_count,
  * ARCH.attention.head_count_kv (default: head_count), ARCH.feed_forward_length,
  * ARCH.context_length (optional), ARCH.attention.key_length (head_dim; default
@@ -128,7 +128,7 @@ edgellm_status edgellm_plan_model_from_shape(int n_layer, int n_embd, int n_head
 
 /* ---------------------------------------------------------------- GGUF files ---- */
 
-/* general.file_type ids (docs/gguf.md, anchors.md §1.1). */
+/* general.file_type ids (ggml-org/ggml docs/gguf.md). */
 static const char *file_type_label(int64_t ft)
 {
     static const char *const names[] = {

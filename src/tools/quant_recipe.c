@@ -6,7 +6,7 @@
  * output.weight (or a tied token_embd) Q6_K, as llama-quantize does by default; `pure`
  * (llama-quantize --pure) keeps it in the plain type, which is how the reference fixtures
  * were made. Q6_K, Q8_0 and i8 keep their own type for the output.
- * The mixes follow llama.cpp's recipe as summarised in anchors.md §1.4 (source:
+ * The mixes follow llama.cpp's recipe (source:
  * ggml-org/llama.cpp src/llama-quant.cpp): for Q4_K_M / Q5_K_M, output.weight (or a tied
  * token_embd) is Q6_K; attn_v (and a fused attn_qkv) and ffn_down are Q6_K in layer i when
  *     use_more_bits(i, n) = i < n/8 || i >= 7n/8 || (i - n/8) % 3 == 2   (integer division)
@@ -15,7 +15,7 @@
  * multiple of 32. edgellm's group types (I4/I8, g64/g128/g256) fall back to the next
  * smaller group of the same kind, then F16.
  *
- * general.file_type values are llama.cpp's enum (anchors.md §1.1): ALL_F32 0, MOSTLY_F16 1,
+ * general.file_type values are llama.cpp's enum (ggml-org/ggml docs/gguf.md): ALL_F32 0, MOSTLY_F16 1,
  * Q4_0 2, Q4_1 3, Q8_0 7, Q5_0 8, Q5_1 9, Q4_K_S 14, Q4_K_M 15, Q5_K_S 16, Q5_K_M 17,
  * Q6_K 18. A pure Q4_K / Q5_K file is labelled Q4_K_S / Q5_K_S, the nearest enum value.
  *

@@ -17,7 +17,7 @@ typedef struct {
     int  base_type;       /* edgellm_type of most matrices                                   */
     bool k_mix;           /* q4_k_m / q5_k_m: llama.cpp's Q6_K bumps                         */
     bool edgellm_only;    /* base type is one of edgellm's group-wise types                 */
-    int  file_type;       /* general.file_type (llama.cpp enum, anchors.md §1.1); -1: none   */
+    int  file_type;       /* general.file_type (llama.cpp enum, ggml docs/gguf.md); -1: none */
 } edgellm_quant_scheme;
 
 /* Parse a type name ("q4_k_m", "i4"...; case-insensitive). group is used by i4/i8 only
@@ -56,7 +56,7 @@ void edgellm_quant_choose(const edgellm_quant_recipe *r, const char *name, uint3
  * loop until the row fits; edgellm_quant_choose and `edgellm plan` share this rule. */
 int edgellm_quant_fallback_type(int type);
 
-/* llama.cpp's use_more_bits(i, n) (anchors.md §1.4). */
+/* llama.cpp's use_more_bits(i, n) (ggml-org/llama.cpp src/llama-quant.cpp). */
 bool edgellm_quant_use_more_bits(int i_layer, int n_layer);
 
 /* Error statistics of one converted chunk, merged over threads. */

@@ -24,7 +24,7 @@
  * <unk> (id 0, type 2 unknown), <s> (1, control), </s> (2, control), the 256 byte tokens
  * <0x00>..<0xFF> (type 6 byte, which byte fallback needs), then filler pieces that are
  * unique lower-case letter strings, every other one with the "▁" word prefix (type 1
- * normal, score -k). Token types per the GGUF spec (anchors.md §1.1).
+ * normal, score -k). Token types per the GGUF spec (ggml-org/ggml docs/gguf.md).
  */
 #include "quantize.h"
 #include "../common/threadpool.h"
