@@ -277,6 +277,9 @@ static edgellm_status check_batch(edgellm_ctx *c, const edgellm_batch *b, int32_
 
 edgellm_status edgellm_decode_batch(edgellm_ctx *c, const edgellm_batch *b, edgellm_error *err)
 {
+    if (c && atomic_load(&c->busy))
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "%s: decode: a generation job runs on this context (wait for it "
+                            "first)", c->model->path);
     if (c) atomic_store(&c->abort, 0);   /* a public call starts: an earlier abort is spent */
     return edgellm_decode_batch_internal(c, b, err);
 }

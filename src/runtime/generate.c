@@ -1,38 +1,16 @@
 /*
- * generate.c — the generation loop: prompt in, a stream of tokens out.
+ * generate.c — the public generation calls (include/edgellm.h, "generation") on top of the
+ * engine of gen.c: edgellm_generate (one stream, prefilled in one pass), edgellm_generate_batch
+ * (continuous batching over the context's sequences) and the asynchronous jobs
+ * (edgellm_generate_async: edgellm_generate on a worker thread).
  *
- * Contract: include/edgellm.h, "Generation loop". One call:
- *
- *   reset the context
- *   tokenize the prompt (BOS per the vocabulary when add_bos)
- *       an empty token list (empty prompt, or --no-bos with an empty prompt) becomes [BOS];
- *       a vocabulary without BOS then has nothing to condition on: EDGELLM_ERR_MISUSE
- *   refuse a prompt longer than n_ctx (EDGELLM_ERR_CTX_FULL, before any compute)
- *   prefill all prompt tokens in ONE edgellm_decode call        -> stats.prefill_ms
- *   loop:                                                       -> stats.decode_ms
- *       n_generated == n_predict        -> stop N_PREDICT
- *       sample from the last logits, record it in the penalty history
- *       EOS                             -> stop EOS (not passed to the callback, not counted)
- *       callback(token, piece)          -> non-zero: stop CALLBACK (the token counts)
- *       the cache is full (n_past == n_ctx) -> stop CTX_FULL (clean: the token was emitted,
- *                                          there is just no room to process it)
- *       decode the token at position n_past
- *
- * The last generated token is only decoded when another one will follow, so -n N costs
- * one prefill and N-1 single-token passes.
- *
- * Pieces: each callback receives edgellm_token_to_piece() of the token, with one
- * SentencePiece rule applied: the first piece of a generation whose prompt text is empty
- * (the sequence is just BOS) loses one leading space. SentencePiece prepends a "dummy
- * prefix" space when encoding and drops it when decoding the start of a text; llama2.c
- * does the same by stripping the space of a piece that follows BOS. This applies only to
- * "llama" (SentencePiece) vocabularies. With a non-empty prompt the caller prints its own
- * prompt text and every piece is passed unchanged.
- *
- * Timing: prefill_ms is the wall time of the prompt's edgellm_decode call; decode_ms sums
- * sampling plus single-token edgellm_decode calls (callback time is excluded).
+ * Jobs: the worker runs the generation with the context marked busy (public calls on it
+ * other than abort are refused meanwhile), then the done callback, then marks the job
+ * finished. The abort flag is cleared by edgellm_generate_async on the caller's thread
+ * before the worker starts, so an abort right after it returns is never lost.
  */
-#include "common/common.h"
+#include "gen.h"
+#include "../common/common.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -42,135 +20,232 @@ edgellm_generate_params edgellm_generate_default_params(void)
     p.n_predict = 128;
     p.add_bos = 1;
     p.sampling = edgellm_sampler_default_params();
+    p.seq = 0;
+    p.append = 0;
     return p;
 }
 
-/* Tokenize text into a fresh array (*out, caller frees with edgellm_free). */
-static edgellm_status tokenize_prompt(const edgellm_tokenizer *tok, const char *text, int add_bos, int32_t **out,
-                                      int *n_out, edgellm_error *err)
+typedef struct {
+    edgellm_token_callback cb;
+    void *user;
+} single_cb;
+
+static int single_piece(void *user, int index, int32_t token, const char *piece, size_t len)
 {
-    size_t len = strlen(text);
-    if (len > (size_t)(1 << 30)) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "generate: prompt of %zu bytes is too long", len);
-    int cap = (int)len + 8;   /* SentencePiece and BPE give at most one token per byte, + BOS */
-    int32_t *ids = edgellm_malloc((size_t)cap * sizeof *ids);
-    if (!ids) return edgellm_fail_nomem(err, "generate: prompt tokens");
-    int n = 0;
-    edgellm_status rc = edgellm_tokenize(tok, text, len, add_bos, ids, cap, &n, err);
-    if (rc == EDGELLM_ERR_MISUSE && n > cap) {   /* a tokenizer that needs more room */
-        edgellm_free(ids);
-        cap = n;
-        ids = edgellm_malloc((size_t)cap * sizeof *ids);
-        if (!ids) return edgellm_fail_nomem(err, "generate: prompt tokens");
-        rc = edgellm_tokenize(tok, text, len, add_bos, ids, cap, &n, err);
+    (void)index;
+    const single_cb *s = user;
+    return s->cb ? s->cb(token, piece, len, s->user) : 0;
+}
+
+static edgellm_status busy_refusal(const edgellm_ctx *c, const char *what, edgellm_error *err)
+{
+    return edgellm_fail(err, EDGELLM_ERR_MISUSE, "%s: %s: a generation job runs on this context (wait for it first)",
+                        c->model->path, what);
+}
+
+/* edgellm_generate without the entry checks: the job's worker runs this. */
+static edgellm_status generate(edgellm_ctx *c, const char *prompt, const edgellm_generate_params *p,
+                               edgellm_token_callback cb, void *user, edgellm_generate_stats *stats, edgellm_error *err)
+{
+    edgellm_gen g = {0};
+    single_cb s = {cb, user};
+    edgellm_status rc = edgellm_gen_begin(&g, c, 0, prompt, p);
+    if (rc == EDGELLM_OK) rc = edgellm_gen_run(c, &g, 1, 0, single_piece, NULL, &s, err);
+    else if (err) *err = g.err;
+    if (rc == EDGELLM_OK && g.rc) {
+        rc = g.rc;
+        if (err) *err = g.err;
     }
-    if (rc != EDGELLM_OK) { edgellm_free(ids); return rc; }
-    *out = ids;
-    *n_out = n;
-    return EDGELLM_OK;
+    if (stats) edgellm_sized_out(stats, &g.st, sizeof g.st);
+    edgellm_gen_end(&g);
+    return rc;
 }
 
 edgellm_status edgellm_generate(edgellm_ctx *c, const char *prompt, const edgellm_generate_params *p,
                                 edgellm_token_callback cb, void *user, edgellm_generate_stats *stats,
                                 edgellm_error *err)
 {
-    edgellm_generate_stats st = {0};
-    edgellm_generate_params dp = edgellm_generate_default_params();
-    edgellm_status rc = EDGELLM_OK;
-    edgellm_sampler *smp = NULL;
-    int32_t *ids = NULL;
-    char piece_small[256];
-    char *piece = piece_small;
-    int piece_cap = (int)sizeof piece_small;
-
-    st.size = sizeof st;
-    st.stop = EDGELLM_STOP_N_PREDICT;
-    if (stats && !edgellm_sized_out(stats, &st, sizeof st))
-        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "generate: stats.size is 0: set it to sizeof(edgellm_generate_stats)");
+    if (stats) {
+        edgellm_generate_stats st = {.size = sizeof st, .stop = EDGELLM_STOP_N_PREDICT};
+        if (!edgellm_sized_out(stats, &st, sizeof st))
+            return edgellm_fail(err, EDGELLM_ERR_MISUSE, "generate: stats.size is 0: set it to sizeof(edgellm_generate_stats)");
+    }
     if (!c) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "generate: context is NULL");
-    if ((rc = edgellm_sized_in(&dp, sizeof dp, p, "edgellm_generate_params", err))) return rc;
-    p = &dp;
-    if (!prompt) prompt = "";
+    if (atomic_load(&c->busy)) return busy_refusal(c, "generate", err);
+    atomic_store(&c->abort, 0);   /* a public call starts: an earlier abort is spent */
+    return generate(c, prompt, p, cb, user, stats, err);
+}
 
-    const edgellm_model *m = edgellm_ctx_model(c);
-    const edgellm_tokenizer *tok = edgellm_model_tokenizer(m);
-    if (!tok) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "generate: the model has no tokenizer");
-    edgellm_model_info info = {.size = sizeof info};
-    edgellm_model_get_info(m, &info);
-    const int n_ctx = edgellm_ctx_n_ctx(c);
-    const int32_t bos = edgellm_token_bos(tok), eos = edgellm_token_eos(tok);
-    const bool spm = strcmp(edgellm_tokenizer_model(tok), "llama") == 0;
+/* ------------------------------------------------------------------- batches ---- */
 
-    edgellm_ctx_reset(c);
+typedef struct {
+    edgellm_ctx *c;
+    const char *const *prompts;
+    int n_prompts, next;
+    const edgellm_generate_params *p;
+    edgellm_batch_callback cb;
+    void *user;
+    edgellm_generate_stats *stats;
+} batch_run;
 
-    int n_prompt = 0;
-    if ((rc = tokenize_prompt(tok, prompt, p->add_bos, &ids, &n_prompt, err)) != EDGELLM_OK) goto done;
-    if (n_prompt == 0) {
-        if (bos < 0) {
-            rc = edgellm_fail(err, EDGELLM_ERR_MISUSE,
-                              "generate: empty prompt and the vocabulary has no BOS token: nothing to condition on");
-            goto done;
-        }
-        ids[0] = bos;
-        n_prompt = 1;
+static int batch_piece(void *user, int index, int32_t token, const char *piece, size_t len)
+{
+    const batch_run *b = user;
+    return b->cb ? b->cb(index, token, piece, len, b->user) : 0;
+}
+
+/* Begin prompt b->next in stream g (its sequence stays the slot's). */
+static bool batch_begin_next(batch_run *b, edgellm_gen *g, int seq)
+{
+    if (b->next >= b->n_prompts) return false;
+    edgellm_generate_params p = edgellm_generate_default_params();
+    edgellm_sized_in(&p, sizeof p, b->p, "edgellm_generate_params", NULL);
+    p.seq = seq;
+    p.append = 0;
+    const int index = b->next++;
+    if (edgellm_gen_begin(g, b->c, index, b->prompts[index] ? b->prompts[index] : "", &p))   /* named in the message */
+        snprintf(g->err.msg + strlen(g->err.msg), sizeof g->err.msg - strlen(g->err.msg), " (prompt %d)", index);
+    return true;
+}
+
+static bool batch_refill(void *user, edgellm_gen *g)
+{
+    batch_run *b = user;
+    if (b->stats && g->rc == EDGELLM_OK) edgellm_sized_out(&b->stats[g->index], &g->st, sizeof g->st);
+    return batch_begin_next(b, g, g->seq);
+}
+
+edgellm_status edgellm_generate_batch(edgellm_ctx *c, const char *const *prompts, int n_prompts,
+                                      const edgellm_generate_params *p, edgellm_batch_callback cb, void *user,
+                                      edgellm_generate_stats *stats, edgellm_error *err)
+{
+    if (!c || (!prompts && n_prompts > 0) || n_prompts < 0)
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "generate_batch: NULL context or prompts, or n_prompts %d < 0",
+                            n_prompts);
+    if (atomic_load(&c->busy)) return busy_refusal(c, "generate_batch", err);
+    edgellm_generate_params check = edgellm_generate_default_params();
+    edgellm_status rc = edgellm_sized_in(&check, sizeof check, p, "edgellm_generate_params", err);
+    if (rc) return rc;
+    for (int i = 0; stats && i < n_prompts; i++) {
+        edgellm_generate_stats st = {.size = sizeof st};
+        if (!edgellm_sized_out(&stats[i], &st, sizeof st))
+            return edgellm_fail(err, EDGELLM_ERR_MISUSE, "generate_batch: stats[%d].size is 0: set each to "
+                                "sizeof(edgellm_generate_stats)", i);
     }
-    st.n_prompt = n_prompt;
-    if (n_prompt > n_ctx) {
-        rc = edgellm_fail(err, EDGELLM_ERR_CTX_FULL,
-                          "generate: the prompt has %d tokens but the context holds only %d (raise n_ctx or shorten the prompt)",
-                          n_prompt, n_ctx);
-        goto done;
-    }
-    if ((rc = edgellm_sampler_new(&p->sampling, info.n_vocab, &smp, err)) != EDGELLM_OK) goto done;
-    for (int i = 0; i < n_prompt; i++) edgellm_sampler_accept(smp, ids[i]);
-
-    double t0 = edgellm_time_ms();
-    if ((rc = edgellm_decode(c, ids, n_prompt, NULL, err)) != EDGELLM_OK) goto done;
-    st.prefill_ms = edgellm_time_ms() - t0;
-
-    /* the first piece after a bare BOS drops SentencePiece's dummy-prefix space */
-    bool strip_space = spm && prompt[0] == 0 && n_prompt == 1 && ids[0] == bos;
-
-    for (;;) {
-        if (p->n_predict >= 0 && st.n_generated >= p->n_predict) { st.stop = EDGELLM_STOP_N_PREDICT; break; }
-        double ts = edgellm_time_ms();
-        int32_t t = -1;
-        rc = edgellm_sampler_sample(smp, edgellm_ctx_logits(c), &t, err);
-        st.decode_ms += edgellm_time_ms() - ts;
-        if (rc != EDGELLM_OK) goto done;
-        edgellm_sampler_accept(smp, t);
-        if (t == eos) { st.stop = EDGELLM_STOP_EOS; break; }
-
-        int len = edgellm_token_to_piece(tok, t, piece, piece_cap);
-        if (len > piece_cap) {
-            char *bigger = edgellm_malloc((size_t)len);
-            if (!bigger) { rc = edgellm_fail_nomem(err, "generate: token piece"); goto done; }
-            if (piece != piece_small) edgellm_free(piece);
-            piece = bigger;
-            piece_cap = len;
-            len = edgellm_token_to_piece(tok, t, piece, piece_cap);
+    atomic_store(&c->abort, 0);
+    const int n_slots = EDGELLM_MIN(c->n_seq, EDGELLM_MAX(n_prompts, 1));
+    edgellm_gen *gens = edgellm_calloc((size_t)n_slots, sizeof *gens);
+    if (!gens) return edgellm_fail_nomem(err, "generate_batch");
+    batch_run b = {.c = c, .prompts = prompts, .n_prompts = n_prompts, .p = p, .cb = cb, .user = user, .stats = stats};
+    for (int s = 0; s < n_slots && rc == EDGELLM_OK; s++)
+        if (batch_begin_next(&b, &gens[s], s) && gens[s].rc) {
+            rc = gens[s].rc;
+            if (err) *err = gens[s].err;
         }
-        if (len < 0) {
-            rc = edgellm_fail(err, EDGELLM_ERR_MISUSE, "generate: sampled token %d is outside the vocabulary", (int)t);
-            goto done;
-        }
-        const char *text = piece;
-        if (strip_space && len > 0 && text[0] == ' ') { text++; len--; }
-        strip_space = false;
-        st.n_generated++;
-        if (cb && cb(t, text, (size_t)len, user) != 0) { st.stop = EDGELLM_STOP_CALLBACK; break; }
-
-        if (p->n_predict >= 0 && st.n_generated >= p->n_predict) { st.stop = EDGELLM_STOP_N_PREDICT; break; }
-        if (edgellm_ctx_n_past(c) >= n_ctx) { st.stop = EDGELLM_STOP_CTX_FULL; break; }
-        ts = edgellm_time_ms();
-        rc = edgellm_decode(c, &t, 1, NULL, err);
-        st.decode_ms += edgellm_time_ms() - ts;
-        if (rc != EDGELLM_OK) goto done;
-    }
-
-done:
-    if (stats) edgellm_sized_out(stats, &st, sizeof st);
-    if (piece != piece_small) edgellm_free(piece);
-    edgellm_sampler_free(smp);
-    edgellm_free(ids);
+    if (rc == EDGELLM_OK) rc = edgellm_gen_run(c, gens, n_slots, 0, batch_piece, batch_refill, &b, err);
+    for (int s = 0; s < n_slots; s++) edgellm_gen_end(&gens[s]);
+    edgellm_free(gens);
     return rc;
+}
+
+/* ---------------------------------------------------------------------- jobs ---- */
+
+struct edgellm_job {
+    pthread_t thread;
+    edgellm_ctx *c;
+    char *prompt;                  /* copies: the caller's may be gone                    */
+    int32_t *tokens;
+    edgellm_generate_params p;
+    edgellm_token_callback cb;
+    edgellm_done_callback done;
+    void *user;
+    edgellm_status rc;
+    edgellm_generate_stats st;
+    edgellm_error err;
+    atomic_int finished;           /* done has returned                                  */
+    bool joined;
+};
+
+static void *job_main(void *arg)
+{
+    edgellm_job *j = arg;
+    j->st = (edgellm_generate_stats){.size = sizeof j->st};
+    j->rc = generate(j->c, j->prompt, &j->p, j->cb, j->user, &j->st, &j->err);
+    atomic_store(&j->c->busy, 0);
+    if (j->done) j->done(j->rc, &j->st, &j->err, j->user);
+    atomic_store(&j->finished, 1);
+    return NULL;
+}
+
+edgellm_status edgellm_generate_async(edgellm_ctx *c, const char *prompt, const edgellm_generate_params *p,
+                                      edgellm_token_callback cb, edgellm_done_callback done, void *user,
+                                      edgellm_job **out, edgellm_error *err)
+{
+    if (out) *out = NULL;
+    if (!c || !out) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "generate_async: NULL context or out");
+    edgellm_job *j = edgellm_calloc(1, sizeof *j);
+    if (!j) return edgellm_fail_nomem(err, "generate_async");
+    j->c = c, j->cb = cb, j->done = done, j->user = user;
+    j->p = edgellm_generate_default_params();
+    edgellm_status rc = edgellm_sized_in(&j->p, sizeof j->p, p, "edgellm_generate_params", err);
+    if (!rc && prompt && !(j->prompt = edgellm_strdup(prompt))) rc = edgellm_fail_nomem(err, "generate_async: prompt");
+    if (!rc && !prompt && j->p.n_prompt_tokens > 0 && j->p.prompt_tokens) {
+        const size_t bytes = (size_t)j->p.n_prompt_tokens * sizeof(int32_t);
+        if (!(j->tokens = edgellm_malloc(bytes))) rc = edgellm_fail_nomem(err, "generate_async: prompt tokens");
+        else j->p.prompt_tokens = memcpy(j->tokens, j->p.prompt_tokens, bytes);
+    }
+    int idle = 0;
+    if (!rc && !atomic_compare_exchange_strong(&c->busy, &idle, 1)) rc = busy_refusal(c, "generate_async", err);
+    if (rc) {
+        edgellm_free(j->prompt);
+        edgellm_free(j->tokens);
+        edgellm_free(j);
+        return rc;
+    }
+    atomic_store(&c->abort, 0);   /* before the worker starts: an abort from now on counts */
+    const int e = edgellm_thread_create(&j->thread, job_main, j);
+    if (e) {
+        atomic_store(&c->busy, 0);
+        edgellm_free(j->prompt);
+        edgellm_free(j->tokens);
+        edgellm_free(j);
+        return edgellm_fail(err, EDGELLM_ERR_IO, "generate_async: cannot start a thread: %s", strerror(e));
+    }
+    *out = j;
+    return EDGELLM_OK;
+}
+
+int edgellm_job_done(const edgellm_job *j) { return j ? atomic_load(&j->finished) : 1; }
+
+edgellm_status edgellm_job_abort(edgellm_job *j, edgellm_error *err)
+{
+    if (!j) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "job_abort: NULL job");
+    if (atomic_load(&j->finished))
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "job_abort: the generation has already finished (%s)",
+                            j->rc ? edgellm_status_name(j->rc) : "EDGELLM_OK");
+    edgellm_ctx_abort(j->c);
+    return EDGELLM_OK;
+}
+
+edgellm_status edgellm_job_wait(edgellm_job *j, edgellm_generate_stats *stats, edgellm_error *err)
+{
+    if (!j) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "job_wait: NULL job");
+    if (j->joined) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "job_wait: the job was already waited for");
+    pthread_join(j->thread, NULL);
+    j->joined = true;
+    if (stats) edgellm_sized_out(stats, &j->st, sizeof j->st);
+    if (err && j->rc) *err = j->err;
+    return j->rc;
+}
+
+void edgellm_job_free(edgellm_job *j)
+{
+    if (!j) return;
+    if (!j->joined) {
+        if (!atomic_load(&j->finished)) edgellm_ctx_abort(j->c);
+        pthread_join(j->thread, NULL);
+    }
+    edgellm_free(j->prompt);
+    edgellm_free(j->tokens);
+    edgellm_free(j);
 }
