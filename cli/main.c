@@ -115,6 +115,10 @@ int cli_parse_float(const char *cmd, const char *flag, const char *s, double *ou
     return 0;
 }
 
+const cli_choice cli_kv_types[] = {
+    {"f32", EDGELLM_TYPE_F32}, {"f16", EDGELLM_TYPE_F16}, {"q8_0", EDGELLM_TYPE_Q8_0}, {NULL, 0},
+};
+
 int cli_parse_kv_type(const char *cmd, const char *flag, const char *s, int *out)
 {
     if (s && !strcasecmp(s, "f32")) *out = EDGELLM_TYPE_F32;
