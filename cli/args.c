@@ -235,12 +235,42 @@ static void missing_names(const cli_command *c, const int *seen, int n_pos, char
         o += (size_t)snprintf(buf + o, size - o, "%s%s", i == 0 ? "" : i + 1 == n ? " and " : ", ", names[i]);
 }
 
+/* The value *o->dst holds, as the help shows a default: "128", "0.8", "f32"; "" for none. */
+static void fmt_value(const cli_opt *o, char *buf, size_t size)
+{
+    buf[0] = 0;
+    if (!o->show_default || !o->dst) return;
+    switch (o->kind) {
+    case CLI_KIND_INT: snprintf(buf, size, "%d", *(const int *)o->dst); break;
+    case CLI_KIND_U64: snprintf(buf, size, "%llu", (unsigned long long)*(const uint64_t *)o->dst); break;
+    case CLI_KIND_DOUBLE: snprintf(buf, size, "%g", *(const double *)o->dst); break;
+    case CLI_KIND_FLOAT: snprintf(buf, size, "%g", (double)*(const float *)o->dst); break;
+    case CLI_KIND_STRING:
+    case CLI_KIND_PATH:
+        if (*(const char *const *)o->dst) snprintf(buf, size, "%s", *(const char *const *)o->dst);
+        break;
+    case CLI_KIND_ENUM:
+        for (const cli_choice *ch = o->choices; ch->name; ch++)
+            if (ch->value == *(const int *)o->dst) {
+                snprintf(buf, size, "%s", ch->name);
+                break;
+            }
+        break;
+    default: break;
+    }
+}
+
+typedef char default_text[64];
+static void usage_with(const cli_command *c, FILE *f, const default_text *defs);
+
 int cli_args_parse(const cli_command *c, int argc, char **argv)
 {
     int seen[CLI_MAX_OPTS] = {0};
+    default_text defs[CLI_MAX_OPTS];   /* the defaults, for --help after options that change them */
     int n_pos = 0;
     bool options_done = false;
     if (c->n_opts > CLI_MAX_OPTS) return report(c->name, "%d options: at most %d", c->n_opts, CLI_MAX_OPTS);
+    for (int i = 0; i < c->n_opts; i++) fmt_value(&c->opts[i], defs[i], sizeof defs[i]);
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         if (options_done || arg[0] != '-' || !arg[1]) {
@@ -256,7 +286,7 @@ int cli_args_parse(const cli_command *c, int argc, char **argv)
         snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), arg);
         if (is_name("-h", arg, len) || is_name("--help", arg, len)) {
             if (inline_value) return report(c->name, "%s takes no value", name);
-            cli_args_usage(c, stdout);
+            usage_with(c, stdout, defs);
             return 0;
         }
         int k = -1;
@@ -362,12 +392,14 @@ static void print_wrapped(FILE *f, const char *text, int col, int indent)
     fputc('\n', f);
 }
 
-static void print_entry(FILE *f, const cli_opt *o, int width)
+static void print_entry(FILE *f, const cli_opt *o, const char *def, int width)
 {
     char names[256], text[2048];
     names_column(o, names, sizeof names);
+    if (o->def) def = o->def;
+    const bool has_def = def && *def;
     snprintf(text, sizeof text, "%s%s%s%s%s", o->help ? o->help : "", o->required ? " (required)" : "",
-             o->def ? " (default: " : "", o->def ? o->def : "", o->def ? ")" : "");
+             has_def ? " (default: " : "", has_def ? def : "", has_def ? ")" : "");
     const int indent = 2 + width + 2;
     fprintf(f, "  %s", names);
     if ((int)strlen(names) > width) fprintf(f, "\n%*s", indent, "");
@@ -393,6 +425,13 @@ static void print_synopsis(const cli_command *c, FILE *f)
 
 void cli_args_usage(const cli_command *c, FILE *f)
 {
+    default_text defs[CLI_MAX_OPTS];
+    for (int i = 0; i < c->n_opts && i < CLI_MAX_OPTS; i++) fmt_value(&c->opts[i], defs[i], sizeof defs[i]);
+    usage_with(c, f, defs);
+}
+
+static void usage_with(const cli_command *c, FILE *f, const default_text *defs)
+{
     if (c->synopsis) {
         fprintf(f, "usage: ");
         for (const char *p = c->synopsis; *p;) {   /* continuation lines under the first */
@@ -416,13 +455,13 @@ void cli_args_usage(const cli_command *c, FILE *f)
     }
     if (c->positional && c->positional->help) {
         fprintf(f, "\narguments:\n");
-        print_entry(f, c->positional, width);
+        print_entry(f, c->positional, NULL, width);
     }
     if (c->n_opts == 0 || c->opts[0].kind != CLI_KIND_GROUP) fprintf(f, "\noptions:\n");
-    for (int i = 0; i < c->n_opts; i++) {
+    for (int i = 0; i < c->n_opts && i < CLI_MAX_OPTS; i++) {
         if (c->opts[i].kind == CLI_KIND_GROUP) fprintf(f, "\n%s:\n", c->opts[i].help);
-        else print_entry(f, &c->opts[i], width);
+        else print_entry(f, &c->opts[i], defs[i], width);
     }
-    print_entry(f, &help, width);
+    print_entry(f, &help, NULL, width);
     if (c->notes && *c->notes) fprintf(f, "\n%s%s", c->notes, c->notes[strlen(c->notes) - 1] == '\n' ? "" : "\n");
 }

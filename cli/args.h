@@ -77,6 +77,8 @@ typedef struct {
     void       *dst;          /* where the value goes (type per kind, above)               */
     const char *help;         /* one line or a paragraph; wrapped at 100 columns           */
     const char *def;          /* shown as "(default: DEF)" after the help; NULL: not shown  */
+    int         show_default; /* 1 (and def NULL): DEF is the destination's value before the
+                               * line is read (INT, U64, DOUBLE, FLOAT, ENUM, STRING, PATH)  */
     int         required;     /* 1: missing is an error (after the whole line is read)      */
     long        lo, hi;       /* INT: the closed range                                      */
     double      min, max;     /* DOUBLE, FLOAT: the range; -INFINITY/INFINITY: unbounded     */
@@ -143,7 +145,9 @@ typedef struct {
 int cli_args_parse(const cli_command *c, int argc, char **argv);
 
 /* The help: synopsis, about, the options aligned in two columns (names and metavar; the
- * help wrapped at 100 columns, "(required)", "(default: DEF)"), -h/--help, notes. */
+ * help wrapped at 100 columns, "(required)", "(default: DEF)"), -h/--help, notes. The
+ * defaults of show_default options are the destinations' values now (cli_args_parse's
+ * --help shows them as they were before it read the line). */
 void cli_args_usage(const cli_command *c, FILE *f);
 
 /* A command-line error found after parsing (a conflict, a missing alternative): prints

@@ -47,7 +47,7 @@ extern const cli_choice cli_kv_types[];   /* f32, f16, q8_0 -> EDGELLM_TYPE_F32/
     CLI_ENUM(NULL, "--kv-type", NULL, DST, cli_kv_types),                                                             \
         .help = "KV cache element type: f16 halves the cache, q8_0 takes 0.53 of f16 and needs head_dim a multiple " \
                 "of 32",                                                                                              \
-        .def = "f32"
+        .show_default = 1
 /* The --kv-type spelling of a KV cache type (f32, f16, q8_0). */
 const char *cli_kv_type_name(int type);
 /* The kernels in use, as --version and bench name them: "avx512 + gfni, 1-thread decode

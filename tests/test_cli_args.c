@@ -100,12 +100,12 @@ static const cli_opt all_opts[] = {
     {CLI_FLAG(NULL, "--no-thing", &v_off, 0), .help = "a flag that clears"},
     {CLI_STRING("-s", "--str", "TEXT", &v_str), .help = "a string", .count = &v_count},
     {CLI_PATH("-p", "--path", "FILE", &v_path), .help = "a path", .required = 1},
-    {CLI_INT("-n", "--int", "N", &v_int, -5, 10), .help = "an integer", .def = "3"},
-    {CLI_U64(NULL, "--seed", "S", &v_u64), .help = "a seed"},
+    {CLI_INT("-n", "--int", "N", &v_int, -5, 10), .help = "an integer", .show_default = 1},
+    {CLI_U64(NULL, "--seed", "S", &v_u64), .help = "a seed", .def = "from the clock"},
     {CLI_DOUBLE(NULL, "--dbl", "X", &v_dbl, 0, 1e6, CLI_OPEN_MAX), .help = "a double in [0, 1e6)"},
     {CLI_GROUP("more")},
     {CLI_FLOAT(NULL, "--flt", "X", &v_flt, 0, INFINITY, CLI_OPEN_MIN), .help = "a float > 0"},
-    {CLI_ENUM("-c", "--colour", NULL, &v_enum, colours), .help = "a colour"},
+    {CLI_ENUM("-c", "--colour", NULL, &v_enum, colours), .help = "a colour", .show_default = 1},
     {CLI_LIST("-l", "--list", "ITEM", &v_list), .help = "repeatable"},
     {CLI_CUSTOM(NULL, "--even", "N", &v_custom, parse_even),
      .help = "a long help text that goes on and on so that it must be wrapped at one hundred columns, "
@@ -257,15 +257,18 @@ static void test_cli_args_refusals(void)
 static void test_cli_args_help_lists_every_option(void)
 {
     reset();
+    v_enum = 2;
     CHECK_EQ(parse(&all_cmd, "-n 4 --help --frob"), 0);   /* --help ends parsing: --frob is not seen */
     CHECK(!strcmp(cap_err, ""));
+    v_int = 3;   /* the defaults shown are the values before the line was read: -n 4 is not one */
     const char *h = help_of(&all_cmd);
     CHECK(!strcmp(cap_out, h));
     static const char head[] = "usage: edgellm demo -p FILE [IN OUT] [options]\n\nA table with every kind of option.\n";
     CHECK(!strncmp(h, head, strlen(head)));
     static const char *const want[] = {
         "\narguments:\n  IN OUT ", "\nvalues:\n  -F, --flag ", "  --no-thing ", "  -s, --str TEXT ",
-        "  -p, --path FILE ", "a path (required)", "  -n, --int N ", "an integer (default: 3)", "  --seed S ",
+        "  -p, --path FILE ", "a path (required)", "  -n, --int N ", "an integer (default: 3)\n", "  --seed S ",
+        "a seed (default: from the clock)\n", "a colour (default: green)\n", "repeatable\n",
         "  --dbl X ", "\nmore:\n  --flt X ", "  -c, --colour red|green|blue\n", "  -l, --list ITEM ", "  --even N ",
         "  --a-rather-long-option-name VALUE\n", "  -h, --help ", "show this help\n", "\nNotes after the options.\n",
     };
