@@ -356,7 +356,9 @@ static void names_column(const cli_opt *o, char *buf, size_t size)
 }
 
 /* text from column col on, wrapped at HELP_WIDTH at spaces; '\n' breaks a line; continuation
- * lines start at column indent. The cursor is at column col when it is called. */
+ * lines start at column indent; NBSP ('\1') is a space where no line breaks. The cursor is
+ * at column col when it is called. */
+#define NBSP '\1'
 static void print_wrapped(FILE *f, const char *text, int col, int indent)
 {
     const char *p = text;
@@ -372,7 +374,7 @@ static void print_wrapped(FILE *f, const char *text, int col, int indent)
             fprintf(f, "\n%*s", indent, "");
             col = indent;
         }
-        fwrite(p, 1, word, f);
+        for (size_t i = 0; i < word; i++) fputc(p[i] == NBSP ? ' ' : p[i], f);
         col += (int)word;
         p += word;
         if (*p == ' ') {
@@ -398,8 +400,9 @@ static void print_entry(FILE *f, const cli_opt *o, const char *def, int width)
     names_column(o, names, sizeof names);
     if (o->def) def = o->def;
     const bool has_def = def && *def;
+    /* a one-word default stays on the line of "(default:" */
     snprintf(text, sizeof text, "%s%s%s%s%s", o->help ? o->help : "", o->required ? " (required)" : "",
-             has_def ? " (default: " : "", has_def ? def : "", has_def ? ")" : "");
+             !has_def ? "" : strchr(def, ' ') ? " (default: " : " (default:\1", has_def ? def : "", has_def ? ")" : "");
     const int indent = 2 + width + 2;
     fprintf(f, "  %s", names);
     if ((int)strlen(names) > width) fprintf(f, "\n%*s", indent, "");
