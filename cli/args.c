@@ -260,7 +260,7 @@ static void fmt_value(const cli_opt *o, char *buf, size_t size)
     }
 }
 
-typedef char default_text[64];
+typedef char default_text[160];
 static void usage_with(const cli_command *c, FILE *f, const default_text *defs);
 
 int cli_args_parse(const cli_command *c, int argc, char **argv)
@@ -369,14 +369,23 @@ static void print_wrapped(FILE *f, const char *text, int col, int indent)
             p++;
             continue;
         }
-        const size_t word = strcspn(p, " \n");
+        size_t word = strcspn(p, " \n");
         if (col > indent && col + (int)word > HELP_WIDTH) {
             fprintf(f, "\n%*s", indent, "");
             col = indent;
         }
+        size_t cut = 0;   /* a word longer than a line ("a,b,c,..."): broken after a comma */
+        for (size_t i = 0; col + (int)word > HELP_WIDTH && i < word && col + (int)i < HELP_WIDTH; i++)
+            if (p[i] == ',') cut = i + 1;
+        if (cut) word = cut;
         for (size_t i = 0; i < word; i++) fputc(p[i] == NBSP ? ' ' : p[i], f);
         col += (int)word;
         p += word;
+        if (cut) {
+            fprintf(f, "\n%*s", indent, "");
+            col = indent;
+            continue;
+        }
         if (*p == ' ') {
             while (*p == ' ') p++;
             if (*p && *p != '\n') {
