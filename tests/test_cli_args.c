@@ -111,6 +111,8 @@ static const cli_opt all_opts[] = {
      .help = "a long help text that goes on and on so that it must be wrapped at one hundred columns, "
              "with every continuation line starting under the first"},
     {CLI_INT(NULL, "--a-rather-long-option-name", "VALUE", &v_int, 0, 1), .help = "help on the next line"},
+    {CLI_STRING(NULL, "--types", "LIST", &v_str), .help = "a list",
+     .def = "alpha,beta,gamma,delta,epsilon,zeta,eta,theta,iota,kappa,lambda,mu,nu,xi,omicron,pi,rho,sigma"},
 };
 static const cli_opt pos_opt = {CLI_LIST(NULL, NULL, "IN OUT", &v_pos), .help = "two files"};
 
@@ -300,6 +302,10 @@ static void test_cli_args_help_lists_every_option(void)
     CHECK(next && strspn(next + 1, " ") == (size_t)col);
     const char *long_name = strstr(h, "--a-rather-long-option-name VALUE\n");
     CHECK(long_name && strspn(strchr(long_name, '\n') + 1, " ") == (size_t)col);
+    /* a default longer than a line: on its own line, broken after a comma */
+    const char *list = strstr(h, "  --types LIST ");
+    CHECK(list && strstr(list, "a list\n") && strstr(list, "(default: alpha,beta,") &&
+          strstr(list, ",\n") && strstr(list, "sigma)\n"));
     /* -h works as --help */
     CHECK_EQ(parse(&all_cmd, "-h"), 0);
     CHECK(!strcmp(cap_out, h));
