@@ -591,7 +591,7 @@ static const struct {
     {"ppl", run_ppl, SUB_PPL, "-m MODEL.gguf -f TEXT.txt [options]",
      "Perplexity, scoring the second half of each n_ctx chunk (llama-perplexity)."},
     {"compare", run_compare, SUB_COMPARE, "-m MODEL.gguf (--ref REF.gguf | --ref-logits FILE) -f TEXT.txt [options]",
-     "A model against a reference: PPL of both, dPPL %, KL divergence, top-1 agreement, RMS dp."},
+     "A model against a reference: PPL of both, dPPL %, KL divergence, top-1 agreement."},
     {"save-logits", run_save, SUB_SAVE, "-m REF.gguf -f TEXT.txt -o FILE [options]",
      "Keep the reference's top-k log-probs for a later compare --ref-logits."},
     {"task", run_task, SUB_TASK, "-m MODEL.gguf [--ref REF.gguf] --data TASK.jsonl [options]",

@@ -23,6 +23,35 @@ static void slurp(int fd, char *buf, size_t size)
     buf[n > 0 ? n : 0] = 0;
 }
 
+/* capture(true): stdout and stderr go to temporary files from now on; capture(false): back
+ * to where they went, their text in cap_out and cap_err. */
+static void capture(bool on)
+{
+    static int fo = -1, fe = -1, so = -1, se = -1;
+    fflush(stdout);
+    fflush(stderr);
+    if (on) {
+        char po[] = "/tmp/edgellm-args-out-XXXXXX", pe[] = "/tmp/edgellm-args-err-XXXXXX";
+        fo = mkstemp(po);
+        fe = mkstemp(pe);
+        unlink(po);
+        unlink(pe);
+        so = dup(1);
+        se = dup(2);
+        dup2(fo, 1);
+        dup2(fe, 2);
+        return;
+    }
+    dup2(so, 1);
+    dup2(se, 2);
+    close(so);
+    close(se);
+    slurp(fo, cap_out, sizeof cap_out);
+    slurp(fe, cap_err, sizeof cap_err);
+    close(fo);
+    close(fe);
+}
+
 /* Split args at spaces into argv (argv[0] = name; '' stands for an empty argument), parse
  * with stdout and stderr captured into cap_out and cap_err. */
 static int parse(const cli_command *c, const char *args)
@@ -35,26 +64,9 @@ static int parse(const cli_command *c, const char *args)
     for (char *save = NULL, *t = strtok_r(store, " ", &save); t && argc < 63; t = strtok_r(NULL, " ", &save))
         argv[argc++] = strcmp(t, "''") ? t : t + 2;   /* '' -> "" (the NUL after the quotes) */
     argv[argc] = NULL;
-    char po[] = "/tmp/edgellm-args-out-XXXXXX", pe[] = "/tmp/edgellm-args-err-XXXXXX";
-    int fo = mkstemp(po), fe = mkstemp(pe);
-    unlink(po);
-    unlink(pe);
-    fflush(stdout);
-    fflush(stderr);
-    int so = dup(1), se = dup(2);
-    dup2(fo, 1);
-    dup2(fe, 2);
+    capture(true);
     int rc = cli_args_parse(c, argc, argv);
-    fflush(stdout);
-    fflush(stderr);
-    dup2(so, 1);
-    dup2(se, 2);
-    close(so);
-    close(se);
-    slurp(fo, cap_out, sizeof cap_out);
-    slurp(fe, cap_err, sizeof cap_err);
-    close(fo);
-    close(fe);
+    capture(false);
     return rc;
 }
 
@@ -253,7 +265,18 @@ static void test_cli_args_refusals(void)
     const cli_command c3 = {.name = "three", .opts = two + 2, .n_opts = 1};
     CHECK_EQ(parse(&c3, "-q -"), 2);
     CHECK(!strcmp(cap_err, "edgellm three: unexpected argument '-'\nsee 'edgellm three --help'\n"));
-    CHECK_EQ(cli_args_error(&c3, "give %s or %s, not both", "-a", "-b"), 2);
+    /* the errors a command finds itself, in the same form */
+    capture(true);
+    const int rc = cli_args_error(&c3, "give %s or %s, not both", "-a", "-b");
+    capture(false);
+    CHECK_EQ(rc, 2);
+    CHECK(!strcmp(cap_err, "edgellm three: give -a or -b, not both\nsee 'edgellm three --help'\n"));
+    capture(true);
+    CHECK_EQ(cli_args_missing(&c3, 1, "give -a"), 2);   /* no argument at all: the help instead */
+    CHECK_EQ(cli_args_missing(&c3, 2, "give -a"), 2);
+    capture(false);
+    CHECK(!strncmp(cap_err, "usage: edgellm three [options]\n", 31) &&
+          strstr(cap_err, "-h, --help") && strstr(cap_err, "edgellm three: give -a\nsee 'edgellm three --help'\n"));
 }
 
 static void test_cli_args_help_lists_every_option(void)
