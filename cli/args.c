@@ -9,7 +9,6 @@
  * cluster: "-n5" and "--temp0" are unknown options, not "-n 5". */
 #include "args.h"
 #include <errno.h>
-#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
