@@ -15,27 +15,6 @@
 
 #define MAX_MODELS 16
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: edgellm bench -m MODEL.gguf [-m MODEL2.gguf ...] [options]\n"
-            "       edgellm bench --bandwidth [-t LIST] [-o md|csv|json]\n"
-            "\n"
-            "  -m, --model FILE      GGUF model (repeatable)\n"
-            "  -p, --n-prompt N      prompt-processing test pp<N>: one pass of N tokens (default 128, 0 = skip)\n"
-            "  -n, --n-gen N         text-generation test tg<N>: N single-token decodes (default 64, 0 = skip)\n"
-            "  -t, --threads LIST    thread counts, comma-separated (default: physical cores)\n"
-            "  -d, --n-depth LIST    context depths, comma-separated (default 0): each test also runs with\n"
-            "                        that many tokens already in the KV cache, as \"tg64 @ d1024\"\n"
-            "  -r, --repetitions N   runs per test (default 5), reported as mean ± stddev\n"
-            "  -o, --output FMT      md (default), csv or json\n"
-            "  --kv-type f32|f16|q8_0  KV cache element type (default f32)\n"
-            "  --bandwidth           measure memory-read bandwidth (alone: print it and exit)\n"
-            "  --bw-gbps X           use X GB/s for the roofline instead of measuring\n"
-            "  --no-warmup           skip the warm-up run\n"
-            "  --no-cold             do not drop the file from the page cache before the first load\n");
-}
-
 static int progress(void *user, double f, const char *what)
 {
     (void)user;
@@ -45,23 +24,30 @@ static int progress(void *user, double f, const char *what)
     return 0;
 }
 
-/* "a,b,c" of at most max ints in [lo, hi] for flag (what: their name); 0 or 2. */
-static int parse_list(const char *flag, const char *what, const char *s, long lo, long hi, int max, int *out, int *n)
+/* -t and -d: "a,b,c", at most max ints in [lo, hi] (what: their name), into v[0..*n). */
+typedef struct {
+    int *v, *n, max;
+    long lo, hi;
+    const char *what;
+} int_list;
+
+static int parse_int_list(const char *flag, const char *s, void *dst, char *msg, size_t size)
 {
-    *n = 0;
-    const char *p = s;
-    while (*p) {
+    const int_list *l = dst;
+    int n = 0;
+    for (const char *p = s; *p;) {
         char *end;
         long v = strtol(p, &end, 10);
-        if (end == p || v < lo || v > hi || (*end && *end != ',') || (*end == ',' && !end[1]) || *n == max) {
-            fprintf(stderr, "edgellm bench: %s expects comma-separated %s in [%ld, %ld] (at most %d), got '%s'\n", flag,
-                    what, lo, hi, max, s);
-            return 2;
+        if (end == p || v < l->lo || v > l->hi || (*end && *end != ',') || (*end == ',' && !end[1]) || n == l->max) {
+            snprintf(msg, size, "%s expects comma-separated %s in [%ld, %ld] (at most %d), got '%s'", flag, l->what,
+                     l->lo, l->hi, l->max, s);
+            return 1;
         }
-        out[(*n)++] = (int)v;
+        l->v[n++] = (int)v;
         p = *end ? end + 1 : end;
     }
-    if (*n == 0) { fprintf(stderr, "edgellm bench: %s is empty\n", flag); return 2; }
+    if (n == 0) { snprintf(msg, size, "%s is empty", flag); return 1; }
+    *l->n = n;
     return 0;
 }
 
@@ -272,71 +258,54 @@ static int measure_bandwidth(const int *threads, int n, const char *fmt, double 
     return 0;
 }
 
+static const cli_choice formats[] = {{"md", 0}, {"csv", 1}, {"json", 2}, {NULL, 0}};
+
 int cmd_bench(int argc, char **argv)
 {
     edgellm_bench_params p = edgellm_bench_default_params();
     const char *models[MAX_MODELS];
-    int n_models = 0, bandwidth = 0;
-    const char *fmt = "md";
-    for (int i = 1; i < argc; i++) {
-        char name[CLI_NAME_MAX];
-        const char *a, *inl = cli_long_value(argv[i], name, &a);
-        const char *val = inl ? inl : i + 1 < argc ? argv[i + 1] : NULL;
-        long v;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { if (inl) return cli_takes_no_value("bench", a); usage(stdout); return 0; }
-        if (inl && (!strcmp(a, "--bandwidth") || !strcmp(a, "--no-warmup") || !strcmp(a, "--no-cold")))
-            return cli_takes_no_value("bench", a);
-        if (!strcmp(a, "--bandwidth")) { bandwidth = 1; continue; }
-        if (!strcmp(a, "--no-warmup")) { p.warmup = 0; continue; }
-        if (!strcmp(a, "--no-cold")) { p.cold_load = 0; continue; }
-        const int takes = !strcmp(a, "-m") || !strcmp(a, "--model") || !strcmp(a, "-p") || !strcmp(a, "--n-prompt") ||
-                          !strcmp(a, "-n") || !strcmp(a, "--n-gen") || !strcmp(a, "-t") || !strcmp(a, "--threads") ||
-                          !strcmp(a, "-d") || !strcmp(a, "--n-depth") ||
-                          !strcmp(a, "-r") || !strcmp(a, "--repetitions") || !strcmp(a, "-o") ||
-                          !strcmp(a, "--output") || !strcmp(a, "--bw-gbps") || !strcmp(a, "--kv-type");
-        if (!takes) { fprintf(stderr, "edgellm bench: unknown option '%s'\n", a); return cli_see_help("bench"); }
-        if (!val) { fprintf(stderr, "edgellm bench: %s needs a value\n", a); return cli_see_help("bench"); }
-        if (!inl) i++;
-        if (!strcmp(a, "-m") || !strcmp(a, "--model")) {
-            if (n_models == MAX_MODELS) { fprintf(stderr, "edgellm bench: at most %d models\n", MAX_MODELS); return cli_see_help("bench"); }
-            models[n_models++] = val;
-        } else if (!strcmp(a, "-p") || !strcmp(a, "--n-prompt")) {
-            if (cli_parse_int("bench", a, val, 0, 1 << 20, &v)) return cli_see_help("bench");
-            p.n_prompt = (int)v;
-        } else if (!strcmp(a, "-n") || !strcmp(a, "--n-gen")) {
-            if (cli_parse_int("bench", a, val, 0, 1 << 20, &v)) return cli_see_help("bench");
-            p.n_gen = (int)v;
-        } else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) {
-            if (parse_list(a, "thread counts", val, 1, 64, EDGELLM_BENCH_MAX_THREADS_LIST, p.threads, &p.n_threads_list))
-                return cli_see_help("bench");
-        } else if (!strcmp(a, "-d") || !strcmp(a, "--n-depth")) {
-            if (parse_list(a, "depths", val, 0, 1 << 20, EDGELLM_BENCH_MAX_DEPTHS, p.depths, &p.n_depths))
-                return cli_see_help("bench");
-        } else if (!strcmp(a, "-r") || !strcmp(a, "--repetitions")) {
-            if (cli_parse_int("bench", a, val, 1, 1000, &v)) return cli_see_help("bench");
-            p.n_reps = (int)v;
-        } else if (!strcmp(a, "--kv-type")) {
-            if (cli_parse_kv_type("bench", a, val, &p.kv_type)) return cli_see_help("bench");
-        } else if (!strcmp(a, "--bw-gbps")) {
-            if (cli_parse_float("bench", a, val, &p.bw_gbps)) return cli_see_help("bench");
-            if (!(p.bw_gbps > 0)) { fprintf(stderr, "edgellm bench: --bw-gbps must be > 0\n"); return cli_see_help("bench"); }
-        } else {
-            if (strcmp(val, "md") && strcmp(val, "csv") && strcmp(val, "json")) {
-                fprintf(stderr, "edgellm bench: -o expects md, csv or json, got '%s'\n", val);
-                return cli_see_help("bench");
-            }
-            fmt = val;
-        }
-    }
-    if (n_models == 0 && !bandwidth) {
-        if (argc < 2) { usage(stderr); return 2; }
-        fprintf(stderr, "edgellm bench: give -m MODEL.gguf (or --bandwidth)\n");
-        return cli_see_help("bench");
-    }
-    if (p.n_prompt == 0 && p.n_gen == 0 && n_models) {
-        fprintf(stderr, "edgellm bench: -p 0 and -n 0 leave nothing to measure\n");
-        return cli_see_help("bench");
-    }
+    cli_list model_list = {models, 0, MAX_MODELS};
+    int bandwidth = 0, format = 0;
+    int_list threads = {p.threads, &p.n_threads_list, EDGELLM_BENCH_MAX_THREADS_LIST, 1, 64, "thread counts"};
+    int_list depths = {p.depths, &p.n_depths, EDGELLM_BENCH_MAX_DEPTHS, 0, 1 << 20, "depths"};
+    const cli_opt opts[] = {
+        {CLI_LIST("-m", "--model", "MODEL.gguf", &model_list), .help = "GGUF model (repeatable)"},
+        {CLI_INT("-p", "--n-prompt", "N", &p.n_prompt, 0, 1 << 20), .show_default = 1,
+         .help = "prompt-processing test pp<N>: one pass of N tokens, 0 = skip"},
+        {CLI_INT("-n", "--n-gen", "N", &p.n_gen, 0, 1 << 20), .show_default = 1,
+         .help = "text-generation test tg<N>: N single-token decodes, 0 = skip"},
+        {CLI_CUSTOM("-t", "--threads", "LIST", &threads, parse_int_list),
+         .help = "thread counts, comma-separated", .def = "physical cores"},
+        {CLI_CUSTOM("-d", "--n-depth", "LIST", &depths, parse_int_list),
+         .help = "context depths, comma-separated: each test also runs with that many tokens already in the KV "
+                 "cache, as \"tg64 @ d1024\"", .def = "0"},
+        {CLI_INT("-r", "--repetitions", "N", &p.n_reps, 1, 1000), .show_default = 1,
+         .help = "runs per test, reported as mean ± stddev"},
+        {CLI_ENUM("-o", "--output", "FMT", &format, formats), .help = "md, csv or json", .def = "md"},
+        {CLI_OPT_KV_TYPE(&p.kv_type)},
+        {CLI_FLAG(NULL, "--bandwidth", &bandwidth, 1),
+         .help = "measure memory-read bandwidth (alone: print it and exit)"},
+        {CLI_DOUBLE(NULL, "--bw-gbps", "X", &p.bw_gbps, 0, INFINITY, CLI_OPEN_MIN),
+         .help = "use X GB/s for the roofline instead of measuring"},
+        {CLI_FLAG(NULL, "--no-warmup", &p.warmup, 0), .help = "skip the warm-up run"},
+        {CLI_FLAG(NULL, "--no-cold", &p.cold_load, 0),
+         .help = "do not drop the file from the page cache before the first load"},
+    };
+    const cli_command cmd = {
+        .name = "bench",
+        .synopsis = "edgellm bench -m MODEL.gguf [-m MODEL2.gguf ...] [options]\n"
+                    "edgellm bench --bandwidth [-t LIST] [-o md|csv|json]",
+        .about = "Measure prompt processing (pp) and text generation (tg) speed, time to first token, load time,\n"
+                 "peak memory and the bandwidth roofline, as llama-bench does.",
+        .opts = opts, .n_opts = CLI_N_OPTS(opts),
+    };
+    const int parsed = cli_args_parse(&cmd, argc, argv);
+    if (parsed != CLI_ARGS_GO) return parsed;
+    const char *fmt = formats[format].name;
+    const int n_models = model_list.n;
+    if (n_models == 0 && !bandwidth) return cli_args_missing(&cmd, argc, "give -m MODEL.gguf (or --bandwidth)");
+    if (p.n_prompt == 0 && p.n_gen == 0 && n_models)
+        return cli_args_error(&cmd, "-p 0 and -n 0 leave nothing to measure");
     /* every model must open (a readable, valid GGUF) before anything reaches stdout; a note
      * when the tests reach past a model's trained context (speed is measured all the same;
      * a model's output there is another matter) */

@@ -4,41 +4,22 @@
 #include "commands.h"
 #include <string.h>
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: edgellm convert --llama2c MODEL.bin --tokenizer TOKENIZER.bin -o OUT.gguf\n"
-            "\n"
-            "  --llama2c MODEL.bin       llama2.c checkpoint (legacy run.c header or version-1 \"ak42\")\n"
-            "  --tokenizer TOKENIZER.bin llama2.c tokenizer.bin with the model's vocab_size tokens\n"
-            "  -o, --output OUT.gguf     GGUF file to write (replaced atomically)\n");
-}
-
 int cmd_convert(int argc, char **argv)
 {
     const char *model = NULL, *tok = NULL, *out = NULL;
-    for (int i = 1; i < argc; i++) {
-        char name[CLI_NAME_MAX];
-        const char *a, *inl = cli_long_value(argv[i], name, &a);
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { if (inl) return cli_takes_no_value("convert", a); usage(stdout); return 0; }
-        const char **dst = !strcmp(a, "--llama2c") ? &model
-                         : !strcmp(a, "--tokenizer") ? &tok
-                         : (!strcmp(a, "-o") || !strcmp(a, "--output")) ? &out : NULL;
-        if (!dst) {
-            fprintf(stderr, "edgellm convert: unknown option '%s'\n", a);
-            return cli_see_help("convert");
-        }
-        if (!inl && i + 1 >= argc) {
-            fprintf(stderr, "edgellm convert: %s needs a value\n", a);
-            return cli_see_help("convert");
-        }
-        *dst = inl ? inl : argv[++i];
-    }
-    if (argc < 2) { usage(stderr); return 2; }
-    if (!model || !tok || !out) {
-        fprintf(stderr, "edgellm convert: --llama2c, --tokenizer and -o are all required\n");
-        return cli_see_help("convert");
-    }
+    const cli_opt opts[] = {
+        {CLI_PATH(NULL, "--llama2c", "MODEL.bin", &model), .required = 1,
+         .help = "llama2.c checkpoint (legacy run.c header or version-1 \"ak42\")"},
+        {CLI_PATH(NULL, "--tokenizer", "TOKENIZER.bin", &tok), .required = 1,
+         .help = "llama2.c tokenizer.bin with the model's vocab_size tokens"},
+        {CLI_PATH("-o", "--output", "OUT.gguf", &out), .required = 1, .help = "GGUF file to write (replaced atomically)"},
+    };
+    const cli_command cmd = {
+        .name = "convert", .about = "Convert a llama2.c checkpoint and its tokenizer to a GGUF v3 file (F32).",
+        .opts = opts, .n_opts = CLI_N_OPTS(opts),
+    };
+    const int parsed = cli_args_parse(&cmd, argc, argv);
+    if (parsed != CLI_ARGS_GO) return parsed;
     edgellm_error err = {0};
     edgellm_status st = edgellm_convert_llama2c(model, tok, out, &err);
     if (st != EDGELLM_OK) {

@@ -74,52 +74,16 @@ static void progress_end(progress_bar *b)
 
 typedef struct {
     const char *model, *ref, *ref_logits, *text, *out, *data, *types, *tmp_dir;
-    long n_ctx, stride, chunks, threads, top_k, limit, max_tokens, bench_tokens;
+    int n_ctx, stride, chunks, threads, top_k, limit, max_tokens, bench_tokens;
     int kv_type;
-    bool n_ctx_set, keep, no_results, no_bench;
+    int n_ctx_set, keep, no_results, no_bench;
 } eval_flags;
-
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: edgellm eval SUBCOMMAND [options]\n"
-            "\n"
-            "  ppl          -m MODEL.gguf -f TEXT.txt [-c 512] [--stride N] [--chunks N]\n"
-            "               perplexity, scoring the second half of each n_ctx chunk (llama-perplexity)\n"
-            "  compare      -m QUANT.gguf (--ref REF.gguf | --ref-logits FILE) -f TEXT.txt [-c N] [--chunks N]\n"
-            "               PPL of both, dPPL %%, KL divergence, top-1 agreement, RMS dp\n"
-            "  save-logits  -m REF.gguf -f TEXT.txt -o FILE [-c 512] [--chunks N] [--top-k 64]\n"
-            "               keep the reference's top-k log-probs for a later compare --ref-logits\n"
-            "  task         -m MODEL.gguf [--ref REF.gguf] --data TASK.jsonl [--limit N] [--max-tokens 24]\n"
-            "               accuracy on multiple-choice / generation items, and the gap to the reference\n"
-            "  sweep        -m REF.gguf -f TEXT.txt [--types LIST] [-c 512] [--chunks N] [-o RESULTS.json]\n"
-            "               quantize to each type, compare, measure tok/s; writes MODEL.eval.json for plan\n"
-            "\n"
-            "options:\n"
-            "  -c, --ctx-size N     tokens per chunk (default 512; compare --ref-logits: the file's)\n"
-            "  --stride N           sliding windows every N tokens, scoring their last N (1..n_ctx/2)\n"
-            "  --chunks N           evaluate only the first N chunks\n"
-            "  -t, --threads N      compute threads (default: physical cores)\n"
-            "  --top-k K            save-logits: entries per position (default 64; >= n_vocab: exact)\n"
-            "  --kv-type T          f32 (default), f16 or q8_0: the KV cache of the model (-m); a\n"
-            "                       --ref model always uses f32, so compare -m X --ref X --kv-type q8_0\n"
-            "                       measures what the cache type costs (not for sweep)\n"
-            "  --types LIST         sweep: default q8_0,q4_0,q4_k_m,i4:g64,i4:g128,i4:g256,\n"
-            "                       i4:g64:asym,i4:g128:asym,i4:g256:asym\n"
-            "  -o, --output FILE    save-logits: the file; sweep: the results file (default: next to\n"
-            "                       the model, MODEL.eval.json)\n"
-            "  --no-results         sweep: do not write the results file\n"
-            "  --tmp DIR            sweep: folder for the quantized files (default $TMPDIR or /tmp)\n"
-            "  --keep               sweep: keep the quantized files\n"
-            "  --bench-tokens N     sweep: tg test length for tok/s (default 64); --no-bench skips it\n"
-            "  --limit N            task: first N items only\n"
-            "  --max-tokens N       task: tokens generated per generation item (default 24)\n");
-}
 
 /* Subcommands as bits, for which options each takes: an option another subcommand reads is
  * refused, not silently ignored (eval task -o wrote nothing). */
 enum { SUB_PPL = 1, SUB_COMPARE = 2, SUB_SAVE = 4, SUB_TASK = 8, SUB_SWEEP = 16 };
 #define SUB_TEXT (SUB_PPL | SUB_COMPARE | SUB_SAVE | SUB_SWEEP)   /* the text-window commands */
+#define SUB_ALL (SUB_TEXT | SUB_TASK)
 
 /* "ppl, compare and task take" / "sweep takes": the subcommands of mask and the verb */
 static const char *sub_names(int mask, char *buf, size_t n)
@@ -138,73 +102,90 @@ static const char *sub_names(int mask, char *buf, size_t n)
     return buf;
 }
 
-static int parse_flags(const char *cmd, int sub, int argc, char **argv, eval_flags *fl)
+/* One option and the subcommands that take it: the same option appears once per wording of
+ * its help, each subcommand's table (cli/args.h) takes the entries of its bit. */
+typedef struct {
+    int subs;
+    cli_opt opt;
+} eval_opt;
+
+#define EVAL_MAX_OPTS 40
+
+/* Every option of every subcommand, reading into fl, into out[EVAL_MAX_OPTS]; returns how many. */
+static int eval_options(eval_flags *fl, eval_opt *out)
 {
-    memset(fl, 0, sizeof *fl);
-    fl->kv_type = EDGELLM_TYPE_F32;
-    fl->n_ctx = 512;
-    fl->top_k = 64;
-    fl->max_tokens = 24;
-    fl->bench_tokens = 64;
-    for (int i = 1; i < argc; i++) {
-        char name[CLI_NAME_MAX];
-        const char *a, *inl = cli_long_value(argv[i], name, &a);
-        bool inl_used = false;
-#define VAL() (inl ? (inl_used = true, inl) : i + 1 < argc ? argv[++i] : NULL)
-#define NEED(v) do { if (!(v)) { fprintf(stderr, "edgellm %s: %s needs a value\n", cmd, a); return 2; } } while (0)
-#define INT(dst, lo, hi) do { const char *v_ = VAL(); NEED(v_); if (cli_parse_int(cmd, a, v_, lo, hi, &(dst))) return 2; } while (0)
-        static const struct { const char *flag, *alias; int subs; } takes[] = {
-            {"--ref", NULL, SUB_COMPARE | SUB_TASK}, {"--ref-logits", NULL, SUB_COMPARE}, {"--file", "-f", SUB_TEXT},
-            {"--output", "-o", SUB_SAVE | SUB_SWEEP}, {"--data", NULL, SUB_TASK}, {"--types", NULL, SUB_SWEEP},
-            {"--tmp", NULL, SUB_SWEEP}, {"--ctx-size", "-c", SUB_TEXT}, {"--stride", NULL, SUB_TEXT},
-            {"--chunks", NULL, SUB_TEXT}, {"--top-k", NULL, SUB_SAVE}, {"--limit", NULL, SUB_TASK},
-            {"--max-tokens", NULL, SUB_TASK}, {"--bench-tokens", NULL, SUB_SWEEP}, {"--no-bench", NULL, SUB_SWEEP},
-            {"--keep", NULL, SUB_SWEEP}, {"--no-results", NULL, SUB_SWEEP},
-            /* sweep's table and MODEL.eval.json describe the weights with plan's F32 cache */
-            {"--kv-type", NULL, SUB_PPL | SUB_COMPARE | SUB_SAVE | SUB_TASK},
-        };
-        for (size_t k = 0; k < sizeof takes / sizeof takes[0]; k++)
-            if ((!strcmp(a, takes[k].flag) || (takes[k].alias && !strcmp(a, takes[k].alias))) && !(takes[k].subs & sub)) {
-                char names[96];
-                fprintf(stderr, "edgellm %s: %s is not an option of %s (only eval %s it)\n", cmd, a, cmd,
-                        sub_names(takes[k].subs, names, sizeof names));
-                return 2;
-            }
-        if (!strcmp(a, "-m") || !strcmp(a, "--model")) { NEED(fl->model = VAL()); }
-        else if (!strcmp(a, "--ref")) { NEED(fl->ref = VAL()); }
-        else if (!strcmp(a, "--ref-logits")) { NEED(fl->ref_logits = VAL()); }
-        else if (!strcmp(a, "-f") || !strcmp(a, "--file")) { NEED(fl->text = VAL()); }
-        else if (!strcmp(a, "-o") || !strcmp(a, "--output")) { NEED(fl->out = VAL()); }
-        else if (!strcmp(a, "--data")) { NEED(fl->data = VAL()); }
-        else if (!strcmp(a, "--types")) { NEED(fl->types = VAL()); }
-        else if (!strcmp(a, "--tmp")) { NEED(fl->tmp_dir = VAL()); }
-        else if (!strcmp(a, "-c") || !strcmp(a, "--ctx-size")) { INT(fl->n_ctx, 8, 1 << 20); fl->n_ctx_set = true; }
-        else if (!strcmp(a, "--stride")) INT(fl->stride, 1, 1 << 19);
-        else if (!strcmp(a, "--chunks")) INT(fl->chunks, 1, 1 << 30);
-        else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) INT(fl->threads, 1, 64);
-        else if (!strcmp(a, "--top-k")) INT(fl->top_k, 1, 1 << 24);
-        else if (!strcmp(a, "--limit")) INT(fl->limit, 1, 1 << 30);
-        else if (!strcmp(a, "--max-tokens")) INT(fl->max_tokens, 1, 4096);
-        else if (!strcmp(a, "--bench-tokens")) INT(fl->bench_tokens, 1, 4096);
-        else if (!strcmp(a, "--kv-type")) { if (cli_parse_kv_type(cmd, a, VAL(), &fl->kv_type)) return 2; }
-        else if (!strcmp(a, "--no-bench")) fl->no_bench = true;
-        else if (!strcmp(a, "--keep")) fl->keep = true;
-        else if (!strcmp(a, "--no-results")) fl->no_results = true;
-        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { if (inl) return cli_takes_no_value(cmd, a); usage(stdout); return -1; }
-        else { fprintf(stderr, "edgellm %s: unknown option '%s'\n", cmd, a); return 2; }
-        if (inl && !inl_used) { fprintf(stderr, "edgellm %s: %s takes no value\n", cmd, a); return 2; }
-#undef VAL
-#undef NEED
-#undef INT
-    }
-    return 0;
+    const eval_opt all[] = {
+        {SUB_PPL | SUB_TASK, {CLI_OPT_MODEL(&fl->model), .required = 1, .help = "the model"}},
+        {SUB_COMPARE, {CLI_OPT_MODEL(&fl->model), .required = 1,
+                       .help = "the model compared with the reference (a quantized one, say)"}},
+        {SUB_SAVE, {CLI_PATH("-m", "--model", "REF.gguf", &fl->model), .required = 1, .help = "the reference model"}},
+        {SUB_SWEEP, {CLI_PATH("-m", "--model", "REF.gguf", &fl->model), .required = 1,
+                     .help = "the reference model, quantized to each type"}},
+        {SUB_COMPARE, {CLI_PATH(NULL, "--ref", "REF.gguf", &fl->ref),
+                       .help = "the reference, run live (give it or --ref-logits)"}},
+        {SUB_COMPARE, {CLI_PATH(NULL, "--ref-logits", "FILE", &fl->ref_logits),
+                       .help = "the reference's log-probs, kept by eval save-logits"}},
+        {SUB_TASK, {CLI_PATH(NULL, "--ref", "REF.gguf", &fl->ref),
+                    .help = "a reference model: its accuracy too, and the gap"}},
+        {SUB_TEXT, {CLI_PATH("-f", "--file", "TEXT.txt", &fl->text), .required = 1, .help = "the text"}},
+        {SUB_TASK, {CLI_PATH(NULL, "--data", "TASK.jsonl", &fl->data), .required = 1,
+                    .help = "the task set: one JSON item per line (multiple choice or generation)"}},
+        {SUB_SAVE, {CLI_PATH("-o", "--output", "FILE", &fl->out), .required = 1,
+                    .help = "the file to write: the reference's top-k log-probs per position"}},
+        {SUB_SWEEP, {CLI_PATH("-o", "--output", "RESULTS.json", &fl->out), .help = "the results file",
+                     .def = "next to the model, MODEL.eval.json, which edgellm plan reads"}},
+        {SUB_PPL | SUB_SAVE | SUB_SWEEP,
+         {CLI_INT("-c", "--ctx-size", "N", &fl->n_ctx, 8, 1 << 20), .count = &fl->n_ctx_set,
+          .help = "tokens per chunk", .show_default = 1}},
+        {SUB_COMPARE, {CLI_INT("-c", "--ctx-size", "N", &fl->n_ctx, 8, 1 << 20), .count = &fl->n_ctx_set,
+                       .help = "tokens per chunk", .def = "512; with --ref-logits the file's"}},
+        {SUB_TEXT, {CLI_INT(NULL, "--stride", "N", &fl->stride, 1, 1 << 19),
+                    .help = "windows sliding by N tokens, each scoring its last N (1..n_ctx/2)",
+                    .def = "off: each chunk's second half is scored"}},
+        {SUB_TEXT, {CLI_INT(NULL, "--chunks", "N", &fl->chunks, 1, 1 << 30),
+                    .help = "evaluate only the first N chunks", .def = "all"}},
+        {SUB_SAVE, {CLI_INT(NULL, "--top-k", "K", &fl->top_k, 1, 1 << 24), .show_default = 1,
+                    .help = "entries per position (>= n_vocab: exact)"}},
+        {SUB_TASK, {CLI_INT(NULL, "--limit", "N", &fl->limit, 1, 1 << 30), .help = "first N items only", .def = "all"}},
+        {SUB_TASK, {CLI_INT(NULL, "--max-tokens", "N", &fl->max_tokens, 1, 4096), .show_default = 1,
+                    .help = "tokens generated per generation item"}},
+        {SUB_SWEEP, {CLI_STRING(NULL, "--types", "LIST", &fl->types), .show_default = 1,
+                     .help = "the types to quantize to, comma-separated"}},
+        {SUB_SWEEP, {CLI_PATH(NULL, "--tmp", "DIR", &fl->tmp_dir), .help = "folder for the quantized files",
+                     .def = "$TMPDIR or /tmp"}},
+        {SUB_SWEEP, {CLI_FLAG(NULL, "--keep", &fl->keep, 1), .help = "keep the quantized files"}},
+        {SUB_SWEEP, {CLI_FLAG(NULL, "--no-results", &fl->no_results, 1), .help = "do not write the results file"}},
+        {SUB_SWEEP, {CLI_INT(NULL, "--bench-tokens", "N", &fl->bench_tokens, 1, 4096), .show_default = 1,
+                     .help = "tg test length for tok/s"}},
+        {SUB_SWEEP, {CLI_FLAG(NULL, "--no-bench", &fl->no_bench, 1), .help = "do not measure tok/s"}},
+        {SUB_ALL, {CLI_OPT_THREADS(&fl->threads)}},
+        /* sweep's table and MODEL.eval.json describe the weights with plan's F32 cache */
+        {SUB_PPL | SUB_SAVE | SUB_TASK, {CLI_OPT_KV_TYPE(&fl->kv_type)}},
+        {SUB_COMPARE, {CLI_ENUM(NULL, "--kv-type", NULL, &fl->kv_type, cli_kv_types), .show_default = 1,
+                       .help = "KV cache element type of the model (-m); a --ref model always uses f32, so "
+                               "compare -m X --ref X --kv-type q8_0 measures what the cache type costs"}},
+    };
+    const int n = (int)(sizeof all / sizeof all[0]);
+    _Static_assert(sizeof all / sizeof all[0] <= EVAL_MAX_OPTS, "EVAL_MAX_OPTS is too small");
+    memcpy(out, all, sizeof all);
+    return n;
 }
 
-static int need(const char *cmd, const char *what, const char *flag)
+/* cli_command.elsewhere: the subcommands that take an option this one does not */
+static const char *eval_elsewhere(const char *opt)
 {
-    if (what) return 0;
-    fprintf(stderr, "edgellm %s: %s is required (edgellm eval --help)\n", cmd, flag);
-    return 2;
+    static eval_flags unused;
+    static char hint[128];
+    eval_opt all[EVAL_MAX_OPTS];
+    const int n = eval_options(&unused, all);
+    int mask = 0;
+    for (int i = 0; i < n; i++)
+        if ((all[i].opt.s && !strcmp(opt, all[i].opt.s)) || (all[i].opt.l && !strcmp(opt, all[i].opt.l)))
+            mask |= all[i].subs;
+    if (!mask) return NULL;
+    char names[96];
+    snprintf(hint, sizeof hint, "only eval %s it", sub_names(mask, names, sizeof names));
+    return hint;
 }
 
 static edgellm_eval_params eval_params(const eval_flags *fl, progress_bar *bar)
@@ -301,7 +282,6 @@ static void print_layout(const edgellm_eval_ppl_result *r, const char *text)
 static int run_ppl(const eval_flags *fl)
 {
     const char *cmd = "eval ppl";
-    if (need(cmd, fl->model, "-m MODEL.gguf") || need(cmd, fl->text, "-f TEXT.txt")) return 2;
     edgellm_error err = {0};
     size_t len = 0;
     char *text = cli_read_text(fl->text, &len, &err);
@@ -354,10 +334,9 @@ static void print_compare(const edgellm_eval_compare_result *r, const eval_flags
 static int run_compare(const eval_flags *fl)
 {
     const char *cmd = "eval compare";
-    if (need(cmd, fl->model, "-m MODEL.gguf") || need(cmd, fl->text, "-f TEXT.txt")) return 2;
     if (!fl->ref == !fl->ref_logits) {
         fprintf(stderr, "edgellm %s: give exactly one of --ref REF.gguf and --ref-logits FILE\n", cmd);
-        return 2;
+        return cli_see_help(cmd);
     }
     edgellm_error err = {0};
     size_t len = 0;
@@ -406,8 +385,6 @@ static bool output_is_input(const char *cmd, const char *out, const eval_flags *
 static int run_save(const eval_flags *fl)
 {
     const char *cmd = "eval save-logits";
-    if (need(cmd, fl->model, "-m REF.gguf") || need(cmd, fl->text, "-f TEXT.txt") || need(cmd, fl->out, "-o FILE"))
-        return 2;
     if (output_is_input(cmd, fl->out, fl)) return 2;
     edgellm_error err = {0};
     size_t len = 0;
@@ -449,7 +426,6 @@ static void fmt_pct(char *buf, size_t n, double v, double e)
 static int run_task(const eval_flags *fl)
 {
     const char *cmd = "eval task";
-    if (need(cmd, fl->model, "-m MODEL.gguf") || need(cmd, fl->data, "--data TASK.jsonl")) return 2;
     edgellm_error err = {0};
     cli_eval_taskset ts;
     if (cli_eval_read_jsonl(fl->data, (int)fl->limit, &ts, &err) != EDGELLM_OK) { cli_print_error(cmd, &err); return 1; }
@@ -525,7 +501,6 @@ static void print_row(const edgellm_eval_sweep_row *r, bool is_ref)
 static int run_sweep(const eval_flags *fl)
 {
     const char *cmd = "eval sweep";
-    if (need(cmd, fl->model, "-m REF.gguf") || need(cmd, fl->text, "-f TEXT.txt")) return 2;
     warn_past_training(cmd, fl->model, cli_gguf_n_ctx_train(fl->model), fl);
     /* results file: -o, or MODEL.eval.json next to MODEL.gguf (what edgellm plan looks for) */
     char out[4096];
@@ -606,26 +581,60 @@ static int run_sweep(const eval_flags *fl)
     return exit_code(rc, &err);
 }
 
+/* The subcommands: name, what it does, its synopsis after "edgellm eval NAME " */
+static const struct {
+    const char *name;
+    int (*fn)(const eval_flags *);
+    int bit;
+    const char *args, *about;
+} subs[] = {
+    {"ppl", run_ppl, SUB_PPL, "-m MODEL.gguf -f TEXT.txt [options]",
+     "Perplexity, scoring the second half of each n_ctx chunk (llama-perplexity)."},
+    {"compare", run_compare, SUB_COMPARE, "-m MODEL.gguf (--ref REF.gguf | --ref-logits FILE) -f TEXT.txt [options]",
+     "A model against a reference: PPL of both, dPPL %, KL divergence, top-1 agreement."},
+    {"save-logits", run_save, SUB_SAVE, "-m REF.gguf -f TEXT.txt -o FILE [options]",
+     "Keep the reference's top-k log-probs for a later compare --ref-logits."},
+    {"task", run_task, SUB_TASK, "-m MODEL.gguf [--ref REF.gguf] --data TASK.jsonl [options]",
+     "Accuracy on multiple-choice / generation items, and the gap to the reference."},
+    {"sweep", run_sweep, SUB_SWEEP, "-m REF.gguf -f TEXT.txt [--types LIST] [-o RESULTS.json] [options]",
+     "Quantize to each type, compare, measure tok/s; writes MODEL.eval.json for plan."},
+};
+#define N_SUBS ((int)(sizeof subs / sizeof subs[0]))
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: edgellm eval SUBCOMMAND [options]\n\nIs a quantized model good enough?\n\nsubcommands:\n");
+    for (int i = 0; i < N_SUBS; i++) fprintf(f, "  %-12s %s\n  %-12s %s\n", subs[i].name, subs[i].args, "", subs[i].about);
+    fprintf(f, "\n'edgellm eval SUBCOMMAND --help' shows a subcommand's options.\n");
+}
+
 int cmd_eval(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
-    static const struct { const char *name; int (*fn)(const eval_flags *); int bit; } subs[] = {
-        {"ppl", run_ppl, SUB_PPL}, {"compare", run_compare, SUB_COMPARE}, {"save-logits", run_save, SUB_SAVE},
-        {"task", run_task, SUB_TASK}, {"sweep", run_sweep, SUB_SWEEP},
-    };
-    for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
-        if (!strcmp(argv[1], subs[i].name)) {
-            char cmd[32];
-            snprintf(cmd, sizeof cmd, "eval %s", subs[i].name);
-            eval_flags fl;
-            int prc = parse_flags(cmd, subs[i].bit, argc - 1, argv + 1, &fl);
-            if (prc < 0) return 0;   /* --help */
-            if (prc) return cli_see_help(cmd);
-            return subs[i].fn(&fl);
-        }
+    for (int i = 0; i < N_SUBS; i++) {
+        if (strcmp(argv[1], subs[i].name)) continue;
+        char name[32], synopsis[160];
+        snprintf(name, sizeof name, "eval %s", subs[i].name);
+        snprintf(synopsis, sizeof synopsis, "edgellm eval %s %s", subs[i].name, subs[i].args);
+        eval_flags fl = {.n_ctx = 512, .top_k = 64, .max_tokens = 24, .bench_tokens = 64, .kv_type = EDGELLM_TYPE_F32};
+        fl.types = edgellm_eval_sweep_default_params().types;
+        eval_opt all[EVAL_MAX_OPTS];
+        cli_opt opts[EVAL_MAX_OPTS];
+        int n = 0;
+        const int n_all = eval_options(&fl, all);
+        for (int k = 0; k < n_all; k++)
+            if (all[k].subs & subs[i].bit) opts[n++] = all[k].opt;
+        const cli_command cmd = {
+            .name = name, .synopsis = synopsis, .about = subs[i].about, .opts = opts, .n_opts = n,
+            .elsewhere = eval_elsewhere,
+        };
+        const int parsed = cli_args_parse(&cmd, argc - 1, argv + 1);
+        if (parsed != CLI_ARGS_GO) return parsed;
+        return subs[i].fn(&fl);
+    }
     fprintf(stderr, "edgellm eval: unknown subcommand '%s'\n", argv[1]);
     return cli_see_help("eval");
 }

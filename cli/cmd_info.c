@@ -21,18 +21,17 @@
 #include "format/gguf.h"
 #include <string.h>
 
-static void usage(FILE *f)
+/* The file, as the positional argument or -m: one, whichever way it is given. */
+static int take_file(const char *opt, const char *value, void *dst, char *msg, size_t size)
 {
-    fprintf(f,
-            "usage: edgellm info [--check] [-m] MODEL.gguf\n\n"
-            "Show a GGUF file's version, metadata (architecture, hyperparameters, tokenizer),\n"
-            "tensor table (name, type, shape in ggml ne order, bytes), parameter count and\n"
-            "bits per weight. The file is validated completely; nothing is run.\n\n"
-            "options:\n"
-            "  -m, --model FILE  the file, given as a flag instead (like the other commands)\n"
-            "  --check           also dequantize every tensor and stop at the first NaN/inf\n"
-            "                    (exit 1, naming the tensor and element)\n"
-            "  -h, --help        show this help\n");
+    (void)opt;
+    const char **path = dst;
+    if (*path) {
+        snprintf(msg, size, "one file at a time ('%s' and '%s')", *path, value);
+        return 1;
+    }
+    *path = value;
+    return 0;
 }
 
 /* A mapped string, escaped for one line of output, truncated to fit buf. */
@@ -176,34 +175,24 @@ static void print_tensors(const edgellm_gguf *g)
 int cmd_info(int argc, char **argv)
 {
     const char *path = NULL;
-    bool check = false;
-    for (int i = 1; i < argc; i++) {
-        const char *file = argv[i];
-        char name[CLI_NAME_MAX];
-        const char *a, *inl = cli_long_value(argv[i], name, &a);
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { if (inl) return cli_takes_no_value("info", a); usage(stdout); return 0; }
-        if (!strcmp(a, "--check")) {
-            if (inl) return cli_takes_no_value("info", a);
-            check = true;
-            continue;
-        }
-        if (!strcmp(a, "-m") || !strcmp(a, "--model")) {   /* as the other commands take it */
-            if (!inl && i + 1 >= argc) {
-                fprintf(stderr, "edgellm info: %s needs a value\n", a);
-                return cli_see_help("info");
-            }
-            file = inl ? inl : argv[++i];
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "edgellm info: unknown option '%s'\n", a);
-            return cli_see_help("info");
-        }
-        if (path) {
-            fprintf(stderr, "edgellm info: one file at a time ('%s' and '%s')\n", path, file);
-            return 2;
-        }
-        path = file;
-    }
-    if (!path) { usage(stderr); return 2; }
+    int check = 0;
+    const cli_opt file = {CLI_CUSTOM(NULL, NULL, "MODEL.gguf", &path, take_file), .help = "the GGUF file"};
+    const cli_opt opts[] = {
+        {CLI_CUSTOM("-m", "--model", "FILE", &path, take_file),
+         .help = "the file, given as a flag instead (like the other commands)"},
+        {CLI_FLAG(NULL, "--check", &check, 1),
+         .help = "also dequantize every tensor and stop at the first NaN/inf (exit 1, naming the tensor and element)"},
+    };
+    const cli_command cmd = {
+        .name = "info", .synopsis = "edgellm info [--check] [-m] MODEL.gguf",
+        .about = "Show a GGUF file's version, metadata (architecture, hyperparameters, tokenizer),\n"
+                 "tensor table (name, type, shape in ggml ne order, bytes), parameter count and\n"
+                 "bits per weight. The file is validated completely; nothing is run.",
+        .opts = opts, .n_opts = CLI_N_OPTS(opts), .positional = &file,
+    };
+    const int parsed = cli_args_parse(&cmd, argc, argv);
+    if (parsed != CLI_ARGS_GO) return parsed;
+    if (!path) return cli_args_missing(&cmd, argc, "MODEL.gguf is required");
 
     edgellm_gguf *g = NULL;
     edgellm_error err = {0};

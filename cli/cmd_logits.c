@@ -11,18 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: edgellm logits -m MODEL.gguf --tokens \"ID ID ...\" -o OUT.f32 [options]\n"
-            "  -m, --model PATH     GGUF model\n"
-            "  --tokens LIST        token ids separated by spaces or commas\n"
-            "  -o, --output PATH    output file: float32 LE [n_tokens][n_vocab]\n"
-            "  -t, --threads N      compute threads (default: physical cores)\n"
-            "  -c, --ctx-size N     KV cache positions (default: context_length, capped at 4096)\n"
-            "  --decode             one token per step instead of one prefill pass\n");
-}
-
 /* Parse ids separated by spaces/commas into a malloc'd array; returns 0 or 2 (bad list). */
 static int parse_tokens(const char *s, int32_t **out, int *n_out)
 {
@@ -57,45 +45,31 @@ static int parse_tokens(const char *s, int32_t **out, int *n_out)
 int cmd_logits(int argc, char **argv)
 {
     const char *model_path = NULL, *tokens_arg = NULL, *out_path = NULL;
-    long n_threads = 0, n_ctx = 0;
-    int decode_mode = 0;
-    for (int i = 1; i < argc; i++) {
-        char name[CLI_NAME_MAX];
-        const char *a, *inl = cli_long_value(argv[i], name, &a);
-        const char *val = inl ? inl : i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { if (inl) return cli_takes_no_value("logits", a); usage(stdout); return 0; }
-        else if (!strcmp(a, "--decode")) {
-            if (inl) return cli_takes_no_value("logits", a);
-            decode_mode = 1;
-        }
-        else if (!strcmp(a, "-m") || !strcmp(a, "--model") || !strcmp(a, "--tokens") || !strcmp(a, "-o") ||
-                 !strcmp(a, "--output") || !strcmp(a, "-t") || !strcmp(a, "--threads") || !strcmp(a, "-c") ||
-                 !strcmp(a, "--ctx-size")) {
-            if (!val) { fprintf(stderr, "edgellm logits: %s needs a value\n", a); return cli_see_help("logits"); }
-            if (!inl) i++;
-            if (!strcmp(a, "-m") || !strcmp(a, "--model")) model_path = val;
-            else if (!strcmp(a, "--tokens")) tokens_arg = val;
-            else if (!strcmp(a, "-o") || !strcmp(a, "--output")) out_path = val;
-            else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) {
-                if (cli_parse_int("logits", a, val, 1, 64, &n_threads)) return 2;
-            } else if (cli_parse_int("logits", a, val, 1, 1 << 24, &n_ctx)) return 2;
-        } else {
-            fprintf(stderr, "edgellm logits: unknown option '%s'\n", a);
-            return cli_see_help("logits");
-        }
-    }
-    if (!model_path || !tokens_arg || !out_path) {
-        if (argc < 2) { usage(stderr); return 2; }
-        fprintf(stderr, "edgellm logits: -m, --tokens and -o are required\n");
-        return cli_see_help("logits");
-    }
+    int n_threads = 0, n_ctx = 0, decode_mode = 0;
+    const cli_opt opts[] = {
+        {CLI_OPT_MODEL(&model_path), .help = "GGUF model", .required = 1},
+        {CLI_STRING(NULL, "--tokens", "LIST", &tokens_arg), .help = "token ids separated by spaces or commas",
+         .required = 1},
+        {CLI_PATH("-o", "--output", "OUT.f32", &out_path), .help = "output file: float32 LE [n_tokens][n_vocab]",
+         .required = 1},
+        {CLI_OPT_THREADS(&n_threads)},
+        {CLI_OPT_CTX_SIZE(&n_ctx)},
+        {CLI_FLAG(NULL, "--decode", &decode_mode, 1), .help = "one token per step instead of one prefill pass"},
+    };
+    const cli_command cmd = {
+        .name = "logits", .synopsis = "edgellm logits -m MODEL.gguf --tokens \"ID ID ...\" -o OUT.f32 [options]",
+        .about = "Run token ids through a model and write every position's logits.",
+        .opts = opts, .n_opts = CLI_N_OPTS(opts),
+    };
+    const int parsed = cli_args_parse(&cmd, argc, argv);
+    if (parsed != CLI_ARGS_GO) return parsed;
     if (edgellm_same_file(out_path, model_path)) {
         fprintf(stderr, "edgellm logits: %s: the output is the model file\n", out_path);
         return 2;
     }
     int32_t *tokens = NULL;
     int n_tokens = 0;
-    if (parse_tokens(tokens_arg, &tokens, &n_tokens)) return 2;
+    if (parse_tokens(tokens_arg, &tokens, &n_tokens)) return cli_see_help("logits");
 
     int rc = 1;
     edgellm_error err = {0};
@@ -104,10 +78,10 @@ int cmd_logits(int argc, char **argv)
     float *logits = NULL;
     edgellm_out_file of = {.f = NULL, .slot = -1, .tmp = ""};
     edgellm_model_params mp = edgellm_model_default_params();
-    mp.n_threads = (int)n_threads;
+    mp.n_threads = n_threads;
     if (edgellm_model_load(model_path, &mp, &model, &err) != EDGELLM_OK) goto fail;
     edgellm_ctx_params cp = edgellm_ctx_default_params();
-    cp.n_ctx = (int)n_ctx;
+    cp.n_ctx = n_ctx;
     if (edgellm_ctx_new(model, &cp, &ctx, &err) != EDGELLM_OK) goto fail;
     edgellm_model_info info = {.size = sizeof info};
     edgellm_model_get_info(model, &info);

@@ -29,44 +29,6 @@
 #define DEFAULT_DEVICE "phone-mid"
 static const double GIB = 1073741824.0;
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: edgellm plan [--model NAME|FILE.gguf | --shape L,E,H,KV,FF,V] [--device NAME|host|FILE.json]\n"
-            "                    [--device-file FILE] [--ctx N] [--kv-type f16|q8_0|f32] [--batch N]\n"
-            "                    [--scenario realtime|offline] [--latency-ms MS] [--prompt N] [--types LIST]\n"
-            "                    [--eval FILE] [--calibration X] [--json] [--list]\n\n"
-            "Will the model fit on the device, at which precision, and how fast will it run? For each\n"
-            "precision: weights, KV cache, scratch, total against the memory an app may use minus a 20%%\n"
-            "safety margin, a verdict, the largest context that fits, predicted decode/prefill speed and\n"
-            "the quality cost; then a recommendation for real-time and offline use.\n"
-            "With no model and no device (or only --device-file): a models x devices matrix, then one\n"
-            "detailed plan.\n\n"
-            "options:\n"
-            "  -m, --model NAME|FILE   catalogue model (see --list) or a GGUF file (metadata only is read)\n"
-            "  --shape L,E,H,KV,FF,V   n_layer,n_embd,n_head,n_head_kv,n_ff,n_vocab of a llama-style model\n"
-            "  -d, --device NAME       catalogue device, 'host' (measures this machine, ~1 s), a name from\n"
-            "                          --device-file, or a device JSON file\n"
-            "  --device-file FILE      add devices from a JSON file: {\"devices\": [{\"name\": ..., \"ram_gib\": N,\n"
-            "                          \"bandwidth_gbps\": N, \"big_cores\": N}]} required; optional usable_gib,\n"
-            "                          little_cores, gflops_per_big_core, gflops_per_little_core, npu,\n"
-            "                          description, source (README \"A device of your own\")\n"
-            "  -c, --ctx N             context length (default: the model's, at most 4096)\n"
-            "  --kv-type T             KV cache type: f16 (default), q8_0, f32\n"
-            "  -b, --batch N           sequences decoded together (default 1)\n"
-            "  --scenario S            realtime (default) or offline: which recommendation comes first\n"
-            "  --latency-ms MS         real-time budget for the first token (default 200)\n"
-            "  --prompt N              prompt tokens behind the first-token time (default 64, or\n"
-            "                          the context when smaller; at most the context)\n"
-            "  --types LIST            extra precisions, e.g. q5_0,q4_k,i4_g64,i8_g128_asym\n"
-            "  --eval FILE             quality results of edgellm eval (default: MODEL.eval.json)\n"
-            "  --calibration X         multiply predicted speeds by X (default 1)\n"
-            "  --json                  JSON output (docs/plan.schema.json)\n"
-            "  --list                  list catalogue models and devices\n"
-            "  -h, --help              show this help\n"
-            "Units: GiB = 2^30 bytes (memory), GB/s = 1e9 bytes/s (bandwidth).\n");
-}
-
 static const char *verdict_text(edgellm_plan_verdict v)
 {
     return v == EDGELLM_PLAN_FITS ? "fits" : v == EDGELLM_PLAN_TIGHT ? "tight" : "does not fit";
@@ -280,7 +242,8 @@ static int build_matrix(cli_plan_matrix *mx, const edgellm_plan_params *base, bo
     return 0;
 }
 
-static int parse_shape(const char *s, edgellm_plan_model *out)
+/* --shape L,E,H,KV,FF,V into an edgellm_plan_model (a cli_parse_fn) */
+static int parse_shape(const char *flag, const char *s, void *dst, char *msg, size_t size)
 {
     static const char *const names[6] = {"n_layer", "n_embd", "n_head", "n_head_kv", "n_ff", "n_vocab"};
     int v[6];
@@ -291,21 +254,20 @@ static int parse_shape(const char *s, edgellm_plan_model *out)
         const long long x = strtoll(p, &end, 10);
         if (end == p || *end != (i < 5 ? ',' : '\0')) { p = NULL; break; }
         if (errno == ERANGE || x < INT_MIN || x > INT_MAX) {
-            fprintf(stderr, "edgellm plan: --shape: %s = %.*s is out of range\n", names[i], (int)(end - p), p);
-            return 2;
+            snprintf(msg, size, "%s: %s = %.*s is out of range", flag, names[i], (int)(end - p), p);
+            return 1;
         }
         v[i] = (int)x;
         p = end + (i < 5);
     }
     if (!p) {
-        fprintf(stderr, "edgellm plan: --shape expects n_layer,n_embd,n_head,n_head_kv,n_ff,n_vocab (six integers), got '%s'\n",
-                s ? s : "(nothing)");
-        return 2;
+        snprintf(msg, size, "%s expects n_layer,n_embd,n_head,n_head_kv,n_ff,n_vocab (six integers), got '%s'", flag, s);
+        return 1;
     }
     edgellm_error err = {0};
-    if (edgellm_plan_model_from_shape(v[0], v[1], v[2], v[3], v[4], v[5], out, &err) != EDGELLM_OK) {
-        cli_print_error("plan", &err);
-        return 2;
+    if (edgellm_plan_model_from_shape(v[0], v[1], v[2], v[3], v[4], v[5], dst, &err) != EDGELLM_OK) {
+        snprintf(msg, size, "%s", err.msg);
+        return 1;
     }
     return 0;
 }
@@ -321,84 +283,76 @@ static int file_exists(const char *p)
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+static const cli_choice scenarios[] = {{"realtime", EDGELLM_PLAN_REALTIME}, {"offline", EDGELLM_PLAN_OFFLINE}, {NULL, 0}};
+
 int cmd_plan(int argc, char **argv)
 {
     edgellm_plan_params p = edgellm_plan_default_params();
     edgellm_plan_model shape;
-    const char *device_file = NULL, *eval_file = NULL;
-    int json = 0, list = 0, have_model = 0, have_device = 0, file_device = 0, rc = 0;
-    long lv;
-    double dv;
+    const char *device_file = NULL, *eval_file = NULL, *model_arg = NULL;
+    int json = 0, list = 0, have_model = 0, have_device = 0, file_device = 0, rc = 0, n_shape = 0;
     edgellm_plan_device *extra = NULL;
     edgellm_plan_quality *quality = NULL;
     edgellm_plan_report *report = NULL;
     cli_plan_matrix *mx = NULL;
-
-    for (int i = 1; i < argc; i++) {
-        char flag[CLI_NAME_MAX];
-        const char *a, *val = cli_long_value(argv[i], flag, &a);
-        if (val && (!strcmp(a, "--list") || !strcmp(a, "--json") || !strcmp(a, "--help"))) { rc = cli_takes_no_value("plan", a); goto out; }
-#define NEXT() (val ? val : (i + 1 < argc ? argv[++i] : NULL))
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); goto out; }
-        else if (!strcmp(a, "--list")) list = 1;
-        else if (!strcmp(a, "--json")) json = 1;
-        else if (!strcmp(a, "-m") || !strcmp(a, "--model")) {
-            if (p.shape) { fprintf(stderr, "edgellm plan: give --model or --shape, not both\n"); rc = 2; goto out; }
-            if (!(p.model = NEXT())) { fprintf(stderr, "edgellm plan: %s needs a value\n", a); rc = 2; goto out; }
-            have_model = 1;
-        } else if (!strcmp(a, "--shape")) {
-            if (p.model) { fprintf(stderr, "edgellm plan: give --model or --shape, not both\n"); rc = 2; goto out; }
-            if ((rc = parse_shape(NEXT(), &shape))) goto out;
-            p.shape = &shape;
-            have_model = 1;
-        } else if (!strcmp(a, "-d") || !strcmp(a, "--device")) {
-            if (!(p.device = NEXT())) { fprintf(stderr, "edgellm plan: %s needs a value\n", a); rc = 2; goto out; }
-            have_device = 1;
-        } else if (!strcmp(a, "--device-file")) {
-            if (!(device_file = NEXT())) { fprintf(stderr, "edgellm plan: %s needs a value\n", a); rc = 2; goto out; }
-        } else if (!strcmp(a, "--eval")) {
-            if (!(eval_file = NEXT())) { fprintf(stderr, "edgellm plan: %s needs a value\n", a); rc = 2; goto out; }
-        } else if (!strcmp(a, "-c") || !strcmp(a, "--ctx")) {
-            if ((rc = cli_parse_int("plan", a, NEXT(), 1, 1 << 24, &lv))) goto out;
-            p.n_ctx = (int)lv;
-        } else if (!strcmp(a, "-b") || !strcmp(a, "--batch")) {
-            if ((rc = cli_parse_int("plan", a, NEXT(), 1, 1024, &lv))) goto out;
-            p.batch = (int)lv;
-        } else if (!strcmp(a, "--prompt")) {
-            if ((rc = cli_parse_int("plan", a, NEXT(), 1, 1 << 24, &lv))) goto out;
-            p.prompt_tokens = (int)lv;
-        } else if (!strcmp(a, "--kv-type")) {
-            if ((rc = cli_parse_kv_type("plan", a, NEXT(), &p.kv_type))) goto out;
-        } else if (!strcmp(a, "--scenario")) {
-            const char *s = NEXT();
-            if (s && !strcmp(s, "realtime")) p.scenario = EDGELLM_PLAN_REALTIME;
-            else if (s && !strcmp(s, "offline")) p.scenario = EDGELLM_PLAN_OFFLINE;
-            else { fprintf(stderr, "edgellm plan: --scenario expects realtime or offline, got '%s'\n", s ? s : "(nothing)"); rc = 2; goto out; }
-        } else if (!strcmp(a, "--latency-ms")) {
-            if ((rc = cli_parse_float("plan", a, NEXT(), &dv))) goto out;
-            if (!(dv > 0)) { fprintf(stderr, "edgellm plan: --latency-ms must be > 0\n"); rc = 2; goto out; }
-            p.latency_ms = dv;
-        } else if (!strcmp(a, "--calibration")) {
-            if ((rc = cli_parse_float("plan", a, NEXT(), &dv))) goto out;
-            if (!(dv > 0)) { fprintf(stderr, "edgellm plan: --calibration must be > 0\n"); rc = 2; goto out; }
-            p.calibration = dv;
-        } else if (!strcmp(a, "--types")) {
-            if (!(p.types = NEXT())) { fprintf(stderr, "edgellm plan: --types needs a list\n"); rc = 2; goto out; }
-        } else if (a[0] != '-' && p.shape && !p.model) {
-            fprintf(stderr, "edgellm plan: give a model (%s) or --shape, not both\n", a);
-            rc = 2;
-            goto out;
-        } else if (a[0] != '-' && !have_model) {
-            p.model = a;          /* `edgellm plan model.gguf` */
-            have_model = 1;
-        } else {
-            fprintf(stderr, "edgellm plan: unknown option '%s'\n\n", a);
-            usage(stderr);
-            rc = 2;
-            goto out;
-        }
-#undef NEXT
-    }
+    const cli_opt model_file = {CLI_STRING(NULL, NULL, "FILE.gguf", &model_arg),
+                                .help = "a model file, as --model FILE.gguf"};
+    const cli_opt opts[] = {
+        {CLI_STRING("-m", "--model", "NAME|FILE", &p.model),
+         .help = "catalogue model (see --list) or a GGUF file (metadata only is read)"},
+        {CLI_CUSTOM(NULL, "--shape", "L,E,H,KV,FF,V", &shape, parse_shape), .count = &n_shape,
+         .help = "n_layer,n_embd,n_head,n_head_kv,n_ff,n_vocab of a llama-style model"},
+        {CLI_STRING("-d", "--device", "NAME", &p.device),
+         .help = "catalogue device, 'host' (measures this machine, ~1 s), a name from --device-file, or a device "
+                 "JSON file"},
+        {CLI_PATH(NULL, "--device-file", "FILE", &device_file),
+         .help = "add devices from a JSON file: {\"devices\": [{\"name\": ..., \"ram_gib\": N, \"bandwidth_gbps\": N, "
+                 "\"big_cores\": N}]} required; optional usable_gib, little_cores, gflops_per_big_core, "
+                 "gflops_per_little_core, npu, description, source (README \"A device of your own\")"},
+        {CLI_INT("-c", "--ctx", "N", &p.n_ctx, 1, 1 << 24), .help = "context length",
+         .def = "the model's, at most 4096"},
+        {CLI_OPT_KV_TYPE(&p.kv_type)},
+        {CLI_INT("-b", "--batch", "N", &p.batch, 1, 1024), .help = "sequences decoded together", .show_default = 1},
+        {CLI_ENUM(NULL, "--scenario", "S", &p.scenario, scenarios), .show_default = 1,
+         .help = "realtime or offline: which recommendation comes first"},
+        {CLI_DOUBLE(NULL, "--latency-ms", "MS", &p.latency_ms, 0, INFINITY, CLI_OPEN_MIN), .show_default = 1,
+         .help = "real-time budget for the first token"},
+        {CLI_INT(NULL, "--prompt", "N", &p.prompt_tokens, 1, 1 << 24),
+         .help = "prompt tokens behind the first-token time, at most the context",
+         .def = "64, or the context when smaller"},
+        {CLI_STRING(NULL, "--types", "LIST", &p.types), .help = "extra precisions, e.g. q5_0,q4_k,i4_g64,i8_g128_asym"},
+        {CLI_PATH(NULL, "--eval", "FILE", &eval_file), .help = "quality results of edgellm eval",
+         .def = "MODEL.eval.json"},
+        {CLI_DOUBLE(NULL, "--calibration", "X", &p.calibration, 0, INFINITY, CLI_OPEN_MIN), .show_default = 1,
+         .help = "multiply predicted speeds by X"},
+        {CLI_FLAG(NULL, "--json", &json, 1), .help = "JSON output (docs/plan.schema.json)"},
+        {CLI_FLAG(NULL, "--list", &list, 1), .help = "list catalogue models and devices"},
+    };
+    const cli_command cmd = {
+        .name = "plan",
+        .synopsis = "edgellm plan [--model NAME|FILE.gguf | --shape L,E,H,KV,FF,V] [--device NAME|host|FILE.json]\n"
+                    "             [--device-file FILE] [--ctx N] [--kv-type f16|q8_0|f32] [--batch N]\n"
+                    "             [--scenario realtime|offline] [--latency-ms MS] [--prompt N] [--types LIST]\n"
+                    "             [--eval FILE] [--calibration X] [--json] [--list]",
+        .about = "Will the model fit on the device, at which precision, and how fast will it run? For each\n"
+                 "precision: weights, KV cache, scratch, total against the memory an app may use minus a 20%\n"
+                 "safety margin, a verdict, the largest context that fits, predicted decode/prefill speed and\n"
+                 "the quality cost; then a recommendation for real-time and offline use.\n"
+                 "With no model and no device (or only --device-file): a models x devices matrix, then one\n"
+                 "detailed plan.",
+        .notes = "Units: GiB = 2^30 bytes (memory), GB/s = 1e9 bytes/s (bandwidth).",
+        .opts = opts, .n_opts = CLI_N_OPTS(opts), .positional = &model_file,
+    };
+    const int parsed = cli_args_parse(&cmd, argc, argv);
+    if (parsed != CLI_ARGS_GO) return parsed;
+    if (model_arg && p.model)
+        return cli_args_error(&cmd, "unexpected argument '%s' (the model is --model %s)", model_arg, p.model);
+    if (n_shape && model_arg) return cli_args_error(&cmd, "give a model (%s) or --shape, not both", model_arg);
+    if (n_shape && p.model) return cli_args_error(&cmd, "give --model or --shape, not both");
+    if (model_arg) p.model = model_arg;   /* `edgellm plan model.gguf` */
+    if (n_shape) p.shape = &shape;
+    have_model = p.model || p.shape;
+    have_device = p.device != NULL;
     edgellm_error err = {0};
     /* user devices: --device-file, or --device FILE.json */
     /* --device FILE: a name ending in .json, or any existing file that is not a catalogue

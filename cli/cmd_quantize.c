@@ -16,29 +16,6 @@
 
 #define MAX_KEEP 64
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: edgellm quantize IN.gguf OUT.gguf --type TYPE [options]\n"
-            "\n"
-            "  --type TYPE           q8_0 q4_0 q4_1 q5_0 q5_1 q4_k q5_k q6_k, the mixes q4_k_m q5_k_m\n"
-            "                        (llama.cpp's recipe), i8 / i4 (edgellm group-wise), f16 f32\n"
-            "  --group N             i4/i8 group size along the row: 64, 128 (default) or 256\n"
-            "  --asym                i4/i8 with a minimum per group (default: scale only)\n"
-            "  --pure                every matrix in TYPE, output too (default, as llama-quantize:\n"
-            "                        output.weight in Q6_K for types below 6 bits per weight)\n"
-            "  --keep PATTERN        keep tensors whose name matches the glob (e.g. '*attn_v*') at\n"
-            "                        their float type (F16 when the source is quantized);\n"
-            "                        repeat the flag or separate patterns with commas\n"
-            "  --output-type TYPE    type of output.weight (a tied token_embd too)\n"
-            "  --embd-type TYPE      type of token_embd.weight\n"
-            "  -t, --threads N       threads (default: physical cores)\n"
-            "  --report FILE         write the per-tensor report as .csv or .json\n"
-            "\n"
-            "1-D tensors (norms, biases) stay F32. Rows that do not fit a type's blocks fall back\n"
-            "(Q4_K->Q5_0, Q5_K->Q5_1, Q6_K->Q8_0, g256->g128->g64, else F16); the table says so.\n");
-}
-
 /* ---- output ---- */
 static void fmt_sqnr(char *buf, size_t n, double v)
 {
@@ -173,91 +150,108 @@ static bool group_alias(const char *s, char *out, size_t n)
     return true;
 }
 
-/* A computable type name for --output-type / --embd-type; 2 on error. */
-static int parse_type(const char *flag, const char *s, int *out)
+/* A computable type name for --output-type / --embd-type (a cli_parse_fn: int *dst). */
+static int parse_type(const char *flag, const char *s, void *dst, char *msg, size_t size)
 {
     char canon[32];
-    if (group_alias(s, canon, sizeof canon)) s = canon;
-    int t = edgellm_type_from_name(s);
+    const char *name = group_alias(s, canon, sizeof canon) ? canon : s;
+    int t = edgellm_type_from_name(name);
     const edgellm_type_traits *tr = t >= 0 ? edgellm_type_get_traits(t) : NULL;
     if (!tr || !tr->from_float_ref || !(tr->computable || !tr->is_quantized)) {
-        fprintf(stderr, "edgellm quantize: %s: '%s' is not a type edgellm can write and compute with (f32, f16, "
-                        "bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, i4 or i8 with an optional "
-                        "_g64/_g128/_g256 and _asym, e.g. i4_g64_asym)\n", flag, s);
-        return 2;
+        snprintf(msg, size, "%s: '%s' is not a type edgellm can write and compute with (f32, f16, bf16, q8_0, q4_0, "
+                            "q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, i4 or i8 with an optional "
+                            "_g64/_g128/_g256 and _asym, e.g. i4_g64_asym)", flag, s);
+        return 1;
     }
-    *out = t;
+    *(int *)dst = t;
     return 0;
 }
+
+/* The --keep patterns: each value holds one or more, comma-separated (copies in buf). */
+typedef struct {
+    const char *pattern[MAX_KEEP];
+    char *buf[MAX_KEEP];
+    int n, n_buf;
+} keep_set;
+
+static int parse_keep(const char *flag, const char *val, void *dst, char *msg, size_t size)
+{
+    keep_set *k = dst;
+    if (!val[0] || !strcspn(val, ",") || strstr(val, ",,") || val[strlen(val) - 1] == ',') {
+        snprintf(msg, size, "%s needs glob patterns (e.g. '*attn_v*'), got '%s'", flag, val);
+        return 1;
+    }
+    char *copy = k->n_buf < MAX_KEEP ? strdup(val) : NULL;
+    if (!copy) {
+        snprintf(msg, size, "too many %s", flag);
+        return 1;
+    }
+    k->buf[k->n_buf++] = copy;
+    for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (k->n == MAX_KEEP) {
+            snprintf(msg, size, "more than %d %s patterns", MAX_KEEP, flag);
+            return 1;
+        }
+        k->pattern[k->n++] = tok;
+    }
+    return 0;
+}
+
+/* --report FILE: .csv or .json (a cli_parse_fn: const char **dst) */
+static int parse_report(const char *flag, const char *val, void *dst, char *msg, size_t size)
+{
+    const char *dot = strrchr(val, '.');
+    if (!dot || (strcasecmp(dot, ".csv") && strcasecmp(dot, ".json"))) {
+        snprintf(msg, size, "%s FILE must end in .csv or .json, got '%s'", flag, val);
+        return 1;
+    }
+    *(const char **)dst = val;
+    return 0;
+}
+
+static const cli_choice group_sizes[] = {{"64", 64}, {"128", 128}, {"256", 256}, {NULL, 0}};
 
 int cmd_quantize(int argc, char **argv)
 {
     edgellm_quantize_params p = edgellm_quantize_default_params();
-    const char *pos[2] = {NULL, NULL}, *report_path = NULL;
-    const char *keep[MAX_KEEP];
-    char *keep_buf[MAX_KEEP];
-    int n_pos = 0, n_keep = 0, n_keep_buf = 0, rc = 2;
+    const char *pos_store[2], *report_path = NULL, **pos = pos_store;
+    cli_list files = {pos_store, 0, 2};
+    keep_set keep = {.n = 0};
+    int rc = 2;
     p.type = NULL;
-    for (int i = 1; i < argc; i++) {
-        char name[CLI_NAME_MAX];
-        const char *a, *inl = cli_long_value(argv[i], name, &a);
-        const char *val = inl ? inl : i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { if (inl) { rc = cli_takes_no_value("quantize", a); goto out; } usage(stdout); rc = 0; goto out; }
-        if (inl && (!strcmp(a, "--asym") || !strcmp(a, "--pure"))) { rc = cli_takes_no_value("quantize", a); goto out; }
-        if (!strcmp(a, "--asym")) { p.asym = 1; continue; }
-        if (!strcmp(a, "--pure")) { p.pure = 1; continue; }
-        if (a[0] != '-' || !a[1]) {
-            if (n_pos == 2) { fprintf(stderr, "edgellm quantize: unexpected argument '%s'\n", a); goto bad; }
-            pos[n_pos++] = a;
-            continue;
-        }
-        if (strcmp(a, "--type") && strcmp(a, "--group") && strcmp(a, "--keep") && strcmp(a, "--output-type") &&
-            strcmp(a, "--embd-type") && strcmp(a, "-t") && strcmp(a, "--threads") && strcmp(a, "--report")) {
-            fprintf(stderr, "edgellm quantize: unknown option '%s'\n", a);
-            goto bad;
-        }
-        if (!val) { fprintf(stderr, "edgellm quantize: %s needs a value\n", a); goto bad; }
-        if (!inl) i++;
-        long v;
-        if (!strcmp(a, "--type")) p.type = val;
-        else if (!strcmp(a, "--group")) {
-            if (cli_parse_int("quantize", a, val, 1, 1 << 20, &v)) goto bad;
-            if (v != 64 && v != 128 && v != 256) {
-                fprintf(stderr, "edgellm quantize: --group must be 64, 128 or 256, got %ld\n", v);
-                goto bad;
-            }
-            p.group = (int)v;
-        } else if (!strcmp(a, "--keep")) {
-            if (!val[0] || !strcspn(val, ",") || strstr(val, ",,") || val[strlen(val) - 1] == ',') {
-                fprintf(stderr, "edgellm quantize: --keep needs glob patterns (e.g. '*attn_v*'), got '%s'\n", val);
-                goto bad;
-            }
-            char *copy = strdup(val);
-            if (!copy || n_keep_buf == MAX_KEEP) { free(copy); fprintf(stderr, "edgellm quantize: too many --keep\n"); goto bad; }
-            keep_buf[n_keep_buf++] = copy;
-            for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-                if (n_keep == MAX_KEEP) { fprintf(stderr, "edgellm quantize: more than %d --keep patterns\n", MAX_KEEP); goto bad; }
-                keep[n_keep++] = tok;
-            }
-        } else if (!strcmp(a, "--output-type")) {
-            if (parse_type(a, val, &p.output_type)) goto bad;
-        } else if (!strcmp(a, "--embd-type")) {
-            if (parse_type(a, val, &p.embd_type)) goto bad;
-        } else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) {
-            if (cli_parse_int("quantize", a, val, 1, 64, &v)) goto bad;
-            p.n_threads = (int)v;
-        } else {
-            const char *dot = strrchr(val, '.');
-            if (!dot || (strcasecmp(dot, ".csv") && strcasecmp(dot, ".json"))) {
-                fprintf(stderr, "edgellm quantize: --report FILE must end in .csv or .json, got '%s'\n", val);
-                goto bad;
-            }
-            report_path = val;
-        }
-    }
-    if (n_pos != 2 || !p.type) {
-        fprintf(stderr, "edgellm quantize: IN.gguf, OUT.gguf and --type are required\n");
-        goto bad;
+    const cli_opt file_args = {CLI_LIST(NULL, NULL, "IN.gguf OUT.gguf", &files), .required = 1,
+                               .help = "the model to read and the file to write (replaced atomically)"};
+    const cli_opt opts[] = {
+        {CLI_STRING(NULL, "--type", "TYPE", &p.type), .required = 1,
+         .help = "q8_0 q4_0 q4_1 q5_0 q5_1 q4_k q5_k q6_k, the mixes q4_k_m q5_k_m (llama.cpp's recipe), "
+                 "i8 / i4 (edgellm group-wise), f16 f32"},
+        {CLI_ENUM(NULL, "--group", "N", &p.group, group_sizes), .def = "128",
+         .help = "i4/i8 group size along the row: 64, 128 or 256"},
+        {CLI_FLAG(NULL, "--asym", &p.asym, 1), .help = "i4/i8 with a minimum per group (default: scale only)"},
+        {CLI_FLAG(NULL, "--pure", &p.pure, 1),
+         .help = "every matrix in TYPE, output too (default, as llama-quantize: output.weight in Q6_K for types "
+                 "below 6 bits per weight)"},
+        {CLI_CUSTOM(NULL, "--keep", "PATTERN", &keep, parse_keep),
+         .help = "keep tensors whose name matches the glob (e.g. '*attn_v*') at their float type (F16 when the "
+                 "source is quantized); repeat the flag or separate patterns with commas"},
+        {CLI_CUSTOM(NULL, "--output-type", "TYPE", &p.output_type, parse_type),
+         .help = "type of output.weight (a tied token_embd too)"},
+        {CLI_CUSTOM(NULL, "--embd-type", "TYPE", &p.embd_type, parse_type), .help = "type of token_embd.weight"},
+        {CLI_OPT_THREADS(&p.n_threads)},
+        {CLI_CUSTOM(NULL, "--report", "FILE", &report_path, parse_report),
+         .help = "write the per-tensor report as .csv or .json"},
+    };
+    const cli_command cmd = {
+        .name = "quantize", .synopsis = "edgellm quantize IN.gguf OUT.gguf --type TYPE [options]",
+        .about = "Rewrite a GGUF model in a quantized type; the per-tensor error table goes to stderr.",
+        .notes = "1-D tensors (norms, biases) stay F32. Rows that do not fit a type's blocks fall back\n"
+                 "(Q4_K->Q5_0, Q5_K->Q5_1, Q6_K->Q8_0, g256->g128->g64, else F16); the table says so.",
+        .opts = opts, .n_opts = CLI_N_OPTS(opts), .positional = &file_args,
+    };
+    const int parsed = cli_args_parse(&cmd, argc, argv);
+    if (parsed != CLI_ARGS_GO) {
+        rc = parsed;
+        goto out;
     }
     /* a report that cannot be written is known before minutes of quantizing, not after */
     const bool report_is_in = report_path && edgellm_same_file(report_path, pos[0]);
@@ -276,8 +270,8 @@ int cmd_quantize(int argc, char **argv)
         rc = 1;
         goto out;
     }
-    p.keep = keep;
-    p.n_keep = n_keep;
+    p.keep = keep.pattern;
+    p.n_keep = keep.n;
     cli_bar bar = {-1};
     if (isatty(fileno(stderr))) {
         p.progress = cli_draw_bar;
@@ -310,10 +304,10 @@ int cmd_quantize(int argc, char **argv)
         else fprintf(stderr, "edgellm quantize: fallback: %d tensors (%s, ...): %s\n", count, r.tensors[i].name,
                      r.tensors[i].note);
     }
-    for (int k = 0; k < n_keep; k++) {   /* a pattern that kept nothing is likely a typo */
+    for (int k = 0; k < keep.n; k++) {   /* a pattern that kept nothing is likely a typo */
         int hits = 0;
-        for (int i = 0; i < r.n_tensors && !hits; i++) hits = fnmatch(keep[k], r.tensors[i].name, 0) == 0;
-        if (!hits) fprintf(stderr, "edgellm quantize: warning: --keep '%s' matched no tensor name\n", keep[k]);
+        for (int i = 0; i < r.n_tensors && !hits; i++) hits = fnmatch(keep.pattern[k], r.tensors[i].name, 0) == 0;
+        if (!hits) fprintf(stderr, "edgellm quantize: warning: --keep '%s' matched no tensor name\n", keep.pattern[k]);
     }
     rc = 0;
     if (report_path && write_report(report_path, pos[0], pos[1], &r)) rc = 1;
@@ -331,12 +325,7 @@ int cmd_quantize(int argc, char **argv)
             none_took ? ": no tensor fit it, all fell back to standard types" : "", held,
             rc ? "; the report could not be written" : "");
     edgellm_quantize_report_free(&r);
-    goto out;
-bad:
-    if (argc < 2) usage(stderr);
-    else cli_see_help("quantize");
-    rc = 2;
 out:
-    for (int i = 0; i < n_keep_buf; i++) free(keep_buf[i]);
+    for (int i = 0; i < keep.n_buf; i++) free(keep.buf[i]);
     return rc;
 }

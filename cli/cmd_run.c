@@ -8,37 +8,12 @@
  * -n counts generated tokens (as llama.cpp's -n), not positions (as llama2.c's -n). */
 #include "commands.h"
 #include "common/common.h"   /* edgellm_time_ms */
-#include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: edgellm run -m MODEL.gguf [-p PROMPT | -f PROMPT_FILE] [options]\n"
-            "\n"
-            "  -m, --model FILE        GGUF model (required)\n"
-            "  -p, --prompt TEXT       prompt text (default: empty, generation starts from BOS)\n"
-            "  -f, --file FILE         read the prompt from a file\n"
-            "  -n, --n-predict N       tokens to generate, >= 0 (default 128; stops earlier at EOS or n_ctx)\n"
-            "  --temp T                temperature, 0 = greedy (default 0.8)\n"
-            "  --top-k K               keep the K most likely tokens, 0 = off (default 40)\n"
-            "  --top-p P               nucleus mass in (0, 1], 1 = off (default 0.95)\n"
-            "  --min-p P               drop tokens below P * p_max, in [0, 1] (default 0.05)\n"
-            "  --repeat-penalty R      > 0, 1 = off (default 1.0)\n"
-            "  --repeat-last-n N       tokens the penalty looks back at (default 64)\n"
-            "  --seed S                RNG seed, a non-negative integer (default: from the clock, printed)\n"
-            "  -c, --ctx-size N        KV cache positions (default: the model's, at most 4096)\n"
-            "  -t, --threads N         compute threads (default: physical cores)\n"
-            "  --kv-type f32|f16|q8_0  KV cache element type (default f32; f16 halves the cache, q8_0\n"
-            "                          takes 0.53 of f16; q8_0 needs head_dim a multiple of 32)\n"
-            "  --no-bos                do not prepend BOS to the prompt (an empty prompt still\n"
-            "                          starts from BOS: there is nothing else to start from)\n");
-}
 
 static const char *stop_name(edgellm_stop_reason r)
 {
@@ -90,100 +65,46 @@ int cmd_run(int argc, char **argv)
     edgellm_generate_params gp = edgellm_generate_default_params();
     edgellm_model_params mp = edgellm_model_default_params();
     edgellm_ctx_params cp = edgellm_ctx_default_params();
-    bool have_seed = false;
-    long v;
-    double d;
-
-    for (int i = 1; i < argc; i++) {
-        char name[CLI_NAME_MAX];
-        const char *a, *inl = cli_long_value(argv[i], name, &a);
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { if (inl) return cli_takes_no_value("run", a); usage(stdout); return 0; }
-        if (!strcmp(a, "--no-bos")) {
-            if (inl) return cli_takes_no_value("run", a);
-            gp.add_bos = 0;
-            continue;
-        }
-        const char *val = inl ? inl : i + 1 < argc ? argv[i + 1] : NULL;
-        if (a[0] != '-') {
-            fprintf(stderr, "edgellm run: unexpected argument '%s'\n", a);
-            return cli_see_help("run");
-        }
-        bool known = true;
-        int bad = 0;
-        if (!val) known = false;   /* reported below as a missing value (or unknown flag) */
-        else if (!strcmp(a, "-m") || !strcmp(a, "--model")) model_path = val;
-        else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) prompt = val;
-        else if (!strcmp(a, "-f") || !strcmp(a, "--file")) prompt_file = val;
-        else if (!strcmp(a, "-n") || !strcmp(a, "--n-predict")) {
-            if (!(bad = cli_parse_int("run", a, val, 0, INT_MAX, &v))) gp.n_predict = (int)v;
-        } else if (!strcmp(a, "--temp")) {
-            if (!(bad = cli_parse_float("run", a, val, &d)) && !(d >= 0 && d < 1e6)) {
-                fprintf(stderr, "edgellm run: --temp must be a number in [0, 1e6), got '%s'\n", val);
-                bad = 2;
-            }
-            gp.sampling.temperature = (float)d;
-        } else if (!strcmp(a, "--top-k")) {
-            if (!(bad = cli_parse_int("run", a, val, 0, INT_MAX, &v))) gp.sampling.top_k = (int)v;
-        } else if (!strcmp(a, "--top-p")) {
-            if (!(bad = cli_parse_float("run", a, val, &d)) && !(d > 0 && d <= 1)) {
-                fprintf(stderr, "edgellm run: --top-p must be in (0, 1], got '%s'\n", val);
-                bad = 2;
-            }
-            gp.sampling.top_p = (float)d;
-        } else if (!strcmp(a, "--min-p")) {
-            if (!(bad = cli_parse_float("run", a, val, &d)) && !(d >= 0 && d <= 1)) {
-                fprintf(stderr, "edgellm run: --min-p must be in [0, 1], got '%s'\n", val);
-                bad = 2;
-            }
-            gp.sampling.min_p = (float)d;
-        } else if (!strcmp(a, "--repeat-penalty")) {
-            if (!(bad = cli_parse_float("run", a, val, &d)) && !(d > 0 && d < 1e6)) {
-                fprintf(stderr, "edgellm run: --repeat-penalty must be a number in (0, 1e6), got '%s'\n", val);
-                bad = 2;
-            }
-            gp.sampling.repeat_penalty = (float)d;
-        } else if (!strcmp(a, "--repeat-last-n")) {
-            if (!(bad = cli_parse_int("run", a, val, 0, 1 << 20, &v))) gp.sampling.repeat_last_n = (int)v;
-        } else if (!strcmp(a, "--seed")) {
-            char *end;
-            errno = 0;
-            unsigned long long s = strtoull(val, &end, 10);
-            if (!*val || *end || errno || val[0] == '-') {
-                fprintf(stderr, "edgellm run: --seed expects a non-negative integer, got '%s'\n", val);
-                bad = 2;
-            }
-            gp.sampling.seed = (uint64_t)s;
-            have_seed = true;
-        } else if (!strcmp(a, "-c") || !strcmp(a, "--ctx-size")) {
-            if (!(bad = cli_parse_int("run", a, val, 1, 1 << 24, &v))) cp.n_ctx = (int)v;
-        } else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) {
-            if (!(bad = cli_parse_int("run", a, val, 1, 64, &v))) { mp.n_threads = (int)v; cp.n_threads = (int)v; }
-        } else if (!strcmp(a, "--kv-type")) {
-            bad = cli_parse_kv_type("run", a, val, &cp.kv_type);
-        } else known = false;
-
-        if (!known) {
-            static const char *const flags[] = {"-m", "--model", "-p", "--prompt", "-f", "--file", "-n", "--n-predict",
-                                                "--temp", "--top-k", "--top-p", "--min-p", "--repeat-penalty",
-                                                "--repeat-last-n", "--seed", "-c", "--ctx-size", "-t", "--threads", "--kv-type"};
-            bool is_flag = false;
-            for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++) is_flag |= !strcmp(a, flags[k]);
-            if (is_flag) fprintf(stderr, "edgellm run: %s needs a value\n", a);
-            else fprintf(stderr, "edgellm run: unknown option '%s'\n", a);
-            return cli_see_help("run");
-        }
-        if (bad) return cli_see_help("run");
-        if (!inl) i++;
-    }
-    if (!model_path) {
-        if (argc < 2) { usage(stderr); return 2; }
-        fprintf(stderr, "edgellm run: -m MODEL.gguf is required\n");
-        return cli_see_help("run");
-    }
-    if (prompt && prompt_file) {
-        fprintf(stderr, "edgellm run: give -p or -f, not both\n");
-        return cli_see_help("run");
-    }
+    int n_seed = 0;
+    const cli_opt opts[] = {
+        {CLI_OPT_MODEL(&model_path), .help = "GGUF model", .required = 1},
+        {CLI_STRING("-p", "--prompt", "TEXT", &prompt), .help = "prompt text",
+         .def = "empty, generation starts from BOS"},
+        {CLI_PATH("-f", "--file", "FILE", &prompt_file), .help = "read the prompt from a file"},
+        {CLI_INT("-n", "--n-predict", "N", &gp.n_predict, 0, INT_MAX), .show_default = 1,
+         .help = "tokens to generate; fewer at EOS or when the context is full"},
+        {CLI_FLOAT(NULL, "--temp", "T", &gp.sampling.temperature, 0, 1e6, CLI_OPEN_MAX), .show_default = 1,
+         .help = "temperature, 0 = greedy"},
+        {CLI_INT(NULL, "--top-k", "K", &gp.sampling.top_k, 0, INT_MAX), .show_default = 1,
+         .help = "keep the K most likely tokens, 0 = off"},
+        {CLI_FLOAT(NULL, "--top-p", "P", &gp.sampling.top_p, 0, 1, CLI_OPEN_MIN), .show_default = 1,
+         .help = "nucleus mass in (0, 1], 1 = off"},
+        {CLI_FLOAT(NULL, "--min-p", "P", &gp.sampling.min_p, 0, 1, CLI_CLOSED), .show_default = 1,
+         .help = "drop tokens below P * p_max, in [0, 1]"},
+        {CLI_FLOAT(NULL, "--repeat-penalty", "R", &gp.sampling.repeat_penalty, 0, 1e6, CLI_OPEN), .show_default = 1,
+         .help = "repetition penalty, > 0, 1 = off"},
+        {CLI_INT(NULL, "--repeat-last-n", "N", &gp.sampling.repeat_last_n, 0, 1 << 20), .show_default = 1,
+         .help = "tokens the penalty looks back at"},
+        {CLI_U64(NULL, "--seed", "S", &gp.sampling.seed), .count = &n_seed,
+         .help = "RNG seed, a non-negative integer", .def = "from the clock, printed"},
+        {CLI_OPT_CTX_SIZE(&cp.n_ctx)},
+        {CLI_OPT_THREADS(&mp.n_threads)},
+        {CLI_OPT_KV_TYPE(&cp.kv_type)},
+        {CLI_FLAG(NULL, "--no-bos", &gp.add_bos, 0),
+         .help = "do not prepend BOS to the prompt (an empty prompt still starts from BOS: there is nothing "
+                 "else to start from)"},
+    };
+    const cli_command cmd = {
+        .name = "run", .synopsis = "edgellm run -m MODEL.gguf [-p PROMPT | -f PROMPT_FILE] [options]",
+        .about = "Generate text from a prompt: the prompt and then each generated piece on stdout; load time,\n"
+                 "speeds and why generation stopped on stderr.",
+        .opts = opts, .n_opts = CLI_N_OPTS(opts),
+    };
+    const int parsed = cli_args_parse(&cmd, argc, argv);
+    if (parsed != CLI_ARGS_GO) return parsed;
+    cp.n_threads = mp.n_threads;
+    if (prompt && prompt_file) return cli_args_error(&cmd, "give -p or -f, not both");
+    const bool have_seed = n_seed > 0;
     if (!have_seed) gp.sampling.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
 
     int rc = 1;

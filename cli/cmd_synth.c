@@ -9,29 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: edgellm synth (--shape NAME | --n-embd N --n-layer N --n-head N --n-ff N --n-vocab N)\n"
-            "                     --type TYPE -o OUT.gguf [options]\n"
-            "\n"
-            "  --shape NAME          a built-in real architecture (--list shows them); the flags\n"
-            "                        below override single numbers of it\n"
-            "  --n-embd N --n-layer N --n-head N --n-head-kv N --n-ff N --n-vocab N\n"
-            "  --arch llama|qwen2    (default llama; qwen2 adds Q/K/V biases and NeoX RoPE)\n"
-            "  --ctx N               context_length (default 2048)\n"
-            "  --rope-theta X        rope.freq_base (default 10000)\n"
-            "  --rms-eps X           (default 1e-5)\n"
-            "  --tied / --untied     output matrix tied to token_embd or separate (default untied)\n"
-            "  --type TYPE           as for 'edgellm quantize': q8_0 q4_0 ... q4_k_m i4 i8 f16 f32\n"
-            "  --group N, --asym     i4/i8 group size and asymmetry\n"
-            "  --seed S              random seed (default 42); the same seed gives the same file\n"
-            "  --std X               weight standard deviation (default 0.02)\n"
-            "  -t, --threads N       threads (default: physical cores)\n"
-            "  -o, --output FILE     GGUF file to write (replaced atomically)\n"
-            "  --list                print the built-in shapes\n");
-}
-
 static void list_shapes(FILE *f)
 {
     fprintf(f, "%-16s %-6s %7s %6s %6s %6s %7s %7s %7s %5s %10s %6s  %s\n", "name", "arch", "n_layer", "n_embd", "n_head",
@@ -45,81 +22,70 @@ static void list_shapes(FILE *f)
     }
 }
 
+static const cli_choice archs[] = {{"llama", 0}, {"qwen2", 1}, {NULL, 0}};
+static const cli_choice group_sizes[] = {{"64", 64}, {"128", 128}, {"256", 256}, {NULL, 0}};
+
 int cmd_synth(int argc, char **argv)
 {
     edgellm_synth_params p = edgellm_synth_default_params();
     edgellm_shape *s = &p.shape;
-    const char *shape_name = NULL, *out = NULL, *arch = NULL;
-    long dims[6] = {0, 0, 0, 0, 0, 0};   /* n_embd n_layer n_head n_head_kv n_ff n_vocab */
-    static const char *dim_flags[6] = {"--n-embd", "--n-layer", "--n-head", "--n-head-kv", "--n-ff", "--n-vocab"};
-    long ctx = 0, threads = 0, group = 0;
-    double theta = 0, eps = 0, std_ = 0;
-    int tied = -1;
+    const char *shape_name = NULL, *out = NULL;
+    int dims[6] = {0, 0, 0, 0, 0, 0};   /* n_embd n_layer n_head n_head_kv n_ff n_vocab; 0: the shape's */
+    int ctx = 0, arch = -1, tied = -1, list = 0;
+    float theta = 0, eps = 0;           /* 0: the shape's */
     p.type = NULL;
-    for (int i = 1; i < argc; i++) {
-        char name[CLI_NAME_MAX];
-        const char *a, *inl = cli_long_value(argv[i], name, &a);
-        const char *val = inl ? inl : i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { if (inl) return cli_takes_no_value("synth", a); usage(stdout); return 0; }
-        if (inl && (!strcmp(a, "--list") || !strcmp(a, "--tied") || !strcmp(a, "--untied") || !strcmp(a, "--asym")))
-            return cli_takes_no_value("synth", a);
-        if (!strcmp(a, "--list")) { list_shapes(stdout); return 0; }
-        if (!strcmp(a, "--tied")) { tied = 1; continue; }
-        if (!strcmp(a, "--untied")) { tied = 0; continue; }
-        if (!strcmp(a, "--asym")) { p.asym = 1; continue; }
-        int d = -1;
-        for (int k = 0; k < 6; k++)
-            if (!strcmp(a, dim_flags[k])) d = k;
-        const int known = d >= 0 || !strcmp(a, "--shape") || !strcmp(a, "--arch") || !strcmp(a, "--type") ||
-                          !strcmp(a, "--group") || !strcmp(a, "--seed") || !strcmp(a, "--std") || !strcmp(a, "-t") ||
-                          !strcmp(a, "--threads") || !strcmp(a, "-o") || !strcmp(a, "--output") ||
-                          !strcmp(a, "--ctx") || !strcmp(a, "--rope-theta") || !strcmp(a, "--rms-eps");
-        if (!known) { fprintf(stderr, "edgellm synth: unknown option '%s'\n", a); return cli_see_help("synth"); }
-        if (!val) { fprintf(stderr, "edgellm synth: %s needs a value\n", a); return cli_see_help("synth"); }
-        if (!inl) i++;
-        if (d >= 0) { if (cli_parse_int("synth", a, val, 1, 1 << 22, &dims[d])) return cli_see_help("synth"); }
-        else if (!strcmp(a, "--shape")) shape_name = val;
-        else if (!strcmp(a, "--arch")) arch = val;
-        else if (!strcmp(a, "--type")) p.type = val;
-        else if (!strcmp(a, "--group")) {
-            if (cli_parse_int("synth", a, val, 64, 256, &group)) return cli_see_help("synth");
-            if (group != 64 && group != 128 && group != 256) {
-                fprintf(stderr, "edgellm synth: --group must be 64, 128 or 256\n");
-                return cli_see_help("synth");
-            }
-            p.group = (int)group;
-        } else if (!strcmp(a, "--seed")) {
-            char *end;
-            p.seed = strtoull(val, &end, 10);
-            if (!*val || *end || val[0] == '-') { fprintf(stderr, "edgellm synth: --seed expects a non-negative integer\n"); return cli_see_help("synth"); }
-        } else if (!strcmp(a, "--std")) {
-            if (cli_parse_float("synth", a, val, &std_)) return cli_see_help("synth");
-            if (!(std_ > 0) || !isfinite(std_) || std_ > 3.4e38) {
-                fprintf(stderr, "edgellm synth: --std must be a finite number > 0, got '%s'\n", val);
-                return cli_see_help("synth");
-            }
-        }
-        else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) { if (cli_parse_int("synth", a, val, 1, 64, &threads)) return cli_see_help("synth"); }
-        else if (!strcmp(a, "--ctx")) { if (cli_parse_int("synth", a, val, 1, 1 << 24, &ctx)) return cli_see_help("synth"); }
-        else if (!strcmp(a, "--rope-theta") || !strcmp(a, "--rms-eps")) {
-            double *dst = !strcmp(a, "--rope-theta") ? &theta : &eps;
-            if (cli_parse_float("synth", a, val, dst)) return cli_see_help("synth");
-            if (!(*dst > 0) || !isfinite(*dst) || *dst > 3.4e38) {
-                fprintf(stderr, "edgellm synth: %s must be a finite number > 0, got '%s'\n", a, val);
-                return cli_see_help("synth");
-            }
-        }
-        else out = val;
-    }
+    const cli_opt opts[] = {
+        {CLI_GROUP("shape")},
+        {CLI_STRING(NULL, "--shape", "NAME", &shape_name),
+         .help = "a built-in real architecture (--list shows them); the options below override single numbers of it"},
+        {CLI_INT(NULL, "--n-embd", "N", &dims[0], 1, 1 << 22), .help = "embedding width"},
+        {CLI_INT(NULL, "--n-layer", "N", &dims[1], 1, 1 << 22), .help = "layers"},
+        {CLI_INT(NULL, "--n-head", "N", &dims[2], 1, 1 << 22), .help = "attention heads"},
+        {CLI_INT(NULL, "--n-head-kv", "N", &dims[3], 1, 1 << 22), .help = "key/value heads", .def = "--n-head"},
+        {CLI_INT(NULL, "--n-ff", "N", &dims[4], 1, 1 << 22), .help = "feed-forward width"},
+        {CLI_INT(NULL, "--n-vocab", "N", &dims[5], 1, 1 << 22), .help = "vocabulary size"},
+        {CLI_ENUM(NULL, "--arch", NULL, &arch, archs), .help = "qwen2 adds Q/K/V biases and NeoX RoPE",
+         .def = "the shape's, else llama"},
+        {CLI_INT(NULL, "--ctx", "N", &ctx, 1, 1 << 24), .help = "context_length", .def = "the shape's, else 2048"},
+        {CLI_FLOAT(NULL, "--rope-theta", "X", &theta, 0, INFINITY, CLI_OPEN_MIN), .help = "rope.freq_base",
+         .def = "the shape's, else 10000"},
+        {CLI_FLOAT(NULL, "--rms-eps", "X", &eps, 0, INFINITY, CLI_OPEN_MIN), .help = "RMS norm epsilon",
+         .def = "the shape's, else 1e-5"},
+        {CLI_FLAG(NULL, "--tied", &tied, 1), .help = "output matrix tied to token_embd", .def = "the shape's, else untied"},
+        {CLI_FLAG(NULL, "--untied", &tied, 0), .help = "output matrix separate from token_embd"},
+        {CLI_GROUP("weights")},
+        {CLI_STRING(NULL, "--type", "TYPE", &p.type),
+         .help = "as for 'edgellm quantize': q8_0 q4_0 ... q4_k_m i4 i8 f16 f32 (required)"},
+        {CLI_ENUM(NULL, "--group", "N", &p.group, group_sizes), .help = "i4/i8 group size", .def = "128"},
+        {CLI_FLAG(NULL, "--asym", &p.asym, 1), .help = "i4/i8 with a minimum per group"},
+        {CLI_U64(NULL, "--seed", "S", &p.seed), .show_default = 1,
+         .help = "random seed; the same seed gives the same file"},
+        {CLI_FLOAT(NULL, "--std", "X", &p.std, 0, INFINITY, CLI_OPEN_MIN), .show_default = 1,
+         .help = "weight standard deviation"},
+        {CLI_GROUP("output")},
+        {CLI_PATH("-o", "--output", "OUT.gguf", &out), .help = "GGUF file to write, replaced atomically (required)"},
+        {CLI_OPT_THREADS(&p.n_threads)},
+        {CLI_FLAG(NULL, "--list", &list, 1), .help = "print the built-in shapes"},
+    };
+    const cli_command cmd = {
+        .name = "synth",
+        .synopsis = "edgellm synth (--shape NAME | --n-embd N --n-layer N --n-head N --n-ff N --n-vocab N)\n"
+                    "              --type TYPE -o OUT.gguf [options]\n"
+                    "edgellm synth --list",
+        .about = "Write a random-weight GGUF model with a real architecture's shape, quantized per --type (for\n"
+                 "benchmarks: its speed is the real model's, its text is noise).",
+        .opts = opts, .n_opts = CLI_N_OPTS(opts),
+    };
+    const int parsed = cli_args_parse(&cmd, argc, argv);
+    if (parsed != CLI_ARGS_GO) return parsed;
+    if (list) { list_shapes(stdout); return 0; }
     edgellm_error err = {0};
     if (shape_name) {
         if (edgellm_shape_find(shape_name, s, &err) != EDGELLM_OK) { cli_print_error("synth", &err); return 2; }
     } else {
-        if (!dims[0] || !dims[1] || !dims[2] || !dims[4] || !dims[5]) {
-            if (argc < 2) { usage(stderr); return 2; }
-            fprintf(stderr, "edgellm synth: give --shape NAME, or --n-embd, --n-layer, --n-head, --n-ff and --n-vocab\n");
-            return cli_see_help("synth");
-        }
+        if (!dims[0] || !dims[1] || !dims[2] || !dims[4] || !dims[5])
+            return cli_args_missing(&cmd, argc, "give --shape NAME, or --n-embd, --n-layer, --n-head, --n-ff and "
+                                                "--n-vocab");
         snprintf(s->name, sizeof s->name, "custom");
         snprintf(s->arch, sizeof s->arch, "llama");
         s->n_ctx_train = 2048;
@@ -127,30 +93,19 @@ int cmd_synth(int argc, char **argv)
         s->rms_eps = 1e-5f;
         snprintf(s->source, sizeof s->source, "command line");
     }
-    if (dims[0]) s->n_embd = (int)dims[0];
-    if (dims[1]) s->n_layer = (int)dims[1];
-    if (dims[2]) s->n_head = (int)dims[2];
-    if (dims[3]) s->n_head_kv = (int)dims[3];
+    if (dims[0]) s->n_embd = dims[0];
+    if (dims[1]) s->n_layer = dims[1];
+    if (dims[2]) s->n_head = dims[2];
+    if (dims[3]) s->n_head_kv = dims[3];
     else if (!shape_name) s->n_head_kv = s->n_head;
-    if (dims[4]) s->n_ff = (int)dims[4];
-    if (dims[5]) s->n_vocab = (int)dims[5];
-    if (arch) {
-        if (strcmp(arch, "llama") && strcmp(arch, "qwen2")) {
-            fprintf(stderr, "edgellm synth: --arch must be llama or qwen2, got '%s'\n", arch);
-            return cli_see_help("synth");
-        }
-        snprintf(s->arch, sizeof s->arch, "%s", arch);
-    }
-    if (ctx) s->n_ctx_train = (int)ctx;
-    if (theta > 0) s->rope_theta = (float)theta;
-    if (eps > 0) s->rms_eps = (float)eps;
+    if (dims[4]) s->n_ff = dims[4];
+    if (dims[5]) s->n_vocab = dims[5];
+    if (arch >= 0) snprintf(s->arch, sizeof s->arch, "%s", archs[arch].name);
+    if (ctx) s->n_ctx_train = ctx;
+    if (theta > 0) s->rope_theta = theta;
+    if (eps > 0) s->rms_eps = eps;
     if (tied >= 0) s->tied = tied;
-    if (std_ != 0) p.std = (float)std_;
-    p.n_threads = (int)threads;
-    if (!p.type || !out) {
-        fprintf(stderr, "edgellm synth: --type and -o are required\n");
-        return cli_see_help("synth");
-    }
+    if (!p.type || !out) return cli_args_error(&cmd, "--type and -o are required");
     cli_bar bar = {-1};
     if (isatty(fileno(stderr))) {
         p.progress = cli_draw_bar;

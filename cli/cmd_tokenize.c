@@ -17,20 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: edgellm tokenize -m MODEL.gguf (-p TEXT | -f FILE) [--no-bos] [--ids]\n\n"
-            "Turn text into token ids with the model's tokenizer (a vocab-only GGUF works).\n\n"
-            "options:\n"
-            "  -m, --model FILE   GGUF file with tokenizer.ggml.* metadata\n"
-            "  -p, --prompt TEXT  text to tokenize\n"
-            "  -f, --file FILE    read the text from FILE, byte for byte\n"
-            "  --no-bos           do not add BOS/EOS even if the vocabulary asks for them\n"
-            "  --ids              print only the ids, space-separated, on one line\n"
-            "  -h, --help         show this help\n");
-}
-
 /* Print a piece on one line: valid UTF-8 as is, the rest escaped (see the top comment). */
 static void print_piece(const char *s, size_t n)
 {
@@ -53,29 +39,21 @@ int cmd_tokenize(int argc, char **argv)
 {
     const char *model = NULL, *prompt = NULL, *file = NULL;
     int add_special = 1, ids_only = 0;
-    for (int i = 1; i < argc; i++) {
-        char name[CLI_NAME_MAX];
-        const char *a, *inl = cli_long_value(argv[i], name, &a);
-        bool has_val = inl || i + 1 < argc;
-#define VAL() (inl ? inl : argv[++i])
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { if (inl) return cli_takes_no_value("tokenize", a); usage(stdout); return 0; }
-        else if ((!strcmp(a, "-m") || !strcmp(a, "--model")) && has_val) model = VAL();
-        else if ((!strcmp(a, "-p") || !strcmp(a, "--prompt")) && has_val) prompt = VAL();
-        else if ((!strcmp(a, "-f") || !strcmp(a, "--file")) && has_val) file = VAL();
-#undef VAL
-        else if (inl && (!strcmp(a, "--no-bos") || !strcmp(a, "--ids"))) return cli_takes_no_value("tokenize", a);
-        else if (!strcmp(a, "--no-bos")) add_special = 0;
-        else if (!strcmp(a, "--ids")) ids_only = 1;
-        else {
-            fprintf(stderr, "edgellm tokenize: unknown or incomplete option '%s'\n", a);
-            return cli_see_help("tokenize");
-        }
-    }
-    if (!model || (!prompt) == (!file)) {
-        if (argc < 2) { usage(stderr); return 2; }
-        fprintf(stderr, "edgellm tokenize: need -m MODEL and exactly one of -p TEXT or -f FILE\n");
-        return cli_see_help("tokenize");
-    }
+    const cli_opt opts[] = {
+        {CLI_OPT_MODEL(&model), .help = "GGUF file with tokenizer.ggml.* metadata", .required = 1},
+        {CLI_STRING("-p", "--prompt", "TEXT", &prompt), .help = "text to tokenize"},
+        {CLI_PATH("-f", "--file", "FILE", &file), .help = "read the text from FILE, byte for byte"},
+        {CLI_FLAG(NULL, "--no-bos", &add_special, 0), .help = "do not add BOS/EOS even if the vocabulary asks for them"},
+        {CLI_FLAG(NULL, "--ids", &ids_only, 1), .help = "print only the ids, space-separated, on one line"},
+    };
+    const cli_command cmd = {
+        .name = "tokenize", .synopsis = "edgellm tokenize -m MODEL.gguf (-p TEXT | -f FILE) [--no-bos] [--ids]",
+        .about = "Turn text into token ids with the model's tokenizer (a vocab-only GGUF works).",
+        .opts = opts, .n_opts = CLI_N_OPTS(opts),
+    };
+    const int parsed = cli_args_parse(&cmd, argc, argv);
+    if (parsed != CLI_ARGS_GO) return parsed;
+    if (!prompt == !file) return cli_args_missing(&cmd, argc, "give exactly one of -p TEXT and -f FILE");
 
     char *text = NULL;
     size_t len = 0;

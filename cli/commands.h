@@ -2,6 +2,7 @@
  * Exit status: 0 success, 1 failed operation, 2 wrong command line. */
 #ifndef EDGELLM_CLI_COMMANDS_H
 #define EDGELLM_CLI_COMMANDS_H
+#include "args.h"
 #include "edgellm_tools.h"
 #include <stdio.h>
 
@@ -21,20 +22,18 @@ void cli_print_error(const char *cmd, const edgellm_error *err);
 /* After a one-line command-line error: print "see 'edgellm CMD --help'" to stderr, return 2. */
 int cli_see_help(const char *cmd);
 
-/* GNU getopt_long's "--name=value": when arg is a long option holding '=', *flag points to
- * its name (copied into name) and the value after '=' is returned (maybe ""); otherwise
- * *flag = arg and NULL is returned. Every command reads its options through it, so
- * "--kv-type=f16" is "--kv-type f16" everywhere. */
-#define CLI_NAME_MAX 64
-const char *cli_long_value(const char *arg, char name[CLI_NAME_MAX], const char **flag);
-/* "edgellm CMD: FLAG takes no value" and the pointer to --help; returns 2 */
-int cli_takes_no_value(const char *cmd, const char *flag);
-/* Parse an int/float flag value; returns 0 on success, prints the problem and returns 2. */
-int cli_parse_int(const char *cmd, const char *flag, const char *s, long lo, long hi, long *out);
-int cli_parse_float(const char *cmd, const char *flag, const char *s, double *out);
-/* Parse a --kv-type value: "f32", "f16", "q8_0" -> EDGELLM_TYPE_F32/_F16/_Q8_0; 0 on
- * success, else prints the problem and returns 2. */
-int cli_parse_kv_type(const char *cmd, const char *flag, const char *s, int *out);
+/* Options several commands take, spelled once (args.h: a table entry's first fields; add
+ * .help, .def where a command says more). */
+extern const cli_choice cli_kv_types[];   /* f32, f16, q8_0 -> EDGELLM_TYPE_F32/_F16/_Q8_0 */
+#define CLI_OPT_MODEL(DST) CLI_PATH("-m", "--model", "MODEL.gguf", DST)
+#define CLI_OPT_THREADS(DST) CLI_INT("-t", "--threads", "N", DST, 1, 64), .help = "compute threads", .def = "physical cores"
+#define CLI_OPT_CTX_SIZE(DST) \
+    CLI_INT("-c", "--ctx-size", "N", DST, 1, 1 << 24), .help = "KV cache positions", .def = "the model's, at most 4096"
+#define CLI_OPT_KV_TYPE(DST)                                                                                          \
+    CLI_ENUM(NULL, "--kv-type", NULL, DST, cli_kv_types),                                                             \
+        .help = "KV cache element type: f16 halves the cache, q8_0 takes 0.53 of f16 and needs head_dim a multiple " \
+                "of 32",                                                                                              \
+        .show_default = 1
 /* The --kv-type spelling of a KV cache type (f32, f16, q8_0). */
 const char *cli_kv_type_name(int type);
 /* The kernels in use, as --version and bench name them: "avx512 + gfni, 1-thread decode

@@ -1,6 +1,7 @@
 /* main.c — the edgellm command line: picks a subcommand and hands it argv. Commands only
- * parse flags, call the library and print results; the helpers they share (error lines,
- * number flags, progress bar, JSON strings; declared in commands.h) follow the table. */
+ * read their options (cli/args.c, from a table each), call the library and print results;
+ * the helpers they share (error lines, the --kv-type names, progress bar, JSON strings;
+ * declared in commands.h) follow the table. */
 #include "commands.h"
 #include "format/gguf.h"
 #include "kernels/cpu_features.h"
@@ -11,7 +12,6 @@
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 typedef struct {
     const char *name;
@@ -71,61 +71,9 @@ int cli_see_help(const char *cmd)
     return 2;
 }
 
-const char *cli_long_value(const char *arg, char name[CLI_NAME_MAX], const char **flag)
-{
-    *flag = arg;
-    const char *eq = strncmp(arg, "--", 2) == 0 && arg[2] && arg[2] != '=' ? strchr(arg, '=') : NULL;
-    if (!eq || eq - arg >= CLI_NAME_MAX) return NULL;
-    memcpy(name, arg, (size_t)(eq - arg));
-    name[eq - arg] = 0;
-    *flag = name;
-    return eq + 1;
-}
-
-int cli_takes_no_value(const char *cmd, const char *flag)
-{
-    fprintf(stderr, "edgellm %s: %s takes no value\n", cmd, flag);
-    return cli_see_help(cmd);
-}
-
-int cli_parse_int(const char *cmd, const char *flag, const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = s ? strtol(s, &end, 10) : 0;
-    if (!s || !*s || *end || errno || v < lo || v > hi) {
-        fprintf(stderr, "edgellm %s: %s expects an integer in [%ld, %ld], got '%s'\n", cmd, flag, lo, hi,
-                s ? s : "(nothing)");
-        return 2;
-    }
-    *out = v;
-    return 0;
-}
-
-int cli_parse_float(const char *cmd, const char *flag, const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = s ? strtod(s, &end) : 0;
-    if (!s || !*s || *end || errno || v != v) {
-        fprintf(stderr, "edgellm %s: %s expects a number, got '%s'\n", cmd, flag, s ? s : "(nothing)");
-        return 2;
-    }
-    *out = v;
-    return 0;
-}
-
-int cli_parse_kv_type(const char *cmd, const char *flag, const char *s, int *out)
-{
-    if (s && !strcasecmp(s, "f32")) *out = EDGELLM_TYPE_F32;
-    else if (s && !strcasecmp(s, "f16")) *out = EDGELLM_TYPE_F16;
-    else if (s && !strcasecmp(s, "q8_0")) *out = EDGELLM_TYPE_Q8_0;
-    else {
-        fprintf(stderr, "edgellm %s: %s expects f32, f16 or q8_0, got '%s'\n", cmd, flag, s ? s : "(nothing)");
-        return 2;
-    }
-    return 0;
-}
+const cli_choice cli_kv_types[] = {
+    {"f32", EDGELLM_TYPE_F32}, {"f16", EDGELLM_TYPE_F16}, {"q8_0", EDGELLM_TYPE_Q8_0}, {NULL, 0},
+};
 
 char *cli_read_text(const char *path, size_t *len, edgellm_error *err)
 {
