@@ -22,6 +22,7 @@ static const char *stop_name(edgellm_stop_reason r)
     case EDGELLM_STOP_N_PREDICT: return "-n tokens generated";
     case EDGELLM_STOP_CTX_FULL: return "context full";
     case EDGELLM_STOP_CALLBACK: return "stopped by the caller";
+    case EDGELLM_STOP_ABORT: return "aborted";
     }
     return "?";
 }

@@ -115,6 +115,7 @@ edgellm_status edgellm_ctx_new(const edgellm_model *m, const edgellm_ctx_params 
     }
     for (int s = 0; s < p.n_seq; s++) {
         edgellm_seq_state *q = &c->seqs[s];
+        q->pending = -1;
         if (!alloc_floats(&q->logits, 1, (size_t)hp->n_vocab) ||
             !(q->pos = edgellm_malloc((size_t)n_ctx * sizeof *q->pos)) ||
             !(q->tok = edgellm_malloc((size_t)n_ctx * sizeof *q->tok))) {
@@ -189,6 +190,7 @@ static void seq_keep(edgellm_ctx *c, int seq, int n)
 {
     c->seqs[seq].n = n;
     c->seqs[seq].has_logits = false;
+    c->seqs[seq].pending = -1;
 }
 
 edgellm_status edgellm_seq_clear(edgellm_ctx *c, int seq, edgellm_error *err)
@@ -353,6 +355,7 @@ edgellm_status edgellm_decode_batch_internal(edgellm_ctx *c, const edgellm_batch
         if (new_n[s] != c->seqs[s].n) {
             c->seqs[s].n = new_n[s];
             c->seqs[s].has_logits = true;
+            c->seqs[s].pending = -1;
         }
 done:
     edgellm_free(cell);

@@ -92,6 +92,9 @@ typedef struct {
     int32_t *tok;                      /* [n_ctx] token id of each cell               */
     float   *logits;                   /* [n_vocab] of its last token in the last batch */
     bool     has_logits;
+    int32_t  pending;                  /* a generated token not in the cache yet (the
+                                        * last one of a generation: never decoded), -1:
+                                        * none; it goes in first when a prompt is appended */
 } edgellm_seq_state;
 
 struct edgellm_ctx {

@@ -60,7 +60,7 @@ static bool utf8_unfinished(const unsigned char *s, size_t n)
 /* Frame pend + in[0..len): the whole characters go to out (U+FFFD for bad bytes; out has
  * room for 3 bytes per input byte), an unfinished tail (at most 3 bytes) stays in pend.
  * Returns the bytes written. */
-static size_t utf8_frame(char *pend, int *n_pend, const char *in, size_t len, char *out)
+size_t edgellm_utf8_frame(char *pend, int *n_pend, const char *in, size_t len, char *out)
 {
     char buf[3 + 256];
     size_t o = 0;
@@ -135,8 +135,10 @@ static edgellm_status tokenize_text(const edgellm_tokenizer *tok, const char *te
 edgellm_status edgellm_gen_begin(edgellm_gen *g, edgellm_ctx *c, int index, const char *prompt,
                                  const edgellm_generate_params *params)
 {
-    char *piece = g->piece;
+    char *piece = g->piece;                         /* g is zeroed or a stream that ended */
     const int piece_cap = g->piece_cap;
+    edgellm_sampler_free(g->smp);
+    edgellm_free(g->todo);
     memset(g, 0, sizeof *g);
     g->piece = piece, g->piece_cap = piece_cap;            /* kept across prompts */
     g->index = index;
@@ -176,9 +178,10 @@ edgellm_status edgellm_gen_begin(edgellm_gen *g, edgellm_ctx *c, int index, cons
         n = p->n_prompt_tokens;
         for (int i = 0; i < n; i++)
             if (ids[i] < 0 || ids[i] >= n_vocab) {
+                rc = edgellm_fail(err, EDGELLM_ERR_MISUSE, "generate: prompt token %d at index %d is out of range "
+                                  "[0, %d)", (int)ids[i], i, n_vocab);
                 edgellm_free(ids);
-                return gen_fail(g, edgellm_fail(err, EDGELLM_ERR_MISUSE, "generate: prompt token %d at index %d is out "
-                                                "of range [0, %d)", (int)ids[i], i, n_vocab));
+                return gen_fail(g, rc);
             }
     }
     if (n == 0 && starts_empty) {
@@ -200,7 +203,11 @@ edgellm_status edgellm_gen_begin(edgellm_gen *g, edgellm_ctx *c, int index, cons
         if (keep == n) keep--;                       /* the last prompt token must give logits */
     } else {
         keep = q->n;
-        if (n == 0 && !q->has_logits) {             /* nothing new and no logits: run the last again */
+        if (q->pending >= 0 && q->n > 0) {          /* the last generated token goes in first */
+            memmove(ids + 1, ids, (size_t)n * sizeof *ids);
+            ids[0] = q->pending;
+            n++;
+        } else if (n == 0 && !q->has_logits) {      /* nothing new and no logits: run the last again */
             ids[0] = q->tok[--keep];
             n = 1;
         }
@@ -220,6 +227,7 @@ edgellm_status edgellm_gen_begin(edgellm_gen *g, edgellm_ctx *c, int index, cons
         q->n = keep;
         q->has_logits = false;
     }
+    q->pending = -1;
     if ((rc = edgellm_sampler_new(&p->sampling, n_vocab, &g->smp, err))) {
         edgellm_free(ids);
         return gen_fail(g, rc);
@@ -247,9 +255,12 @@ void edgellm_gen_end(edgellm_gen *g)
 }
 
 /* The stream ends: free the prompt, flush held-back bytes (not after the callback asked to
- * stop), record the stop reason. */
-static void gen_finish(edgellm_gen *g, edgellm_stop_reason why, edgellm_gen_piece_fn cb, void *user)
+ * stop), record the stop reason. pending: the token emitted last and not decoded (-1:
+ * none), which the sequence keeps aside for an appended prompt. */
+static void gen_finish(edgellm_ctx *c, edgellm_gen *g, edgellm_stop_reason why, int32_t pending,
+                       edgellm_gen_piece_fn cb, void *user)
 {
+    c->seqs[g->seq].pending = pending;
     g->st.stop = why;
     g->state = GEN_DONE;
     edgellm_free(g->todo);
@@ -269,7 +280,7 @@ static edgellm_status gen_sample(edgellm_ctx *c, edgellm_gen *g, edgellm_gen_pie
     const edgellm_generate_params *p = &g->p;
     const edgellm_tokenizer *tok = edgellm_model_tokenizer(c->model);
     if (p->n_predict >= 0 && g->st.n_generated >= p->n_predict) {
-        gen_finish(g, EDGELLM_STOP_N_PREDICT, cb, user);
+        gen_finish(c, g, EDGELLM_STOP_N_PREDICT, -1, cb, user);
         return EDGELLM_OK;
     }
     const double ts = edgellm_time_ms();
@@ -279,7 +290,7 @@ static edgellm_status gen_sample(edgellm_ctx *c, edgellm_gen *g, edgellm_gen_pie
     if (rc) return gen_fail(g, rc);
     edgellm_sampler_accept(g->smp, t);
     if (t == edgellm_token_eos(tok)) {
-        gen_finish(g, EDGELLM_STOP_EOS, cb, user);
+        gen_finish(c, g, EDGELLM_STOP_EOS, -1, cb, user);
         return EDGELLM_OK;
     }
     int len = edgellm_token_to_piece(tok, t, g->piece, g->piece_cap);
@@ -299,18 +310,18 @@ static edgellm_status gen_sample(edgellm_ctx *c, edgellm_gen *g, edgellm_gen_pie
     if (g->strip_space && len > 0 && text[0] == ' ') text++, len--;
     g->strip_space = false;
     char *framed = g->piece + (size_t)(text - g->piece) + (size_t)len;
-    const size_t n_out = utf8_frame(g->pend, &g->n_pend, text, (size_t)len, framed);
+    const size_t n_out = edgellm_utf8_frame(g->pend, &g->n_pend, text, (size_t)len, framed);
     g->st.n_generated++;
     if (cb && cb(user, g->index, t, framed, n_out) != 0) {
-        gen_finish(g, EDGELLM_STOP_CALLBACK, cb, user);
+        gen_finish(c, g, EDGELLM_STOP_CALLBACK, t, cb, user);
         return EDGELLM_OK;
     }
     if (p->n_predict >= 0 && g->st.n_generated >= p->n_predict) {
-        gen_finish(g, EDGELLM_STOP_N_PREDICT, cb, user);
+        gen_finish(c, g, EDGELLM_STOP_N_PREDICT, t, cb, user);
         return EDGELLM_OK;
     }
     if (c->seqs[g->seq].n >= c->n_ctx) {
-        gen_finish(g, EDGELLM_STOP_CTX_FULL, cb, user);
+        gen_finish(c, g, EDGELLM_STOP_CTX_FULL, t, cb, user);
         return EDGELLM_OK;
     }
     g->next = t;
@@ -368,7 +379,8 @@ edgellm_status edgellm_gen_step(edgellm_ctx *c, edgellm_gen *gens, int n, int pr
             if (gens[i].state == GEN_PREFILL || gens[i].state == GEN_DECODE) {
                 gens[i].err = *err;
                 gens[i].rc = rc;
-                gen_finish(&gens[i], rc == EDGELLM_ERR_CANCELLED ? EDGELLM_STOP_ABORT : gens[i].st.stop, cb, user);
+                gen_finish(c, &gens[i], rc == EDGELLM_ERR_CANCELLED ? EDGELLM_STOP_ABORT : gens[i].st.stop,
+                           gens[i].state == GEN_DECODE ? gens[i].next : -1, cb, user);
             }
         goto done;
     }
@@ -401,7 +413,8 @@ edgellm_status edgellm_gen_run(edgellm_ctx *c, edgellm_gen *gens, int n, int pre
         edgellm_status rc = edgellm_gen_step(c, gens, n, prefill_budget, cb, user, &active, err);
         if (rc) {
             for (int i = 0; i < n; i++)   /* stop the others */
-                if (gens[i].state == GEN_PREFILL || gens[i].state == GEN_DECODE) gen_finish(&gens[i], gens[i].st.stop, NULL, NULL);
+                if (gens[i].state == GEN_PREFILL || gens[i].state == GEN_DECODE)
+                    gen_finish(c, &gens[i], gens[i].st.stop, gens[i].state == GEN_DECODE ? gens[i].next : -1, NULL, NULL);
             return rc;
         }
         for (int i = 0; i < n; i++) {          /* each finished stream once: collect, refill */

@@ -45,7 +45,8 @@ typedef struct {
     edgellm_error err;
 } edgellm_gen;
 
-/* Start a stream in sequence p->seq of c: tokenize (prompt, or p->prompt_tokens when prompt
+/* Start a stream (g zeroed, or a stream that ended: what it owned is freed or reused) in
+ * sequence p->seq of c: tokenize (prompt, or p->prompt_tokens when prompt
  * is NULL), place the prompt (prefix reuse or append), check that it fits, make the
  * sampler. On failure the stream is GEN_DONE with rc/err set (and that status returned). */
 edgellm_status edgellm_gen_begin(edgellm_gen *g, edgellm_ctx *c, int index, const char *prompt,
@@ -69,5 +70,11 @@ edgellm_status edgellm_gen_run(edgellm_ctx *c, edgellm_gen *gens, int n, int pre
  * pass's: abort, numeric, ...; those streams end with it). */
 edgellm_status edgellm_gen_step(edgellm_ctx *c, edgellm_gen *gens, int n, int prefill_budget, edgellm_gen_piece_fn cb,
                                 void *user, int *n_active, edgellm_error *err);
+
+/* UTF-8 framing of a stream's bytes: pend[0..*n_pend) (at most 3 bytes held from earlier)
+ * + in[0..len) -> out, whole characters only; a byte that cannot begin or continue a
+ * well-formed character becomes U+FFFD; an unfinished character at the end stays in pend.
+ * out needs room for 3 bytes per byte of pend + in. Returns the bytes written. */
+size_t edgellm_utf8_frame(char *pend, int *n_pend, const char *in, size_t len, char *out);
 
 #endif
