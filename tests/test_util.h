@@ -2,6 +2,14 @@
  * test_util.h — the whole test harness: a few macros, fixture lookup and a runner.
  * Each tests/test_<module>.c defines test functions and a main() that calls RUN() on each,
  * then returns test_summary(). Exit 0 = pass, 1 = fail, 77 = skipped (CTest SKIP_RETURN_CODE).
+ *
+ * Running some cases only: EDGELLM_TEST_FILTER holds comma-separated patterns matched
+ * against the test function's name; a pattern with *, ? or [ is a glob over the whole name
+ * (fnmatch), any other pattern matches as a substring. Cases it leaves out are not run and
+ * not counted; when it leaves out every case of a program, the program says so and exits
+ * 77 (skipped). Example: EDGELLM_TEST_FILTER=ppl ./build/test_eval, or scripts/test.sh -k ppl.
+ *
+ * docs/testing.md says how to run the suite.
  */
 #ifndef EDGELLM_TEST_UTIL_H
 #define EDGELLM_TEST_UTIL_H
@@ -10,6 +18,7 @@
 #define _XOPEN_SOURCE 700   /* nftw */
 #endif
 #include "edgellm.h"
+#include <fnmatch.h>
 #include <ftw.h>
 #include <math.h>
 #include <signal.h>
@@ -36,7 +45,28 @@ static int test_failures = 0, test_checks = 0, test_ran = 0, test_skipped = 0;
     if (_s != EDGELLM_OK) { test_failures++; fprintf(stderr, "%s:%d: %s returned %s\n", __FILE__, __LINE__, #expr, \
     edgellm_status_name(_s)); } } while (0)
 
-#define RUN(fn) do { int _f = test_failures; fprintf(stderr, "-- %s\n", #fn); fn(); test_ran++; \
+static int test_filtered = 0;   /* cases left out by EDGELLM_TEST_FILTER */
+
+/* Whether the test function `name` runs under EDGELLM_TEST_FILTER (unset or empty: all). */
+static __attribute__((unused)) bool test_selected(const char *name)
+{
+    const char *f = getenv("EDGELLM_TEST_FILTER");
+    if (!f || !*f) return true;
+    for (const char *p = f; *p;) {
+        size_t n = strcspn(p, ",");
+        char pat[256];
+        if (n > 0 && n < sizeof pat) {
+            memcpy(pat, p, n);
+            pat[n] = 0;
+            if (strpbrk(pat, "*?[") ? fnmatch(pat, name, 0) == 0 : strstr(name, pat) != NULL) return true;
+        }
+        p += n + (p[n] == ',');
+    }
+    return false;
+}
+
+#define RUN(fn) do { if (!test_selected(#fn)) { test_filtered++; break; } \
+    int _f = test_failures; fprintf(stderr, "-- %s\n", #fn); fn(); test_ran++; \
     if (test_failures != _f) fprintf(stderr, "   FAILED: %s\n", #fn); } while (0)
 
 /* Path of a fixture under ../shared; NULL (and a printed reason) when it does not exist. */
@@ -288,8 +318,15 @@ static __attribute__((unused)) int test_run_cli(const char *args, char **out_std
 
 static __attribute__((unused)) int test_summary(void)
 {
-    fprintf(stderr, "%d tests, %d checks, %d failed checks, %d skipped\n", test_ran, test_checks, test_failures,
+    if (test_filtered && !test_ran) {
+        fprintf(stderr, "no test matches EDGELLM_TEST_FILTER=%s (%d tests left out)\n", getenv("EDGELLM_TEST_FILTER"),
+                test_filtered);
+        return 77;
+    }
+    fprintf(stderr, "%d tests, %d checks, %d failed checks, %d skipped", test_ran, test_checks, test_failures,
             test_skipped);
+    if (test_filtered) fprintf(stderr, "; %d left out by EDGELLM_TEST_FILTER", test_filtered);
+    fputc('\n', stderr);
     if (test_failures) return 1;
     if (test_skipped && test_skipped == test_ran) return 77;
     return 0;
