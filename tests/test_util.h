@@ -9,7 +9,11 @@
  * not counted; when it leaves out every case of a program, the program says so and exits
  * 77 (skipped). Example: EDGELLM_TEST_FILTER=ppl ./build/test_eval, or scripts/test.sh -k ppl.
  *
- * docs/testing.md says how to run the suite.
+ * Fixtures: shared_path("models/...") looks in $EDGELLM_SHARED (default: the EDGELLM_SHARED
+ * folder set by CMake, ../shared), then, for files only, in tests/fixtures (the small
+ * fixtures kept in the repository, byte-identical copies; tests/fixtures/PROVENANCE.md).
+ * A folder (e.g. "data/vocab") is found only in the shared folder: tests that take one
+ * expect all of its files. docs/testing.md says how to run the suite.
  */
 #ifndef EDGELLM_TEST_UTIL_H
 #define EDGELLM_TEST_UTIL_H
@@ -69,7 +73,9 @@ static __attribute__((unused)) bool test_selected(const char *name)
     int _f = test_failures; fprintf(stderr, "-- %s\n", #fn); fn(); test_ran++; \
     if (test_failures != _f) fprintf(stderr, "   FAILED: %s\n", #fn); } while (0)
 
-/* Path of a fixture under ../shared; NULL (and a printed reason) when it does not exist. */
+/* Path of a fixture: rel under $EDGELLM_SHARED (default EDGELLM_SHARED, ../shared) when it
+ * exists there; else, when rel is a file, under tests/fixtures (EDGELLM_TEST_FIXTURES, set
+ * by CMake); else NULL. The path lives in one of 8 rotating buffers. */
 static __attribute__((unused)) const char *shared_path(const char *rel)
 {
     static char buf[8][4096];
@@ -78,13 +84,18 @@ static __attribute__((unused)) const char *shared_path(const char *rel)
     const char *root = getenv("EDGELLM_SHARED") ? getenv("EDGELLM_SHARED") : EDGELLM_SHARED;
     snprintf(p, 4096, "%s/%s", root, rel);
     struct stat st;
-    if (stat(p, &st) != 0) return NULL;
-    return p;
+    if (stat(p, &st) == 0) return p;
+#ifdef EDGELLM_TEST_FIXTURES
+    snprintf(p, 4096, "%s/%s", EDGELLM_TEST_FIXTURES, rel);
+    if (stat(p, &st) == 0 && S_ISREG(st.st_mode)) return p;
+#endif
+    return NULL;
 }
 
 /* Skip the current test function when a fixture is missing. */
 #define NEED_SHARED(var, rel) const char *var = shared_path(rel); \
-    if (!var) { fprintf(stderr, "   SKIP: fixture %s not found under ../shared\n", rel); test_skipped++; return; }
+    if (!var) { fprintf(stderr, "   SKIP: fixture %s not found under ../shared or tests/fixtures\n", rel); \
+                test_skipped++; return; }
 
 /* Read a whole file; caller frees. NULL on failure. */
 static __attribute__((unused)) void *read_file(const char *path, size_t *size)
