@@ -35,6 +35,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#ifdef EDGELLM_COVERAGE
+/* Coverage builds (scripts/coverage.sh, gcc --coverage) write their counters at exit();
+ * forked test children end with _exit(), so they write them first, or what the children
+ * ran (hostile-input parsing) would not count. */
+void __gcov_dump(void);
+#define _exit(status) (__gcov_dump(), _exit(status))
+#endif
+
 static int test_failures = 0, test_checks = 0, test_ran = 0, test_skipped = 0;
 
 #define CHECK(cond) do { test_checks++; if (!(cond)) { test_failures++; \
