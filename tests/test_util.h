@@ -2,6 +2,18 @@
  * test_util.h — the whole test harness: a few macros, fixture lookup and a runner.
  * Each tests/test_<module>.c defines test functions and a main() that calls RUN() on each,
  * then returns test_summary(). Exit 0 = pass, 1 = fail, 77 = skipped (CTest SKIP_RETURN_CODE).
+ *
+ * Running some cases only: EDGELLM_TEST_FILTER holds comma-separated patterns matched
+ * against the test function's name; a pattern with *, ? or [ is a glob over the whole name
+ * (fnmatch), any other pattern matches as a substring. Cases it leaves out are not run and
+ * not counted; when it leaves out every case of a program, the program says so and exits
+ * 77 (skipped). Example: EDGELLM_TEST_FILTER=ppl ./build/test_eval, or scripts/test.sh -k ppl.
+ *
+ * Fixtures: shared_path("models/...") looks in $EDGELLM_SHARED (default: the EDGELLM_SHARED
+ * folder set by CMake, ../shared), then, for files only, in tests/fixtures (the small
+ * fixtures kept in the repository, byte-identical copies; tests/fixtures/PROVENANCE.md).
+ * A folder (e.g. "data/vocab") is found only in the shared folder: tests that take one
+ * expect all of its files. docs/testing.md says how to run the suite.
  */
 #ifndef EDGELLM_TEST_UTIL_H
 #define EDGELLM_TEST_UTIL_H
@@ -10,6 +22,7 @@
 #define _XOPEN_SOURCE 700   /* nftw */
 #endif
 #include "edgellm_tools.h"
+#include <fnmatch.h>
 #include <ftw.h>
 #include <math.h>
 #include <signal.h>
@@ -21,6 +34,14 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#ifdef EDGELLM_COVERAGE
+/* Coverage builds (scripts/coverage.sh, gcc --coverage) write their counters at exit();
+ * forked test children end with _exit(), so they write them first, or what the children
+ * ran (hostile-input parsing) would not count. */
+void __gcov_dump(void);
+#define _exit(status) (__gcov_dump(), _exit(status))
+#endif
 
 static int test_failures = 0, test_checks = 0, test_ran = 0, test_skipped = 0;
 
@@ -36,10 +57,33 @@ static int test_failures = 0, test_checks = 0, test_ran = 0, test_skipped = 0;
     if (_s != EDGELLM_OK) { test_failures++; fprintf(stderr, "%s:%d: %s returned %s\n", __FILE__, __LINE__, #expr, \
     edgellm_status_name(_s)); } } while (0)
 
-#define RUN(fn) do { int _f = test_failures; fprintf(stderr, "-- %s\n", #fn); fn(); test_ran++; \
+static int test_filtered = 0;   /* cases left out by EDGELLM_TEST_FILTER */
+
+/* Whether the test function `name` runs under EDGELLM_TEST_FILTER (unset or empty: all). */
+static __attribute__((unused)) bool test_selected(const char *name)
+{
+    const char *f = getenv("EDGELLM_TEST_FILTER");
+    if (!f || !*f) return true;
+    for (const char *p = f; *p;) {
+        size_t n = strcspn(p, ",");
+        char pat[256];
+        if (n > 0 && n < sizeof pat) {
+            memcpy(pat, p, n);
+            pat[n] = 0;
+            if (strpbrk(pat, "*?[") ? fnmatch(pat, name, 0) == 0 : strstr(name, pat) != NULL) return true;
+        }
+        p += n + (p[n] == ',');
+    }
+    return false;
+}
+
+#define RUN(fn) do { if (!test_selected(#fn)) { test_filtered++; break; } \
+    int _f = test_failures; fprintf(stderr, "-- %s\n", #fn); fn(); test_ran++; \
     if (test_failures != _f) fprintf(stderr, "   FAILED: %s\n", #fn); } while (0)
 
-/* Path of a fixture under ../shared; NULL (and a printed reason) when it does not exist. */
+/* Path of a fixture: rel under $EDGELLM_SHARED (default EDGELLM_SHARED, ../shared) when it
+ * exists there; else, when rel is a file, under tests/fixtures (EDGELLM_TEST_FIXTURES, set
+ * by CMake); else NULL. The path lives in one of 8 rotating buffers. */
 static __attribute__((unused)) const char *shared_path(const char *rel)
 {
     static char buf[8][4096];
@@ -48,13 +92,18 @@ static __attribute__((unused)) const char *shared_path(const char *rel)
     const char *root = getenv("EDGELLM_SHARED") ? getenv("EDGELLM_SHARED") : EDGELLM_SHARED;
     snprintf(p, 4096, "%s/%s", root, rel);
     struct stat st;
-    if (stat(p, &st) != 0) return NULL;
-    return p;
+    if (stat(p, &st) == 0) return p;
+#ifdef EDGELLM_TEST_FIXTURES
+    snprintf(p, 4096, "%s/%s", EDGELLM_TEST_FIXTURES, rel);
+    if (stat(p, &st) == 0 && S_ISREG(st.st_mode)) return p;
+#endif
+    return NULL;
 }
 
 /* Skip the current test function when a fixture is missing. */
 #define NEED_SHARED(var, rel) const char *var = shared_path(rel); \
-    if (!var) { fprintf(stderr, "   SKIP: fixture %s not found under ../shared\n", rel); test_skipped++; return; }
+    if (!var) { fprintf(stderr, "   SKIP: fixture %s not found under ../shared or tests/fixtures\n", rel); \
+                test_skipped++; return; }
 
 /* Read a whole file; caller frees. NULL on failure. */
 static __attribute__((unused)) void *read_file(const char *path, size_t *size)
@@ -288,8 +337,15 @@ static __attribute__((unused)) int test_run_cli(const char *args, char **out_std
 
 static __attribute__((unused)) int test_summary(void)
 {
-    fprintf(stderr, "%d tests, %d checks, %d failed checks, %d skipped\n", test_ran, test_checks, test_failures,
+    if (test_filtered && !test_ran) {
+        fprintf(stderr, "no test matches EDGELLM_TEST_FILTER=%s (%d tests left out)\n", getenv("EDGELLM_TEST_FILTER"),
+                test_filtered);
+        return 77;
+    }
+    fprintf(stderr, "%d tests, %d checks, %d failed checks, %d skipped", test_ran, test_checks, test_failures,
             test_skipped);
+    if (test_filtered) fprintf(stderr, "; %d left out by EDGELLM_TEST_FILTER", test_filtered);
+    fputc('\n', stderr);
     if (test_failures) return 1;
     if (test_skipped && test_skipped == test_ran) return 77;
     return 0;
