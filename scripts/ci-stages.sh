@@ -4,6 +4,8 @@
 #   asan      whole suite built with -DEDGELLM_SANITIZE=ON (ASan + UBSan) in build-ci-asan;
 #             any sanitizer report fails the stage even if its test passed ("zero
 #             reports"), in the tests themselves and in the CLI processes they start
+#   tsan      the threaded tests (thread pool, batches, generation jobs with abort) built with
+#             -DEDGELLM_TSAN=ON (ThreadSanitizer) in build-ci-tsan; any race report fails it
 #   valgrind  memcheck on `edgellm run` with stories260K (skipped without ../shared)
 #   arm       aarch64 cross build + tests under qemu-user (scripts/test-arm.sh, if present)
 #   fuzz      fuzz/run.sh FUZZ_SECONDS (default 60) per libFuzzer target
@@ -83,6 +85,25 @@ if [[ "$skip" == *" asan "* ]]; then skipped asan "SKIP_STAGES"; else
     fi
     if [ "$f" -ne 0 ]; then grep -aE '\*\*\*Failed|\*\*\*Timeout|\*\*\*Exception' "$logs/asan.log" | head -10 | sed 's/^/  /'; fi
     stage_line asan "$p" "$f" "$reports sanitizer reports"
+fi
+
+# ---- tsan ---------------------------------------------------------------------------
+if [[ "$skip" == *" tsan "* ]]; then skipped tsan "SKIP_STAGES"; else
+    {
+        cmake -S . -B build-ci-tsan -DEDGELLM_TSAN=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEDGELLM_SHARED_DIR="$shared" &&
+        cmake --build build-ci-tsan -j"$jobs" --target edgellm test_threadpool test_batch test_generate &&
+        (cd build-ci-tsan && export TSAN_OPTIONS="exitcode=66 halt_on_error=0 second_deadlock_stack=1" &&
+         # test_batch's model sweeps take too long under TSan: its stories260K and sequence cases
+         EDGELLM_TEST_FILTER="stories,seq_,bad_input,abort" ctest -V --timeout 1500 -R "^test_batch$" &&
+         ctest -V -j"$jobs" --timeout 1500 -R "^test_(threadpool|generate)$")
+    } >"$logs/tsan.log" 2>&1
+    read -r p f < <(ctest_counts "$logs/tsan.log")
+    races=$(grep -ac 'WARNING: ThreadSanitizer' "$logs/tsan.log")
+    if [ "$races" -gt 0 ]; then
+        grep -aA6 'WARNING: ThreadSanitizer' "$logs/tsan.log" | head -20 | sed 's/^/  /'
+        [ "$f" -eq 0 ] && f=1
+    fi
+    stage_line tsan "$p" "$f" "$races race reports"
 fi
 
 # ---- valgrind -----------------------------------------------------------------------

@@ -6,6 +6,8 @@
 # exists. usage: test_install.sh SOURCE_DIR BUILD_DIR [MODEL]
 set -eu
 src=$1 build=$2 model=${3:-}
+[ -n "$model" ] && [ ! -f "$model" ] && [ -f "$src/tests/fixtures/models/stories260K/stories260K.gguf" ] &&
+    model=$src/tests/fixtures/models/stories260K/stories260K.gguf   # the repository copy
 P=$(mktemp -d "${TMPDIR:-/tmp}/edgellm-install-XXXXXX")
 trap 'rm -rf "$P"' EXIT INT TERM
 fail() { echo "FAILED: $*" >&2; exit 1; }
