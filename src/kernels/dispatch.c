@@ -9,11 +9,12 @@
  * on every call (a short scan, done once per matrix product or forward pass, not per row),
  * so traits filled in at run time are picked up too.
  *
- * Levels (lowest first): ref (traits only), scalar (portable float dots), then per
- * architecture avx2 < avx512 (x86-64) or neon < dotprod (AArch64). Each says by a set of
- * ISA bits what it needs of the CPU (cpu_features.c). The default is the highest level the
- * CPU runs; EDGELLM_KERNELS=ref|scalar|avx2|avx512|neon|dotprod lowers it (a level the CPU
- * lacks is capped to the best it has). A level inherits every function it does not define
+ * Levels (lowest first): ref (the traits' kernels; attention by ops.h), scalar (portable
+ * float dots), then per architecture avx2 < avx512 (x86-64) or neon < dotprod (AArch64).
+ * Each has an id (edgellm_kernel_level) and says by a set of ISA bits what it needs of the
+ * CPU (cpu_features.c); its name serves only to read EDGELLM_KERNELS and to print. The
+ * default is the highest level the CPU runs; EDGELLM_KERNELS=ref|scalar|avx2|avx512|neon|
+ * dotprod lowers it (a level the CPU lacks is capped to the best it has). A level inherits every function it does not define
  * from the levels below it; tile kernels are not inherited.
  *
  * To add a SIMD variant: write it beside its _ref twin in a file named by what it holds and
@@ -160,11 +161,11 @@ static const kernel_variant avx512_variants[] = {
     {EDGELLM_TYPE_Q6_K, edgellm_dot_q6_K_q8_K_avx512, NULL, NULL},
 };
 
-/* The avx512 level's F32 dot stays avx2's: its F32 attention computes with that dot. */
 static const attend_variant avx2_attend[] = {
     {EDGELLM_TYPE_F32, attend_f32_avx2},
     {EDGELLM_TYPE_F16, attend_f16_avx2},
 };
+/* The avx512 level's F32 dot stays avx2's: its F32 attention computes with that dot. */
 static const attend_variant avx512_attend[] = {
     {EDGELLM_TYPE_F32, attend_f32_avx512},
     {EDGELLM_TYPE_F16, attend_f16_avx512},

@@ -5,8 +5,9 @@
  * A batch of products that read the same activations (q/k/v, gate/up) runs as:
  *  1. convert: activation row t -> vec_dot_type, and when the weights have a tile kernel
  *     at the active kernel level (edgellm_kernels_gemm, dispatch.h) -> the kernel's packed
- *     layout (gemm.h). One token is converted by the calling thread; more tokens are split over
- *     the threads in their own parallel run. Skipped for float weights (x read directly).
+ *     layout (gemm.h). One token is converted by the calling thread; more tokens are split
+ *     over the threads in their own parallel run. Skipped for float weights (x read
+ *     directly).
  *  2. dot: one parallel run for all the products of the batch. Their rows, as whole
  *     16-row tiles, form one list (job after job), shared among the threads as the
  *     caller asks (edgellm_matmul_sched, matmul.h):

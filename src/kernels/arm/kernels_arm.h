@@ -3,7 +3,8 @@
  * optional SDOT instruction, FEAT_DotProd: suffix _dotprod). Each has the signature of
  * its scalar twin named in its file's comment and is selected at run time by
  * src/kernels/dispatch.c from src/kernels/cpu_features.c. Declared on every
- * architecture, defined only on AArch64.
+ * architecture, defined only on AArch64, in a file of this folder named by what it holds
+ * and its ISA (dot_float_neon.c, dot_q_neon.c, dot_q_dotprod.c, quant_q8_neon.c).
  */
 #ifndef EDGELLM_KERNELS_ARM_H
 #define EDGELLM_KERNELS_ARM_H

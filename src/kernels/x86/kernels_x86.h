@@ -3,7 +3,9 @@
  * F/BW/VL/DQ + VNNI: suffix _avx512). Each has the signature of its scalar twin named
  * in the comment (src/tensor/quant.h, src/tensor/types.c) and is selected at run time
  * by src/kernels/dispatch.c from src/kernels/cpu_features.c: calling one on a CPU
- * without its ISA faults. Declared on every architecture, defined only on x86-64.
+ * without its ISA faults. Declared on every architecture, defined only on x86-64, in a
+ * file of this folder named by what it holds and its ISA (dot_q4_0_avx2.c,
+ * dot_q4_K_q6_K_avx512.c, attend_avx2.c, ...; the tile kernels are in gemm.h).
  */
 #ifndef EDGELLM_KERNELS_X86_H
 #define EDGELLM_KERNELS_X86_H
@@ -53,7 +55,8 @@ void edgellm_attend_avx512(float *out, const float *q, const float *k, const flo
 void edgellm_attend_f16_avx512(float *out, const float *q, const uint16_t *k, const uint16_t *v, int64_t stride,
                                int head_dim, int64_t n_pos, float scale, float *scores, edgellm_vec_dot_fn dot);
 /* edgellm_attend_quant (ops.h) over Q8_0 rows with the avx512 level's dequantization and F32
- * dot, bit for bit; false (nothing written) when head_dim is not a multiple of 32 up to 256 */
+ * dot, bit for bit; false (nothing written) when head_dim is not a multiple of 32 up to 256
+ * (edgellm_kernels_attend then runs the reference) */
 bool edgellm_attend_q8_0_avx512(float *out, const float *q, const uint8_t *k, const uint8_t *v, size_t stride,
                                 int head_dim, int64_t n_pos, float scale, float *scores);
 float edgellm_dot_f16_avx512(int64_t n, const void *w, const void *x);
