@@ -6,7 +6,7 @@
  * newline must be quoted (RFC 4180 §2).
  */
 #include "commands.h"
-#include "runtime/unicode.h"
+#include "tokenizer/unicode.h"
 #include <stdio.h>
 #include <string.h>
 

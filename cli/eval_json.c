@@ -28,7 +28,7 @@
 #include "eval_json.h"
 #include "commands.h"   /* cli_read_text */
 #include "common/common.h"   /* edgellm_out_open */
-#include "runtime/unicode.h"   /* edgellm_utf8_replace_invalid */
+#include "tokenizer/unicode.h"   /* edgellm_utf8_replace_invalid */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdarg.h>

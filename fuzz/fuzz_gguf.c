@@ -19,7 +19,7 @@
  */
 #include "fuzz_util.h"
 #include "format/gguf.h"
-#include "runtime/tokenizer.h"
+#include "tokenizer/tokenizer.h"
 
 static void walk_metadata(const edgellm_gguf *g)
 {

@@ -21,8 +21,8 @@
  */
 #include "fuzz_util.h"
 #include "fuzz_inputs.h"
-#include "runtime/tokenizer_internal.h"
-#include "runtime/unicode.h"
+#include "tokenizer/tokenizer_internal.h"
+#include "tokenizer/unicode.h"
 
 static edgellm_tokenizer *toks[FUZZ_N_VOCABS];
 static int n_loaded;

@@ -12,8 +12,8 @@
  * 2 heads, 1 KV head, n_ff 16 (64), 1 layer, 16 tokens.
  */
 #include "format/gguf.h"
-#include "runtime/tokenizer_internal.h"
-#include "runtime/unicode.h"
+#include "tokenizer/tokenizer_internal.h"
+#include "tokenizer/unicode.h"
 #include "tensor/types.h"
 #include <math.h>
 #include <stdio.h>

@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
-"""Generate src/runtime/unicode_tables.c: the Unicode General_Category of every code point,
+"""Generate src/tokenizer/unicode_tables.c: the Unicode General_Category of every code point,
 as a two-stage lookup table (stage 1 indexed by cp >> 8 picks a 256-entry block in stage 2).
 
 Source of truth: Python's unicodedata module (its Unicode version is recorded in the output).
 The generated C file is committed; the library never needs Python. Run from the repo root:
 
-    python3 scripts/gen_unicode_tables.py > src/runtime/unicode_tables.c
+    python3 scripts/gen_unicode_tables.py > src/tokenizer/unicode_tables.c
 
-The category numbering must match edgellm_ucat in src/runtime/unicode.h.
+The category numbering must match edgellm_ucat in src/tokenizer/unicode.h.
 """
 import sys
 import unicodedata
@@ -38,7 +38,7 @@ def main():
     out.write(" * Unicode %s General_Category of every code point (from Python's unicodedata),\n"
               % unicodedata.unidata_version)
     out.write(" * as a two-stage table: category = stage2[stage1[cp >> 8] * 256 + (cp & 255)].\n")
-    out.write(" * Values are edgellm_ucat codes (src/runtime/unicode.h). %d unique blocks, %d bytes.\n"
+    out.write(" * Values are edgellm_ucat codes (src/tokenizer/unicode.h). %d unique blocks, %d bytes.\n"
               % (len(blocks), len(stage1) * 2 + len(blocks) * BLOCK))
     out.write(" */\n#include \"unicode.h\"\n\n")
     out.write("const char edgellm_unicode_version[] = \"%s\";\n\n" % unicodedata.unidata_version)

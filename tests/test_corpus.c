@@ -24,7 +24,7 @@
 #include "../fuzz/fuzz_inputs.h"
 #include "format/gguf.h"
 #include "tools/llama2c.h"
-#include "runtime/tokenizer_internal.h"
+#include "tokenizer/tokenizer_internal.h"
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>

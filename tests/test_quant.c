@@ -1,6 +1,7 @@
 /* test_quant.c — the scalar reference layer of every quantized type (src/tensor/quant*.c):
  *
- *  - layouts: traits sizes equal the block structs, names parse back;
+ *  - layouts: traits sizes equal the block structs, names parse back; the traits table and
+ *    the file format's layout table (src/format/type_layout.c) agree on every id;
  *  - known bytes for hand-worked blocks (Q4_0, Q8_0, I4_G64_SYM);
  *  - round trip on random rows of several blocks: every element decodes to the nearest
  *    value its block can represent (up to the scale-rounding slack stated per type), plus
@@ -200,6 +201,25 @@ static void test_quant_layout_sizes(void)
     CHECK_EQ(edgellm_type_get_traits(EDGELLM_TYPE_Q4_K)->vec_dot_type, EDGELLM_TYPE_Q8_K);
     CHECK_EQ(edgellm_type_get_traits(EDGELLM_TYPE_I4_G64_ASYM)->vec_dot_type, EDGELLM_TYPE_Q8_1);
     CHECK_EQ(edgellm_type_get_traits(EDGELLM_TYPE_I8_G64_SYM)->vec_dot_type, EDGELLM_TYPE_Q8_0);
+}
+
+/* The traits (tensor layer) and the layouts the GGUF reader sizes tensors with (format
+ * layer) are two tables: same ids, same name, block size, bytes and quantized flag. */
+static void test_quant_traits_match_layout(void)
+{
+    int known = 0;
+    for (int id = -1; id < 1100; id++) {
+        const edgellm_type_traits *t = edgellm_type_get_traits(id);
+        const edgellm_type_layout *l = edgellm_type_layout_get(id);
+        CHECK((t == NULL) == (l == NULL));
+        if (!t || !l) continue;
+        known++;
+        CHECK(strcmp(t->name, l->name) == 0);
+        CHECK_EQ(t->blck_size, l->blck_size);
+        CHECK_EQ(t->type_size, l->type_size);
+        CHECK_EQ(t->is_quantized, l->is_quantized);
+    }
+    CHECK_EQ(known, 32 + 12);   /* the ggml types edgellm knows + the group-wise types */
 }
 
 /* ---------------------------------------------------------------- hand-worked bytes */
@@ -717,6 +737,7 @@ static void test_quant_fixture_dequant(void)
 int main(void)
 {
     RUN(test_quant_layout_sizes);
+    RUN(test_quant_traits_match_layout);
     RUN(test_quant_known_bytes);
     RUN(test_quant_roundtrip_random);
     RUN(test_quant_dot_ref_vs_dequant);

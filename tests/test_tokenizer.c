@@ -1,5 +1,5 @@
 /*
- * test_tokenizer.c — the tokenizers (src/runtime/tokenizer.c, tok_spm.c, tok_bpe.c,
+ * test_tokenizer.c — the tokenizers (src/tokenizer/tokenizer.c, tok_spm.c, tok_bpe.c,
  * tok_pretok.c, unicode.c) against independent references:
  *  - llama.cpp's tokenizer test vectors (shared/data/vocab/ggml-vocab-*.gguf.inp/.out): ids
  *    produced by the vocabularies' reference Hugging Face tokenizers, 46 strings per vocab;
@@ -13,9 +13,9 @@
  */
 #include "test_util.h"
 #include "format/gguf.h"
-#include "runtime/tokenizer.h"
-#include "runtime/tokenizer_internal.h"
-#include "runtime/unicode.h"
+#include "tokenizer/tokenizer.h"
+#include "tokenizer/tokenizer_internal.h"
+#include "tokenizer/unicode.h"
 #include "common/common.h"
 #include <time.h>
 
@@ -217,7 +217,7 @@ static void test_tokenizer_stories260k_prompt(void)
 
 /* Expected pieces (byte lengths) from an independent regex engine: Python's `regex` module
  * (2026.5.9) applying each pre-tokenizer's expressions, stage by stage, with isolated
- * splitting (the regex strings are listed in src/runtime/tok_pretok.c). The same check
+ * splitting (the regex strings are listed in src/tokenizer/tok_pretok.c). The same check
  * passed on 6000 random strings per pre-tokenizer during development. */
 static const char *const PRETOK_TEXTS[] = {
     "Hello, y'all! How're you\x3F""  I'M fine\x0A""\x0A""",

@@ -28,7 +28,7 @@
  * not overlapping, unique tensor names.
  */
 #include "gguf.h"
-#include "../tensor/types.h"
+#include "type_layout.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -310,7 +310,7 @@ static edgellm_status parse_tensors(edgellm_gguf *g, cursor *c)
         t->n_elements = n;
         uint32_t type = 0;
         if ((rc = rd(c, &type, 4, "tensor type")) || (rc = rd(c, &t->offset, 8, "tensor offset"))) return rc;
-        const edgellm_type_traits *tr = edgellm_type_get_traits((int)type);
+        const edgellm_type_layout *tr = edgellm_type_layout_get((int)type);
         if (!tr)
             return edgellm_fail(c->err, EDGELLM_ERR_FORMAT, "%s: tensor '%s': unknown tensor type %u", c->path, name, type);
         t->type = (int)type;

@@ -36,7 +36,7 @@
  * writes the bytes through a sink during write, so a file larger than memory can be made.
  */
 #include "gguf.h"
-#include "../tensor/types.h"
+#include "type_layout.h"
 #include <errno.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -316,7 +316,7 @@ static bool add_tensor_impl(edgellm_gguf_writer *w, const char *name, int type, 
     if (n_dims < 1 || n_dims > EDGELLM_GGUF_MAX_DIMS) MISUSE("tensor %s: n_dims %u not in 1..4", name, n_dims);
     for (int64_t i = 0; i < w->n_t; i++)
         if (!strcmp(w->t[i].name, name)) MISUSE("tensor %s added twice", name);
-    if (!edgellm_type_get_traits(type)) MISUSE("tensor %s: unknown type %d", name, type);
+    if (!edgellm_type_layout_get(type)) MISUSE("tensor %s: unknown type %d", name, type);
     uint64_t rows = 1, size;
     for (uint32_t d = 0; d < n_dims; d++) {
         if (ne[d] < 0) MISUSE("tensor %s: ne[%u] = %lld is negative", name, d, (long long)ne[d]);

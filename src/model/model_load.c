@@ -35,7 +35,7 @@
  */
 #include "model.h"
 #include "../kernels/dispatch.h"
-#include "../runtime/tokenizer.h"
+#include "../tokenizer/tokenizer.h"
 #include <math.h>
 #include <stdio.h>
 

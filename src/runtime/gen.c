@@ -33,7 +33,7 @@
  */
 #include "gen.h"
 #include "../common/common.h"
-#include "unicode.h"
+#include "../tokenizer/unicode.h"
 #include <stdio.h>
 #include <string.h>
 

@@ -18,6 +18,7 @@
 #ifndef EDGELLM_BLOCKS_H
 #define EDGELLM_BLOCKS_H
 
+#include "../format/type_layout.h"   /* EDGELLM_GROUP_TYPES, EDGELLM_GROUP_BLOCK_BYTES */
 #include <stdint.h>
 
 /* ================================ 32-element blocks ================================= */
@@ -163,9 +164,6 @@ _Static_assert(sizeof(edgellm_block_q8_K) == 4 + 256 + 32, "q8_K is 292 bytes");
  * w = (q - z) * scale, with the zero point kept as a real offset m = -z * d (fp16), which
  * the dot product needs anyway (m * sum(x)) and which does not round z to an integer.
  */
-#define EDGELLM_GROUP_TYPES(X) \
-    X(64) X(128) X(256)
-
 #define EDGELLM_DEFINE_GROUP_BLOCKS(G)                                                          \
     typedef struct { uint16_t d; uint8_t qs[(G) / 2]; } edgellm_block_i4_g##G##_sym;            \
     typedef struct { uint16_t d; uint16_t m; uint8_t qs[(G) / 2]; } edgellm_block_i4_g##G##_asym; \
@@ -177,8 +175,5 @@ _Static_assert(sizeof(edgellm_block_q8_K) == 4 + 256 + 32, "q8_K is 292 bytes");
     _Static_assert(sizeof(edgellm_block_i8_g##G##_asym) == 4 + (G), "i8 asym size");
 
 EDGELLM_GROUP_TYPES(EDGELLM_DEFINE_GROUP_BLOCKS)
-
-/* Bytes of one group block, by bits (4/8), asymmetry and group size. */
-#define EDGELLM_GROUP_BLOCK_BYTES(bits, asym, G) (((asym) ? 4 : 2) + ((bits) == 4 ? (G) / 2 : (G)))
 
 #endif

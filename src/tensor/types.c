@@ -8,7 +8,6 @@
  * formats only (convertible, not computable as weights). */
 #include "types.h"
 #include "quant.h"
-#include <ctype.h>
 
 /* ---- float types ---- */
 static void f32_to_float(const void *src, float *dst, int64_t n) { memcpy(dst, src, (size_t)n * 4); }
@@ -59,14 +58,16 @@ static float dot_bf16_ref(int64_t n, const void *w, const void *x)
     return (float)s;
 }
 
-#define T_FLOAT(NAME, SZ, TOF, FROMF, DOT) { NAME, 1, SZ, false, true, TOF, FROMF, EDGELLM_TYPE_F32, DOT }
-#define T_QUANT(NAME, BLK, SZ) { NAME, BLK, SZ, true, false, NULL, NULL, EDGELLM_TYPE_Q8_0, NULL }
-#define T_PLAIN(NAME, SZ) { NAME, 1, SZ, false, false, NULL, NULL, EDGELLM_TYPE_F32, NULL }
+/* What edgellm does with a type, the fields after its layout (type_layout.h): computable,
+ * dequantizer, reference quantizer, activation type, reference dot product. */
+#define C_FLOAT(TOF, FROMF, DOT) true, TOF, FROMF, EDGELLM_TYPE_F32, DOT
+#define C_STORED false, NULL, NULL, EDGELLM_TYPE_Q8_0, NULL   /* quantized, not supported   */
+#define C_PLAIN false, NULL, NULL, EDGELLM_TYPE_F32, NULL     /* integer / F64, not supported */
 /* A quantized type edgellm computes with: dequantizer, reference quantizer, activation
  * type and reference dot product. */
-#define T_COMP(NAME, BLK, SZ, DEQ, Q, VT, DOT) { NAME, BLK, SZ, true, true, DEQ, Q, VT, DOT }
+#define C_COMP(DEQ, Q, VT, DOT) true, DEQ, Q, VT, DOT
 /* An activation-only type: converters, no dot product of its own. */
-#define T_ACT(NAME, BLK, SZ, DEQ, Q) { NAME, BLK, SZ, true, false, DEQ, Q, EDGELLM_TYPE_F32, NULL }
+#define C_ACT(DEQ, Q) false, DEQ, Q, EDGELLM_TYPE_F32, NULL
 
 /* The quantizers return their saturation count (quant.h); the traits want void. */
 #define FROM_FLOAT(T) static void from_##T(const float *s, void *d, int64_t n) { (void)edgellm_quant_##T##_ref(s, d, n); }
@@ -76,48 +77,51 @@ FROM_FLOAT(q2_K) FROM_FLOAT(q3_K) FROM_FLOAT(q4_K) FROM_FLOAT(q5_K) FROM_FLOAT(q
     FROM_FLOAT(i8_g##G##_asym)
 EDGELLM_GROUP_TYPES(FROM_FLOAT_GROUP)
 
-/* ggml ids 0..39; block sizes and byte sizes from ggml-org/ggml src/ggml-common.h. */
+/* ggml ids 0..39: one C_* line per row of EDGELLM_GGML_TYPE_LAYOUTS (type_layout.h). */
+#define CODE_F32     C_FLOAT(f32_to_float, f32_from_float, dot_f32_ref)
+#define CODE_F16     C_FLOAT(f16_to_float, f16_from_float, dot_f16_ref)
+#define CODE_Q4_0    C_COMP(edgellm_dequant_q4_0, from_q4_0, EDGELLM_TYPE_Q8_0, edgellm_dot_q4_0_q8_0_ref)
+#define CODE_Q4_1    C_COMP(edgellm_dequant_q4_1, from_q4_1, EDGELLM_TYPE_Q8_1, edgellm_dot_q4_1_q8_1_ref)
+#define CODE_Q5_0    C_COMP(edgellm_dequant_q5_0, from_q5_0, EDGELLM_TYPE_Q8_0, edgellm_dot_q5_0_q8_0_ref)
+#define CODE_Q5_1    C_COMP(edgellm_dequant_q5_1, from_q5_1, EDGELLM_TYPE_Q8_1, edgellm_dot_q5_1_q8_1_ref)
+#define CODE_Q8_0    C_COMP(edgellm_dequant_q8_0, from_q8_0, EDGELLM_TYPE_Q8_0, edgellm_dot_q8_0_q8_0_ref)
+#define CODE_Q8_1    C_ACT(edgellm_dequant_q8_1, from_q8_1)
+#define CODE_Q2_K    C_COMP(edgellm_dequant_q2_K, from_q2_K, EDGELLM_TYPE_Q8_K, edgellm_dot_q2_K_q8_K_ref)
+#define CODE_Q3_K    C_COMP(edgellm_dequant_q3_K, from_q3_K, EDGELLM_TYPE_Q8_K, edgellm_dot_q3_K_q8_K_ref)
+#define CODE_Q4_K    C_COMP(edgellm_dequant_q4_K, from_q4_K, EDGELLM_TYPE_Q8_K, edgellm_dot_q4_K_q8_K_ref)
+#define CODE_Q5_K    C_COMP(edgellm_dequant_q5_K, from_q5_K, EDGELLM_TYPE_Q8_K, edgellm_dot_q5_K_q8_K_ref)
+#define CODE_Q6_K    C_COMP(edgellm_dequant_q6_K, from_q6_K, EDGELLM_TYPE_Q8_K, edgellm_dot_q6_K_q8_K_ref)
+#define CODE_Q8_K    C_ACT(edgellm_dequant_q8_K, from_q8_K)
+#define CODE_IQ2_XXS C_STORED
+#define CODE_IQ2_XS  C_STORED
+#define CODE_IQ3_XXS C_STORED
+#define CODE_IQ1_S   C_STORED
+#define CODE_IQ4_NL  C_STORED
+#define CODE_IQ3_S   C_STORED
+#define CODE_IQ2_S   C_STORED
+#define CODE_IQ4_XS  C_STORED
+#define CODE_I8      C_PLAIN
+#define CODE_I16     C_PLAIN
+#define CODE_I32     C_PLAIN
+#define CODE_I64     C_PLAIN
+#define CODE_F64     C_PLAIN
+#define CODE_IQ1_M   C_STORED
+#define CODE_BF16    C_FLOAT(bf16_to_float, bf16_from_float, dot_bf16_ref)
+#define CODE_TQ1_0   C_STORED
+#define CODE_TQ2_0   C_STORED
+#define CODE_MXFP4   C_STORED
+
+#define GGML_ROW(ID, NAME, BLK, SZ, QUANT) [EDGELLM_TYPE_##ID] = { NAME, BLK, SZ, QUANT, CODE_##ID },
 static const edgellm_type_traits ggml_traits[EDGELLM_TYPE_GGML_COUNT] = {
-    [EDGELLM_TYPE_F32]  = T_FLOAT("F32", 4, f32_to_float, f32_from_float, dot_f32_ref),
-    [EDGELLM_TYPE_F16]  = T_FLOAT("F16", 2, f16_to_float, f16_from_float, dot_f16_ref),
-    [EDGELLM_TYPE_Q4_0] = T_COMP("Q4_0", 32, 18, edgellm_dequant_q4_0, from_q4_0, EDGELLM_TYPE_Q8_0, edgellm_dot_q4_0_q8_0_ref),
-    [EDGELLM_TYPE_Q4_1] = T_COMP("Q4_1", 32, 20, edgellm_dequant_q4_1, from_q4_1, EDGELLM_TYPE_Q8_1, edgellm_dot_q4_1_q8_1_ref),
-    [EDGELLM_TYPE_Q5_0] = T_COMP("Q5_0", 32, 22, edgellm_dequant_q5_0, from_q5_0, EDGELLM_TYPE_Q8_0, edgellm_dot_q5_0_q8_0_ref),
-    [EDGELLM_TYPE_Q5_1] = T_COMP("Q5_1", 32, 24, edgellm_dequant_q5_1, from_q5_1, EDGELLM_TYPE_Q8_1, edgellm_dot_q5_1_q8_1_ref),
-    [EDGELLM_TYPE_Q8_0] = T_COMP("Q8_0", 32, 34, edgellm_dequant_q8_0, from_q8_0, EDGELLM_TYPE_Q8_0, edgellm_dot_q8_0_q8_0_ref),
-    [EDGELLM_TYPE_Q8_1] = T_ACT("Q8_1", 32, 36, edgellm_dequant_q8_1, from_q8_1),
-    [EDGELLM_TYPE_Q2_K] = T_COMP("Q2_K", 256, 84, edgellm_dequant_q2_K, from_q2_K, EDGELLM_TYPE_Q8_K, edgellm_dot_q2_K_q8_K_ref),
-    [EDGELLM_TYPE_Q3_K] = T_COMP("Q3_K", 256, 110, edgellm_dequant_q3_K, from_q3_K, EDGELLM_TYPE_Q8_K, edgellm_dot_q3_K_q8_K_ref),
-    [EDGELLM_TYPE_Q4_K] = T_COMP("Q4_K", 256, 144, edgellm_dequant_q4_K, from_q4_K, EDGELLM_TYPE_Q8_K, edgellm_dot_q4_K_q8_K_ref),
-    [EDGELLM_TYPE_Q5_K] = T_COMP("Q5_K", 256, 176, edgellm_dequant_q5_K, from_q5_K, EDGELLM_TYPE_Q8_K, edgellm_dot_q5_K_q8_K_ref),
-    [EDGELLM_TYPE_Q6_K] = T_COMP("Q6_K", 256, 210, edgellm_dequant_q6_K, from_q6_K, EDGELLM_TYPE_Q8_K, edgellm_dot_q6_K_q8_K_ref),
-    [EDGELLM_TYPE_Q8_K] = T_ACT("Q8_K", 256, 292, edgellm_dequant_q8_K, from_q8_K),
-    [EDGELLM_TYPE_IQ2_XXS] = T_QUANT("IQ2_XXS", 256, 66),
-    [EDGELLM_TYPE_IQ2_XS]  = T_QUANT("IQ2_XS", 256, 74),
-    [EDGELLM_TYPE_IQ3_XXS] = T_QUANT("IQ3_XXS", 256, 98),
-    [EDGELLM_TYPE_IQ1_S]   = T_QUANT("IQ1_S", 256, 50),
-    [EDGELLM_TYPE_IQ4_NL]  = T_QUANT("IQ4_NL", 32, 18),
-    [EDGELLM_TYPE_IQ3_S]   = T_QUANT("IQ3_S", 256, 110),
-    [EDGELLM_TYPE_IQ2_S]   = T_QUANT("IQ2_S", 256, 82),
-    [EDGELLM_TYPE_IQ4_XS]  = T_QUANT("IQ4_XS", 256, 136),
-    [EDGELLM_TYPE_I8]   = T_PLAIN("I8", 1),
-    [EDGELLM_TYPE_I16]  = T_PLAIN("I16", 2),
-    [EDGELLM_TYPE_I32]  = T_PLAIN("I32", 4),
-    [EDGELLM_TYPE_I64]  = T_PLAIN("I64", 8),
-    [EDGELLM_TYPE_F64]  = T_PLAIN("F64", 8),
-    [EDGELLM_TYPE_IQ1_M] = T_QUANT("IQ1_M", 256, 56),
-    [EDGELLM_TYPE_BF16] = T_FLOAT("BF16", 2, bf16_to_float, bf16_from_float, dot_bf16_ref),
-    [EDGELLM_TYPE_TQ1_0] = T_QUANT("TQ1_0", 256, 54),
-    [EDGELLM_TYPE_TQ2_0] = T_QUANT("TQ2_0", 256, 66),
-    [EDGELLM_TYPE_MXFP4] = T_QUANT("MXFP4", 32, 17),
+    EDGELLM_GGML_TYPE_LAYOUTS(GGML_ROW)
 };
 
 /* edgellm group-wise types (ids 1000..1011, layouts in blocks.h, code in quant_group.c),
  * indexed by id - 1000. */
 #define EDGELLM_N_OWN_TYPES 12
-#define T_GROUP(ID, NAME, BITS, ASYM, G, T, VT, VTN)                                                      \
-    [ID - 1000] = T_COMP(NAME, G, EDGELLM_GROUP_BLOCK_BYTES(BITS, ASYM, G), edgellm_dequant_##T, from_##T, \
-                         VT, edgellm_dot_##T##_##VTN##_ref)
+#define T_GROUP(ID, NAME, BITS, ASYM, G, T, VT, VTN)                                                     \
+    [ID - 1000] = { NAME, G, EDGELLM_GROUP_BLOCK_BYTES(BITS, ASYM, G), true,                                \
+                    C_COMP(edgellm_dequant_##T, from_##T, VT, edgellm_dot_##T##_##VTN##_ref) }
 #define OWN_ROWS(G)                                                                                     \
     T_GROUP(EDGELLM_TYPE_I4_G##G##_SYM, "I4_G" #G "_SYM", 4, 0, G, i4_g##G##_sym, EDGELLM_TYPE_Q8_0, q8_0),     \
     T_GROUP(EDGELLM_TYPE_I4_G##G##_ASYM, "I4_G" #G "_ASYM", 4, 1, G, i4_g##G##_asym, EDGELLM_TYPE_Q8_1, q8_1),  \
@@ -138,32 +142,4 @@ const edgellm_type_traits *edgellm_type_get_traits(int type)
         return t->name ? t : NULL;
     }
     return NULL;
-}
-
-size_t edgellm_type_row_size(int type, int64_t ne0)
-{
-    const edgellm_type_traits *t = edgellm_type_get_traits(type);
-    if (!t || ne0 < 0 || ne0 % t->blck_size != 0) return 0;
-    uint64_t r;
-    if (!edgellm_mul_u64((uint64_t)(ne0 / t->blck_size), t->type_size, &r)) return 0;
-    return (size_t)r;
-}
-
-const char *edgellm_type_name(int type)
-{
-    const edgellm_type_traits *t = edgellm_type_get_traits(type);
-    return t ? t->name : "?";
-}
-
-int edgellm_type_from_name(const char *name)
-{
-    for (int i = 0; i < EDGELLM_TYPE_GGML_COUNT + EDGELLM_N_OWN_TYPES; i++) {
-        int id = i < EDGELLM_TYPE_GGML_COUNT ? i : 1000 + (i - EDGELLM_TYPE_GGML_COUNT);
-        const edgellm_type_traits *t = edgellm_type_get_traits(id);
-        if (!t) continue;
-        const char *a = t->name, *b = name;
-        while (*a && *b && toupper((unsigned char)*a) == toupper((unsigned char)*b)) a++, b++;
-        if (!*a && !*b) return id;
-    }
-    return -1;
 }

@@ -1,7 +1,8 @@
 /*
- * types.h — the traits table of tensor types: block size, bytes per block, converters and
- * the reference dot product. One entry per edgellm_type (ggml ids 0..39, edgellm's
- * group-wise types at 1000+). Layouts: ggml-org/ggml src/ggml-common.h.
+ * types.h — the traits table of tensor types: the layout of format/type_layout.h (name,
+ * block size, bytes per block) with the converters and the reference dot product. One entry
+ * per edgellm_type (ggml ids 0..39, edgellm's group-wise types at 1000+), the same ids as
+ * the layout table. Layouts: ggml-org/ggml src/ggml-common.h.
  *
  * Matrix products: a weight row of type T is multiplied with an activation row that has
  * first been converted to traits(T)->vec_dot_type (F32 for float weights, Q8_0 / Q8_K for
@@ -12,12 +13,14 @@
 #define EDGELLM_TYPES_H
 
 #include "../common/common.h"
+#include "../format/type_layout.h"
 
 typedef void  (*edgellm_to_float_fn)(const void *src, float *dst, int64_t n);     /* n % blck == 0 */
 typedef void  (*edgellm_from_float_fn)(const float *src, void *dst, int64_t n);   /* n % blck == 0 */
 typedef float (*edgellm_vec_dot_fn)(int64_t n, const void *w, const void *x);
 
 typedef struct {
+    /* the type's edgellm_type_layout, field by field */
     const char *name;               /* "Q4_0"                                         */
     int         blck_size;          /* elements per block (1 for F32/F16/BF16)        */
     size_t      type_size;          /* bytes per block                                */
@@ -33,11 +36,6 @@ typedef struct {
  * (4, 5, 31-33, 36-38) are unknown. */
 const edgellm_type_traits *edgellm_type_get_traits(int type);
 
-/* Bytes of a row of ne0 elements; 0 when ne0 is not a multiple of the block size or the
- * type is unknown. */
-size_t edgellm_type_row_size(int type, int64_t ne0);
-
-/* Parse a type name case-insensitively ("q4_0", "F16", "bf16"); -1 when unknown. */
-int edgellm_type_from_name(const char *name);
+/* edgellm_type_row_size and edgellm_type_from_name: type_layout.h. */
 
 #endif

@@ -5,13 +5,14 @@
  *   tok_spm.c        SentencePiece-style BPE with scores ("llama")
  *   tok_bpe.c        byte-level BPE with ranked merges ("gpt2")
  *   tok_pretok.c     the regex pre-tokenizers of byte-level BPE vocabs, hand-coded
- *   tok_maps.c       hash maps (token text -> id, merge pair -> rank), the id vector and
- *                    the min-heap of merge candidates
+ *   containers.c     hash maps (token text -> id, merge pair -> rank), the id vector and
+ *                    the min-heap of merge candidates (containers.h)
  * Not part of the public API.
  */
 #ifndef EDGELLM_TOKENIZER_INTERNAL_H
 #define EDGELLM_TOKENIZER_INTERNAL_H
 
+#include "containers.h"
 #include "tokenizer.h"
 
 /* tokenizer.ggml.token_type values (llama.cpp's llama_token_type, stored as-is in GGUF). */
@@ -41,52 +42,6 @@ typedef enum {
 
 /* Map pre-tokenizer name -> id; false for a name edgellm does not know. */
 bool edgellm_pretok_from_name(const char *name, edgellm_pretok *out);
-
-/* ---- growable arrays ---- */
-typedef struct {
-    int32_t *v;
-    size_t n, cap;
-} edgellm_tok_vec;
-
-bool edgellm_tok_vec_push(edgellm_tok_vec *a, int32_t x);   /* false on OOM */
-void edgellm_tok_vec_free(edgellm_tok_vec *a);
-
-/* ---- min-heap of 64-bit keys (merge candidates: priority in the high half, the left
- *      symbol's index in the low half, so ties go to the leftmost pair) ---- */
-typedef struct {
-    uint64_t *v;
-    size_t n, cap;
-} edgellm_tok_heap;
-
-bool edgellm_tok_heap_append(edgellm_tok_heap *h, uint64_t key);   /* no ordering; false on OOM */
-void edgellm_tok_heap_build(edgellm_tok_heap *h);                   /* heapify what was appended */
-bool edgellm_tok_heap_push(edgellm_tok_heap *h, uint64_t key);     /* false on OOM */
-uint64_t edgellm_tok_heap_pop(edgellm_tok_heap *h);                 /* smallest key; h->n > 0 */
-void edgellm_tok_heap_free(edgellm_tok_heap *h);
-
-/* ---- token text -> id: open addressing over token ids, keys compared with the pool ---- */
-typedef struct {
-    int32_t *slot;          /* [mask+1]: token id, or -1 when empty */
-    uint32_t mask;
-} edgellm_tok_strmap;
-
-/* ---- 64-bit key -> (a, b) ints: merges ((left<<32)|right -> rank, result) and the
- *      special-token trie ((node<<8)|byte -> child) ---- */
-typedef struct {
-    uint64_t *key;          /* [mask+1]; EDGELLM_TOK_KEY_EMPTY when empty */
-    int32_t *a, *b;
-    uint32_t mask;
-    size_t n;
-} edgellm_tok_u64map;
-#define EDGELLM_TOK_KEY_EMPTY UINT64_MAX
-
-uint64_t edgellm_tok_hash_bytes(const char *s, size_t n);
-bool edgellm_tok_u64map_init(edgellm_tok_u64map *m, size_t expected);      /* false on OOM */
-void edgellm_tok_u64map_free(edgellm_tok_u64map *m);
-/* Insert; an existing key keeps its values when keep_first, else is overwritten. */
-bool edgellm_tok_u64map_put(edgellm_tok_u64map *m, uint64_t key, int32_t a, int32_t b, bool keep_first);
-/* Returns false when absent. */
-bool edgellm_tok_u64map_get(const edgellm_tok_u64map *m, uint64_t key, int32_t *a, int32_t *b);
 
 struct edgellm_tokenizer {
     edgellm_tok_kind kind;
@@ -120,10 +75,14 @@ static inline const char *edgellm_tok_text(const edgellm_tokenizer *t, int32_t i
 }
 
 /* Token id whose text is s[0..n), or -1. */
-int32_t edgellm_tok_lookup(const edgellm_tokenizer *t, const char *s, size_t n);
-/* Build t->vocab from the texts already in t (text_off/text_len/pool). */
+static inline int32_t edgellm_tok_lookup(const edgellm_tokenizer *t, const char *s, size_t n)
+{
+    if (n > t->max_text_len) return -1;
+    return edgellm_tok_strmap_find(&t->vocab, t->pool, t->text_off, t->text_len, s, n);
+}
+/* Build t->vocab and t->max_text_len from the texts already in t (text_off/text_len/pool).
+ * false when out of memory. */
 bool edgellm_tok_build_vocab_map(edgellm_tokenizer *t);
-void edgellm_tok_strmap_free(edgellm_tok_strmap *m);
 
 /* SPM: encode one raw-text fragment (no special tokens inside), appending ids to out.
  * add_prefix: prepend the dummy-prefix "▁". Fails only with EDGELLM_ERR_NOMEM. */

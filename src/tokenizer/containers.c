@@ -1,18 +1,20 @@
 /*
- * tok_maps.c — the hash maps and the growable id array behind the tokenizers.
+ * containers.c — the growable id array, the min-heap and the two hash maps of containers.h.
  *
  * Both maps use open addressing with linear probing over a power-of-two table kept at most
  * half full, so a lookup touches a couple of slots on average.
  *
- *  - edgellm_tok_strmap: token text -> id. A slot holds only the token id (-1 = empty); the
- *    key is the token's text in the tokenizer's pool, so the map costs 4 bytes per slot.
- *    Hash: 64-bit FNV-1a (http://www.isthe.com/chongo/tech/comp/fnv/).
+ *  - edgellm_tok_strmap: string -> index in a string table (the tokenizer's token texts ->
+ *    token id). A slot holds only the index (-1 = empty); the key is the string in the
+ *    table, so the map costs 4 bytes per slot. Hash: 64-bit FNV-1a
+ *    (http://www.isthe.com/chongo/tech/comp/fnv/).
  *  - edgellm_tok_u64map: 64-bit key -> two int32 values (BPE merges: (left << 32 | right)
  *    -> (rank, merged id); the special-token trie: (node << 8 | byte) -> child). Hash: the
  *    splitmix64 finalizer (Steele, Lea, Flood, "Fast splittable pseudorandom number
  *    generators", OOPSLA 2014).
  */
-#include "tokenizer_internal.h"
+#include "containers.h"
+#include "../common/common.h"
 
 bool edgellm_tok_vec_push(edgellm_tok_vec *a, int32_t x)
 {
@@ -63,27 +65,28 @@ static uint32_t table_size(size_t n)
     return size > (1ull << 31) ? 0 : (uint32_t)size;
 }
 
-/* ------------------------------------------------------------------ token text -> id */
+/* ------------------------------------------------------------------ string -> index */
 
-bool edgellm_tok_build_vocab_map(edgellm_tokenizer *t)
+bool edgellm_tok_strmap_build(edgellm_tok_strmap *m, const char *pool, const size_t *off, const uint32_t *len,
+                              int32_t n)
 {
-    uint32_t size = table_size((size_t)t->n_vocab);
+    m->slot = NULL;
+    m->mask = 0;
+    uint32_t size = table_size(n > 0 ? (size_t)n : 0);
     if (!size) return false;
-    edgellm_tok_strmap *m = &t->vocab;
     m->slot = edgellm_malloc((size_t)size * sizeof *m->slot);
     if (!m->slot) return false;
     memset(m->slot, 0xff, (size_t)size * sizeof *m->slot);   /* all -1 */
     m->mask = size - 1;
-    for (int32_t id = 0; id < t->n_vocab; id++) {
-        const char *s = edgellm_tok_text(t, id);
-        size_t n = t->text_len[id];
-        if (n == 0) continue;                                  /* never looked up */
-        if (n > t->max_text_len) t->max_text_len = (uint32_t)n;
-        uint32_t i = (uint32_t)edgellm_tok_hash_bytes(s, n) & m->mask;
+    for (int32_t id = 0; id < n; id++) {
+        const char *s = pool + off[id];
+        size_t sn = len[id];
+        if (sn == 0) continue;                                 /* never looked up */
+        uint32_t i = (uint32_t)edgellm_tok_hash_bytes(s, sn) & m->mask;
         for (;; i = (i + 1) & m->mask) {
             int32_t other = m->slot[i];
             if (other < 0) { m->slot[i] = id; break; }
-            if (t->text_len[other] == n && !memcmp(edgellm_tok_text(t, other), s, n)) {
+            if (len[other] == sn && !memcmp(pool + off[other], s, sn)) {
                 m->slot[i] = id;                               /* duplicate text: last wins */
                 break;
             }
@@ -92,15 +95,15 @@ bool edgellm_tok_build_vocab_map(edgellm_tokenizer *t)
     return true;
 }
 
-int32_t edgellm_tok_lookup(const edgellm_tokenizer *t, const char *s, size_t n)
+int32_t edgellm_tok_strmap_find(const edgellm_tok_strmap *m, const char *pool, const size_t *off,
+                                const uint32_t *len, const char *s, size_t n)
 {
-    const edgellm_tok_strmap *m = &t->vocab;
-    if (!m->slot || n == 0 || n > t->max_text_len) return -1;
+    if (!m->slot || n == 0) return -1;
     uint32_t i = (uint32_t)edgellm_tok_hash_bytes(s, n) & m->mask;
     for (;; i = (i + 1) & m->mask) {
         int32_t id = m->slot[i];
         if (id < 0) return -1;
-        if (t->text_len[id] == n && !memcmp(edgellm_tok_text(t, id), s, n)) return id;
+        if (len[id] == n && !memcmp(pool + off[id], s, n)) return id;
     }
 }
 

@@ -118,6 +118,13 @@ static edgellm_status load_tokens(edgellm_tokenizer *t, const edgellm_gguf *g, c
     return EDGELLM_OK;
 }
 
+bool edgellm_tok_build_vocab_map(edgellm_tokenizer *t)
+{
+    for (int32_t id = 0; id < t->n_vocab; id++)
+        if (t->text_len[id] > t->max_text_len) t->max_text_len = t->text_len[id];
+    return edgellm_tok_strmap_build(&t->vocab, t->pool, t->text_off, t->text_len, t->n_vocab);
+}
+
 static bool is_byte_token_text(const char *s, uint32_t len, int *value)
 {
     static const char HEX[] = "0123456789ABCDEF";
