@@ -1,5 +1,5 @@
 /*
- * cmd_tokenize.c — `edgellm tokenize -m MODEL.gguf (-p TEXT | -f FILE) [--no-bos] [--ids]`:
+ * cmd_tokenize.c — `edgellm tokenize -m MODEL.gguf (-p TEXT | -f FILE) [--no-bos] [--special] [--ids]`:
  * show how a model's tokenizer splits a text.
  *
  * Output: one line per token, "ID<TAB>'PIECE'" (the piece's bytes as decoded; newline, tab,
@@ -38,16 +38,18 @@ static void print_piece(const char *s, size_t n)
 int cmd_tokenize(int argc, char **argv)
 {
     const char *model = NULL, *prompt = NULL, *file = NULL;
-    int add_special = 1, ids_only = 0;
+    int add_special = 1, ids_only = 0, special = 0;
     const cli_opt opts[] = {
         {CLI_OPT_MODEL(&model), .help = "GGUF file with tokenizer.ggml.* metadata", .required = 1},
         {CLI_STRING("-p", "--prompt", "TEXT", &prompt), .help = "text to tokenize"},
         {CLI_PATH("-f", "--file", "FILE", &file), .help = "read the text from FILE, byte for byte"},
         {CLI_FLAG(NULL, "--no-bos", &add_special, 0), .help = "do not add BOS/EOS even if the vocabulary asks for them"},
+        {CLI_FLAG(NULL, "--special", &special, 1),
+         .help = "parse control tokens written in the text (\"<|im_end|>\", \"</s>\"); without it they are plain text"},
         {CLI_FLAG(NULL, "--ids", &ids_only, 1), .help = "print only the ids, space-separated, on one line"},
     };
     const cli_command cmd = {
-        .name = "tokenize", .synopsis = "edgellm tokenize -m MODEL.gguf (-p TEXT | -f FILE) [--no-bos] [--ids]",
+        .name = "tokenize", .synopsis = "edgellm tokenize -m MODEL.gguf (-p TEXT | -f FILE) [--no-bos] [--special] [--ids]",
         .about = "Turn text into token ids with the model's tokenizer (a vocab-only GGUF works).",
         .opts = opts, .n_opts = CLI_N_OPTS(opts),
     };
@@ -73,12 +75,13 @@ int cmd_tokenize(int argc, char **argv)
     edgellm_error err = {0};
     if (edgellm_tokenizer_load(model, &tok, &err) != EDGELLM_OK) { cli_print_error("tokenize", &err); goto done; }
     const char *src = file ? text : prompt;
+    const int flags = (add_special ? EDGELLM_TOKENIZE_ADD_BOS : 0) | (special ? EDGELLM_TOKENIZE_SPECIAL : 0);
     int n = 0;
-    edgellm_status rc = edgellm_tokenize(tok, src, len, add_special, NULL, 0, &n, &err);
+    edgellm_status rc = edgellm_tokenize(tok, src, len, flags, NULL, 0, &n, &err);
     if (rc == EDGELLM_ERR_MISUSE && n > 0) {            /* first call only measured */
         ids = malloc((size_t)n * sizeof *ids);
         if (!ids) { fprintf(stderr, "edgellm tokenize: out of memory\n"); goto done; }
-        rc = edgellm_tokenize(tok, src, len, add_special, ids, n, &n, &err);
+        rc = edgellm_tokenize(tok, src, len, flags, ids, n, &n, &err);
     }
     if (rc != EDGELLM_OK) { cli_print_error("tokenize", &err); goto done; }
 

@@ -174,13 +174,16 @@ EDGELLM_API void edgellm_tokenizer_free(edgellm_tokenizer *t);
 EDGELLM_API const edgellm_tokenizer *edgellm_model_tokenizer(const edgellm_model *m);
 EDGELLM_API const edgellm_tokenizer *edgellm_model_text_tokenizer(const edgellm_model *m, edgellm_error *err);
 
-/* Encode len bytes of UTF-8 text. add_special: prepend BOS when the vocab asks for it
- * (tokenizer.ggml.add_bos_token, default per model type); 0 never adds. Writes at most
- * max_tokens ids to out and the full count to *n_tokens; when the count exceeds
- * max_tokens returns EDGELLM_ERR_MISUSE with *n_tokens set to the size needed. */
-EDGELLM_API edgellm_status edgellm_tokenize(const edgellm_tokenizer *t, const char *text, size_t len,
-                                            int add_special, int32_t *out, int max_tokens,
-                                            int *n_tokens, edgellm_error *err);
+/* Encode len bytes of UTF-8 text. flags: EDGELLM_TOKENIZE_ADD_BOS prepends BOS when the
+ * vocab asks for it (tokenizer.ggml.add_bos_token, default per model type);
+ * EDGELLM_TOKENIZE_SPECIAL parses control tokens ("<|im_end|>", "</s>") from the text, as
+ * llama.cpp's parse_special; without it they are plain text (user-defined tokens always
+ * match). Writes at most max_tokens ids to out and the full count to *n_tokens; when the
+ * count exceeds max_tokens returns EDGELLM_ERR_MISUSE with *n_tokens the size needed. */
+#define EDGELLM_TOKENIZE_ADD_BOS 1
+#define EDGELLM_TOKENIZE_SPECIAL 2
+EDGELLM_API edgellm_status edgellm_tokenize(const edgellm_tokenizer *t, const char *text, size_t len, int flags,
+                                            int32_t *out, int max_tokens, int *n_tokens, edgellm_error *err);
 
 /* Bytes a token decodes to (byte fallback and byte-level BPE resolved, "▁" -> " "):
  * returns the bytes the piece needs (may exceed buf_size; nothing beyond buf_size is
@@ -191,6 +194,9 @@ EDGELLM_API const char *edgellm_token_text(const edgellm_tokenizer *t, int32_t t
 EDGELLM_API int     edgellm_tokenizer_n_vocab(const edgellm_tokenizer *t);
 EDGELLM_API int32_t edgellm_token_bos(const edgellm_tokenizer *t);   /* -1 when none */
 EDGELLM_API int32_t edgellm_token_eos(const edgellm_tokenizer *t);   /* -1 when none */
+/* 1 when the token ends a generation: EOS, EOT, EOM, or an end-of-turn token such as
+ * "<|im_end|>", "<|eot_id|>", "<end_of_turn>" (llama.cpp's EOG set). */
+EDGELLM_API int edgellm_token_is_eog(const edgellm_tokenizer *t, int32_t token);
 EDGELLM_API const char *edgellm_tokenizer_model(const edgellm_tokenizer *t);   /* "llama" or "gpt2" */
 
 /* ---- context: a KV cache of n_seq sequences + scratch buffers, all sized at creation.

@@ -149,6 +149,80 @@ static void test_tokenizer_vectors_all_vocabs(void)
     }
 }
 
+/* Control and unknown tokens typed as text stay text unless special-token parsing is asked
+ * for (llama.cpp's parse_special), in every shared vocabulary edgellm reads; with it, each
+ * becomes its id. Texts llama.cpp forces to control (the end-of-turn list, "</s>") follow
+ * the same rule whatever their stored type: phi-3 stores "</s>" as user-defined, so
+ * "a </s> b" used to end a turn from user text. */
+static void test_tokenizer_control_tokens_need_special(void)
+{
+    NEED_SHARED(dir, "data/vocab");
+    static const char *const all[] = {"llama-spm", "phi-3", "gpt-2", "mpt", "falcon", "starcoder", "refact",
+                                      "deepseek-llm", "deepseek-coder", "command-r", "qwen2", "llama-bpe",
+                                      "baichuan", "gpt-neox", "aquila"};
+    int n_vocabs = 0, n_control = 0;
+    for (size_t v = 0; v < sizeof all / sizeof all[0]; v++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/ggml-vocab-%s.gguf", dir, all[v]);
+        edgellm_tokenizer *t = NULL;
+        if (edgellm_tokenizer_load(path, &t, NULL) != EDGELLM_OK) continue;   /* absent or unsupported */
+        n_vocabs++;
+        for (int32_t id = 0; id < t->n_vocab; id++) {
+            if (!(t->attr[id] & (EDGELLM_TOKATTR_CONTROL | EDGELLM_TOKATTR_UNKNOWN)) || !t->text_len[id]) continue;
+            const char *text = edgellm_tok_text(t, id);
+            int32_t ids[512];
+            int n = 0;
+            n_control++;
+            if (edgellm_tokenize(t, text, t->text_len[id], 0, ids, 512, &n, NULL) != EDGELLM_OK) { CHECK(0); continue; }
+            bool found = false;
+            for (int i = 0; i < n; i++) found |= ids[i] == id;
+            if (found) fprintf(stderr, "   %s: '%s' (%d) parsed without special parsing\n", all[v], text, id);
+            CHECK(!found);
+            CHECK_OK(edgellm_tokenize(t, text, t->text_len[id], EDGELLM_TOKENIZE_SPECIAL, ids, 512, &n, NULL));
+            found = false;
+            for (int i = 0; i < n; i++) found |= ids[i] == id;
+            if (!found) fprintf(stderr, "   %s: '%s' (%d) not parsed with special parsing\n", all[v], text, id);
+            CHECK(found);
+        }
+        edgellm_tokenizer_free(t);
+    }
+    fprintf(stderr, "   %d vocabularies, %d control/unknown tokens\n", n_vocabs, n_control);
+    CHECK(n_vocabs >= 9);
+    /* phi-3: "</s>" in user text is text; EOS only when asked; it ends a generation */
+    char path[4096];
+    snprintf(path, sizeof path, "%s/ggml-vocab-phi-3.gguf", dir);
+    edgellm_tokenizer *t = NULL;
+    CHECK_OK(edgellm_tokenizer_load(path, &t, NULL));
+    if (!t) return;
+    int32_t ids[64];
+    int n = 0;
+    CHECK_OK(edgellm_tokenize(t, "a </s> b", 8, 0, ids, 64, &n, NULL));
+    for (int i = 0; i < n; i++) CHECK(ids[i] != 2);
+    size_t dlen = 0;
+    char *back = decode(t, ids, n, &dlen);
+    CHECK(back && dlen == 8 && !memcmp(back, "a </s> b", 8));
+    edgellm_free(back);
+    CHECK_OK(edgellm_tokenize(t, "a </s> b", 8, EDGELLM_TOKENIZE_SPECIAL, ids, 64, &n, NULL));
+    bool eos = false;
+    for (int i = 0; i < n; i++) eos |= ids[i] == 2;
+    CHECK(eos);
+    CHECK(edgellm_token_is_eog(t, 2));
+    const int32_t end = edgellm_tok_lookup(t, "<|end|>", 7);
+    CHECK(end >= 0 && edgellm_token_is_eog(t, end));    /* phi-3's end of turn */
+    CHECK(!edgellm_token_is_eog(t, 1) && !edgellm_token_is_eog(t, -1) && !edgellm_token_is_eog(NULL, 2));
+    /* protected spans: inside one even special parsing leaves "<|end|>" as text */
+    const char *chat = "<|user|>\nhi <|end|> there<|end|>\n";
+    const size_t spans[1][2] = {{9, 24}};                /* "hi <|end|> there" */
+    CHECK_OK(edgellm_tokenize_protected(t, chat, strlen(chat), EDGELLM_TOKENIZE_SPECIAL, spans, 1, ids, 64, &n, NULL));
+    int n_end = 0;
+    for (int i = 0; i < n; i++) n_end += ids[i] == end;
+    CHECK_EQ(n_end, 1);                                  /* the template's, not the user's */
+    const size_t bad[1][2] = {{30, 10}};
+    edgellm_error err = {0};
+    CHECK_EQ(edgellm_tokenize_protected(t, chat, strlen(chat), 0, bad, 1, ids, 64, &n, &err), EDGELLM_ERR_MISUSE);
+    edgellm_tokenizer_free(t);
+}
+
 /* The model field of each vocabulary file decides the algorithm (llama-spm and phi-3 are
  * SentencePiece although their pre is "default"). */
 static void test_tokenizer_model_kinds(void)
@@ -849,6 +923,7 @@ int main(void)
     RUN(test_tokenizer_token_to_piece);
     RUN(test_tokenizer_max_tokens);
     RUN(test_tokenizer_user_defined_tokens);
+    RUN(test_tokenizer_control_tokens_need_special);
     RUN(test_tokenizer_invalid_utf8_roundtrip);
     RUN(test_tokenizer_bpe_missing_byte_dropped);
     RUN(test_tokenizer_empty_text);

@@ -10,7 +10,8 @@
  * Per step (edgellm_gen_step), for the streams whose logits are ready:
  *       n_generated == n_predict        -> stop N_PREDICT
  *       sample from the sequence's logits, record it in the penalty history
- *       EOS                             -> stop EOS (not passed to the callback, not counted)
+ *       EOS or another end-of-generation token (edgellm_token_is_eog)
+ *                                       -> stop EOS (not passed to the callback, not counted)
  *       callback(token, piece)          -> non-zero: stop CALLBACK (the token counts)
  *       n_generated == n_predict        -> stop N_PREDICT
  *       the sequence is full (n_ctx)    -> stop CTX_FULL (clean: the token was emitted,
@@ -289,7 +290,7 @@ static edgellm_status gen_sample(edgellm_ctx *c, edgellm_gen *g, edgellm_gen_pie
     g->st.decode_ms += edgellm_time_ms() - ts;
     if (rc) return gen_fail(g, rc);
     edgellm_sampler_accept(g->smp, t);
-    if (t == edgellm_token_eos(tok)) {
+    if (edgellm_token_is_eog(tok, t)) {
         gen_finish(c, g, EDGELLM_STOP_EOS, -1, cb, user);
         return EDGELLM_OK;
     }

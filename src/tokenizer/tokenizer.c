@@ -25,11 +25,14 @@
  *
  * Encoding (edgellm_tokenize):
  *   1. BOS when asked and the vocabulary wants it.
- *   2. User-defined tokens (type 4, e.g. MPT's runs of spaces, DeepSeek's "<|User|>") are
- *      found in the raw text, leftmost-longest (what Hugging Face's added-vocabulary
- *      matcher does), with a byte trie; they become their ids directly. Control tokens
- *      such as "<s>" or "<|endoftext|>" are NOT parsed from text: typed into a prompt they
- *      are ordinary characters, so user text cannot inject control tokens.
+ *   2. Special tokens are found in the raw text, leftmost-longest (what Hugging Face's
+ *      added-vocabulary matcher does), with a byte trie; they become their ids directly.
+ *      User-defined tokens (type 4, e.g. MPT's runs of spaces, DeepSeek's "<|User|>") are
+ *      always matched. Control and unknown tokens ("<s>", "</s>", "<|im_end|>", ...; see
+ *      EDGELLM_TOKATTR_*) only with EDGELLM_TOKENIZE_SPECIAL, and never inside a protected
+ *      span (a chat message's content): typed into a prompt they are ordinary characters,
+ *      so user text cannot inject them. This is llama.cpp's parse_special rule
+ *      (llama_vocab::impl::tokenizer_st_partition), including its overrides of stored types.
  *   3. Every stretch of text between them goes to the model's encoder. SentencePiece gets
  *      the dummy prefix "▁" on a stretch that starts the text or follows a user-defined
  *      token (llama.cpp's rule).
@@ -59,6 +62,7 @@ void edgellm_tokenizer_free(edgellm_tokenizer *t)
     edgellm_free(t->text_len);
     edgellm_free(t->scores);
     edgellm_free(t->type);
+    edgellm_free(t->attr);
     edgellm_tok_strmap_free(&t->vocab);
     edgellm_tok_u64map_free(&t->merges);
     edgellm_tok_u64map_free(&t->trie);
@@ -222,20 +226,87 @@ static edgellm_status load_flag(const edgellm_gguf *g, const char *path, const c
     return EDGELLM_OK;
 }
 
-/* Byte trie of the user-defined tokens, for leftmost-longest matching in the input. */
+/* Texts llama.cpp takes as control tokens whatever their stored type, because converters
+ * often leave them NORMAL or USER_DEFINED: end of turn / generation, end of message and
+ * fill-in-the-middle markers (ggml-org/llama.cpp src/llama-vocab.cpp, llama_vocab::impl::
+ * load, "auto-detect special tokens by text" and the EOG list). eog: ends a generation. */
+static const struct { const char *text; bool eog; } forced_control[] = {
+    {"<|eot_id|>", true}, {"<|im_end|>", true}, {"<|end|>", true}, {"<end_of_turn>", true},
+    {"<|endoftext|>", true}, {"<|end_of_text|>", true}, {"<EOT>", true}, {"_<EOT>", true}, {"[EOT]", true},
+    {"[EOS]", true}, {"<｜end▁of▁sentence｜>", true},
+    {"<end_of_utterance>", true}, {"<|eom_id|>", true}, {"</s>", true}, {"<|return|>", true}, {"<|call|>", true},
+    {"<|flush|>", true}, {"<|calls|>", true}, {"<eos>", true}, {"<turn|>", true}, {"<|tool_response>", true},
+    {"[e~[", true},
+    {"<|fim_prefix|>", false}, {"<fim-prefix>", false}, {"<fim_prefix>", false},
+    {"<｜fim▁begin｜>", false}, {"<PRE>", false}, {"▁<PRE>", false},
+    {"<|code_prefix|>", false}, {"<|prefix|>", false},
+    {"<|fim_suffix|>", false}, {"<fim-suffix>", false}, {"<fim_suffix>", false},
+    {"<｜fim▁hole｜>", false}, {"<SUF>", false}, {"▁<SUF>", false},
+    {"<|code_suffix|>", false}, {"<|suffix|>", false},
+    {"<|fim_middle|>", false}, {"<fim-middle>", false}, {"<fim_middle>", false},
+    {"<｜fim▁end｜>", false}, {"<MID>", false}, {"▁<MID>", false},
+    {"<|code_middle|>", false}, {"<|middle|>", false},
+    {"<|fim_pad|>", true}, {"<fim-pad>", true}, {"<fim_pad>", true}, {"<PAD>", true}, {"[PAD]", true},
+    {"<|fim_repo|>", true}, {"<|repo_name|>", true}, {"<fim-repo>", true}, {"<REPO>", true}, {"<reponame>", true},
+    {"<|file_sep|>", true},
+};
+
+/* Attributes of every token (EDGELLM_TOKATTR_*): from the stored types, the forced texts and
+ * the EOS / EOT / EOM ids. As llama.cpp: when "<|end|>" ends generation together with
+ * "<|return|>" and "<|call|>" (or "<|calls|>" and "<|flush|>"), "<|end|>" is a plain
+ * user-defined token (OpenAI's harmony format uses it between messages). */
+static edgellm_status set_attrs(edgellm_tokenizer *t, const edgellm_gguf *g, const char *path, edgellm_error *err)
+{
+    if (!(t->attr = edgellm_calloc((size_t)t->n_vocab, 1))) return edgellm_fail_nomem(err, path);
+    for (int32_t id = 0; id < t->n_vocab; id++) {
+        const uint8_t ty = t->type[id];
+        t->attr[id] = ty == EDGELLM_TOKTYPE_CONTROL ? EDGELLM_TOKATTR_CONTROL
+                    : ty == EDGELLM_TOKTYPE_USER_DEFINED ? EDGELLM_TOKATTR_USER
+                    : ty == EDGELLM_TOKTYPE_UNKNOWN ? EDGELLM_TOKATTR_UNKNOWN : 0;
+    }
+    int32_t end = -1;
+    bool has_return = false, has_call = false, has_flush = false;
+    for (size_t i = 0; i < sizeof forced_control / sizeof forced_control[0]; i++) {
+        const char *text = forced_control[i].text;
+        const size_t n = strlen(text);
+        const int32_t id = edgellm_tok_lookup(t, text, n);
+        if (id < 0) continue;
+        t->attr[id] = (uint8_t)((t->attr[id] & ~EDGELLM_TOKATTR_USER) | EDGELLM_TOKATTR_CONTROL);
+        if (!forced_control[i].eog) continue;
+        t->attr[id] |= EDGELLM_TOKATTR_EOG;
+        if (!strcmp(text, "<|end|>")) end = id;
+        has_return |= !strcmp(forced_control[i].text, "<|return|>");
+        has_call |= !strcmp(forced_control[i].text, "<|call|>") || !strcmp(forced_control[i].text, "<|calls|>");
+        has_flush |= !strcmp(forced_control[i].text, "<|flush|>");
+    }
+    if (end >= 0 && has_call && (has_return || has_flush)) t->attr[end] = EDGELLM_TOKATTR_USER;
+    int32_t eot = -1, eom = -1;
+    edgellm_status rc;
+    if ((rc = load_special_id(t, g, path, "tokenizer.ggml.eot_token_id", -1, &eot, err)) ||
+        (rc = load_special_id(t, g, path, "tokenizer.ggml.eom_token_id", -1, &eom, err)))
+        return rc;
+    const int32_t ends[3] = {t->eos, eot, eom};
+    for (int i = 0; i < 3; i++)
+        if (ends[i] >= 0) t->attr[ends[i]] |= EDGELLM_TOKATTR_EOG;
+    return EDGELLM_OK;
+}
+
+/* Byte trie of the special tokens (attributes CONTROL, USER or UNKNOWN), for
+ * leftmost-longest matching in the input. */
 static edgellm_status build_trie(edgellm_tokenizer *t, const char *path, edgellm_error *err)
 {
+    const uint8_t special = EDGELLM_TOKATTR_CONTROL | EDGELLM_TOKATTR_USER | EDGELLM_TOKATTR_UNKNOWN;
     size_t nodes_cap = 1;
     for (int32_t id = 0; id < t->n_vocab; id++)
-        if (t->type[id] == EDGELLM_TOKTYPE_USER_DEFINED) nodes_cap += t->text_len[id];
+        if (t->attr[id] & special) nodes_cap += t->text_len[id];
     if (nodes_cap == 1) return EDGELLM_OK;                       /* none: no trie */
-    if (nodes_cap > INT32_MAX / 2) return edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: user-defined tokens too long", path);
+    if (nodes_cap > INT32_MAX / 2) return edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: special tokens too long", path);
     t->trie_token = edgellm_malloc(nodes_cap * sizeof *t->trie_token);
     if (!t->trie_token || !edgellm_tok_u64map_init(&t->trie, nodes_cap)) return edgellm_fail_nomem(err, path);
     t->trie_token[0] = -1;
     t->trie_nodes = 1;
     for (int32_t id = 0; id < t->n_vocab; id++) {
-        if (t->type[id] != EDGELLM_TOKTYPE_USER_DEFINED || t->text_len[id] == 0) continue;
+        if (!(t->attr[id] & special) || t->text_len[id] == 0) continue;
         const unsigned char *s = (const unsigned char *)edgellm_tok_text(t, id);
         int32_t node = 0;
         for (uint32_t i = 0; i < t->text_len[id]; i++) {
@@ -248,7 +319,7 @@ static edgellm_status build_trie(edgellm_tokenizer *t, const char *path, edgellm
             }
             node = child;
         }
-        t->trie_token[node] = id;
+        if (t->trie_token[node] < 0) t->trie_token[node] = id;   /* the first id of a repeated text */
     }
     return EDGELLM_OK;
 }
@@ -313,7 +384,7 @@ edgellm_status edgellm_tokenizer_from_gguf(const edgellm_gguf *g, edgellm_tokeni
     } else if ((rc = edgellm_tok_bpe_load(t, g, err))) {
         goto done;
     }
-    if ((rc = build_trie(t, path, err))) goto done;
+    if ((rc = set_attrs(t, g, path, err)) || (rc = build_trie(t, path, err))) goto done;
     *out = t;
     t = NULL;
 done:
@@ -335,15 +406,37 @@ edgellm_status edgellm_tokenizer_load(const char *path, edgellm_tokenizer **out,
 
 /* ------------------------------------------------------------------ encoding */
 
-/* Longest user-defined token starting at text[pos]: its id and byte length, or -1. */
-static int32_t match_user_token(const edgellm_tokenizer *t, const char *text, size_t len, size_t pos, size_t *mlen)
+/* Protected byte ranges of an input (chat message contents): no control or unknown token
+ * may be matched across or inside them. Sorted, non-overlapping. */
+typedef struct {
+    const size_t (*r)[2];
+    size_t n;
+} prot_spans;
+
+/* Whether [a, b) touches a protected range. */
+static bool protected_overlap(const prot_spans *ps, size_t a, size_t b)
+{
+    for (size_t i = 0; ps && i < ps->n; i++)
+        if (ps->r[i][0] < b && a < ps->r[i][1]) return true;
+    return false;
+}
+
+/* Longest special token starting at text[pos] that may be matched there (user-defined
+ * ones always; control and unknown ones with `special`, outside protected ranges): its id
+ * and byte length, or -1. */
+static int32_t match_special(const edgellm_tokenizer *t, const char *text, size_t len, size_t pos, bool special,
+                             const prot_spans *ps, size_t *mlen)
 {
     int32_t node = 0, best = -1;
     for (size_t k = pos; k < len; k++) {
         int32_t child;
         if (!edgellm_tok_u64map_get(&t->trie, ((uint64_t)node << 8) | (unsigned char)text[k], &child, NULL)) break;
         node = child;
-        if (t->trie_token[node] >= 0) { best = t->trie_token[node]; *mlen = k - pos + 1; }
+        const int32_t id = t->trie_token[node];
+        if (id < 0) continue;
+        if (!(t->attr[id] & EDGELLM_TOKATTR_USER) && (!special || protected_overlap(ps, pos, k + 1))) continue;
+        best = id;
+        *mlen = k - pos + 1;
     }
     return best;
 }
@@ -357,17 +450,18 @@ static edgellm_status encode_raw(const edgellm_tokenizer *t, const char *text, s
 }
 
 /* Encode into a fresh vector (internal; see edgellm_tokenize). */
-static edgellm_status encode_all(const edgellm_tokenizer *t, const char *text, size_t len, int add_special,
-                                 edgellm_tok_vec *v)
+static edgellm_status encode_all(const edgellm_tokenizer *t, const char *text, size_t len, int flags,
+                                 const prot_spans *ps, edgellm_tok_vec *v)
 {
     edgellm_status rc = EDGELLM_OK;
-    if (add_special && t->add_bos && !edgellm_tok_vec_push(v, t->bos)) goto nomem;
+    const bool special = (flags & EDGELLM_TOKENIZE_SPECIAL) != 0;
+    if ((flags & EDGELLM_TOKENIZE_ADD_BOS) && t->add_bos && !edgellm_tok_vec_push(v, t->bos)) goto nomem;
     size_t raw = 0;                       /* start of the pending raw-text stretch */
     bool after_special = true;            /* SPM dummy prefix: text start counts as "after a special" */
     if (t->trie_nodes) {
         for (size_t pos = 0; pos < len;) {
             size_t mlen = 0;
-            int32_t id = match_user_token(t, text, len, pos, &mlen);
+            int32_t id = match_special(t, text, len, pos, special, ps, &mlen);
             if (id < 0) { pos++; continue; }
             if (pos > raw) {
                 if ((rc = encode_raw(t, text + raw, pos - raw, after_special, v))) return rc;
@@ -380,23 +474,29 @@ static edgellm_status encode_all(const edgellm_tokenizer *t, const char *text, s
         }
     }
     if (len > raw && (rc = encode_raw(t, text + raw, len - raw, after_special, v))) return rc;
-    if (add_special && t->add_eos && !edgellm_tok_vec_push(v, t->eos)) goto nomem;
+    if ((flags & EDGELLM_TOKENIZE_ADD_BOS) && t->add_eos && !edgellm_tok_vec_push(v, t->eos)) goto nomem;
     return EDGELLM_OK;
 nomem:
     return edgellm_fail_nomem(NULL, "tokenizer");
 }
 
-edgellm_status edgellm_tokenize(const edgellm_tokenizer *t, const char *text, size_t len, int add_special,
-                                int32_t *out, int max_tokens, int *n_tokens, edgellm_error *err)
+edgellm_status edgellm_tokenize_protected(const edgellm_tokenizer *t, const char *text, size_t len, int flags,
+                                          const size_t (*spans)[2], size_t n_spans, int32_t *out, int max_tokens,
+                                          int *n_tokens, edgellm_error *err)
 {
     if (n_tokens) *n_tokens = 0;
-    if (!t || !n_tokens || (!text && len) || max_tokens < 0 || (!out && max_tokens > 0))
+    if (!t || !n_tokens || (!text && len) || max_tokens < 0 || (!out && max_tokens > 0) || (!spans && n_spans))
         return edgellm_fail(err, EDGELLM_ERR_MISUSE, "tokenize: bad arguments (NULL tokenizer/text/out or max_tokens < 0)");
     if (len > EDGELLM_TOK_MAX_TEXT)
         return edgellm_fail(err, EDGELLM_ERR_MISUSE, "tokenize: text of %zu bytes is too long (limit %zu)", len,
                             EDGELLM_TOK_MAX_TEXT);
+    for (size_t i = 0; i < n_spans; i++)
+        if (spans[i][0] > spans[i][1] || spans[i][1] > len || (i && spans[i][0] < spans[i - 1][1]))
+            return edgellm_fail(err, EDGELLM_ERR_MISUSE, "tokenize: protected span %zu [%zu, %zu) is not an ordered "
+                                "range inside the %zu-byte text", i, spans[i][0], spans[i][1], len);
     edgellm_tok_vec v = { 0 };
-    edgellm_status rc = encode_all(t, text ? text : "", len, add_special, &v);
+    const prot_spans ps = {spans, n_spans};
+    edgellm_status rc = encode_all(t, text ? text : "", len, flags, &ps, &v);
     if (rc == EDGELLM_ERR_NOMEM) rc = edgellm_fail_nomem(err, "tokenize");
     if (rc == EDGELLM_OK) {
         size_t ncopy = v.n < (size_t)max_tokens ? v.n : (size_t)max_tokens;
@@ -408,6 +508,17 @@ edgellm_status edgellm_tokenize(const edgellm_tokenizer *t, const char *text, si
     }
     edgellm_tok_vec_free(&v);
     return rc;
+}
+
+edgellm_status edgellm_tokenize(const edgellm_tokenizer *t, const char *text, size_t len, int flags, int32_t *out,
+                                int max_tokens, int *n_tokens, edgellm_error *err)
+{
+    return edgellm_tokenize_protected(t, text, len, flags, NULL, 0, out, max_tokens, n_tokens, err);
+}
+
+int edgellm_token_is_eog(const edgellm_tokenizer *t, int32_t token)
+{
+    return t && token >= 0 && token < t->n_vocab && (t->attr[token] & EDGELLM_TOKATTR_EOG) != 0;
 }
 
 /* ------------------------------------------------------------------ decoding */

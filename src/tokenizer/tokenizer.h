@@ -16,4 +16,12 @@ edgellm_status edgellm_tokenizer_from_gguf(const edgellm_gguf *g, edgellm_tokeni
  * decode(encode(text)) == text). EDGELLM_ERR_MISUSE for an id out of range, NOMEM. */
 edgellm_status edgellm_tokenizer_detokenize(const edgellm_tokenizer *t, const int32_t *ids, size_t n_ids,
                                             char **out, size_t *out_len, edgellm_error *err);
+/* edgellm_tokenize with protected byte ranges spans[n_spans] ([begin, end), ordered,
+ * inside the text): no control or unknown token is matched where it would touch one, even
+ * with EDGELLM_TOKENIZE_SPECIAL (a rendered chat's message contents: the template's own
+ * special tokens are parsed, a user's typed "<|im_end|>" is text). EDGELLM_ERR_MISUSE for
+ * spans that are not ordered ranges inside the text. */
+edgellm_status edgellm_tokenize_protected(const edgellm_tokenizer *t, const char *text, size_t len, int flags,
+                                          const size_t (*spans)[2], size_t n_spans, int32_t *out, int max_tokens,
+                                          int *n_tokens, edgellm_error *err);
 #endif

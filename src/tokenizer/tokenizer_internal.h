@@ -28,6 +28,19 @@ enum {
 
 typedef enum { EDGELLM_TOK_SPM = 0, EDGELLM_TOK_BPE = 1 } edgellm_tok_kind;
 
+/* Token attributes (tokenizer.c), as llama.cpp derives them (src/llama-vocab.cpp,
+ * llama_vocab::impl::load): CONTROL for type 3 and for the texts llama.cpp takes as end of
+ * turn, end of generation or fill-in-the-middle markers whatever their stored type; USER for
+ * the other user-defined tokens (type 4); UNKNOWN for type 2; EOG for the tokens that end a
+ * generation (EOS, EOT, EOM and the end-of-turn texts). CONTROL and UNKNOWN tokens are
+ * matched in text only with special-token parsing; USER tokens always. */
+enum {
+    EDGELLM_TOKATTR_CONTROL = 1,
+    EDGELLM_TOKATTR_USER = 2,
+    EDGELLM_TOKATTR_UNKNOWN = 4,
+    EDGELLM_TOKATTR_EOG = 8
+};
+
 /* Pre-tokenizers of byte-level BPE vocabs, chosen by tokenizer.ggml.pre (tok_pretok.c). */
 typedef enum {
     EDGELLM_PRETOK_DEFAULT = 0,     /* "default" or key absent                          */
@@ -53,11 +66,13 @@ struct edgellm_tokenizer {
     uint32_t max_text_len;              /* longest token text, bytes (lookups stop early)    */
     float *scores;                      /* [n_vocab] SPM merge priority (0 when absent)      */
     uint8_t *type;                      /* [n_vocab] EDGELLM_TOKTYPE_*                       */
+    uint8_t *attr;                      /* [n_vocab] EDGELLM_TOKATTR_* bits                  */
     edgellm_tok_strmap vocab;           /* text -> id (the last id wins on duplicate texts)  */
     edgellm_tok_u64map merges;          /* BPE: (left id, right id) -> (rank, merged id)     */
     int32_t byte_token[256];            /* SPM: "<0xXX>" token; BPE: token of the byte's
                                            mapped character; -1 when the vocab lacks it     */
-    /* user-defined tokens, matched literally in the input (leftmost-longest): a byte trie */
+    /* special tokens (attr CONTROL, USER or UNKNOWN), matched literally in the input
+     * (leftmost-longest among those allowed): a byte trie */
     edgellm_tok_u64map trie;            /* (node << 8 | byte) -> (child node, -)             */
     int32_t *trie_token;                /* [trie_nodes] token ending at the node, or -1      */
     int32_t trie_nodes;
