@@ -1,10 +1,12 @@
 /*
  * edgellm_tools.h — the tools of edgellm on top of the core (edgellm.h): planning, model
  * import, quantization, synthetic models, benchmarks, numeric checks and evaluation — what
- * the `edgellm` command line runs. Link: libedgellm_tools and libedgellm, both static
- * (`pkg-config --static edgellm-tools`): the tools use the core's internals, so they are
- * not offered as a shared library, and their structs are plain data of fixed layout that
- * may change with each minor version (rebuild against the new header).
+ * the `edgellm` command line runs — and what it is built on besides (GGUF metadata, output
+ * files written whole, UTF-8 for JSON, the environment check): the CLI includes no other
+ * header. Link: libedgellm_tools and libedgellm, both static (`pkg-config --static
+ * edgellm-tools`): the tools use the core's internals, so they are not offered as a shared
+ * library, and their structs are plain data of fixed layout that may change with each
+ * minor version (rebuild against the new header).
  * Conventions as in edgellm.h (statuses, edgellm_error, X_default_params, NULL-safe frees).
  */
 #ifndef EDGELLM_TOOLS_H
@@ -139,7 +141,8 @@ EDGELLM_API uint32_t edgellm_gguf_meta_alignment(const edgellm_gguf_meta *g);
 EDGELLM_API uint64_t edgellm_gguf_meta_file_size(const edgellm_gguf_meta *g);
 EDGELLM_API uint64_t edgellm_gguf_meta_data_offset(const edgellm_gguf_meta *g);
 
-/* Metadata keys: their count; key i's name (*len receives its length; NULL out of range)
+/* Metadata keys: their count; key i's name (*len, when len is not NULL, receives its
+ * length; NULL out of range)
  * and the name of its value type ("UINT32", "FLOAT32", "STRING", "ARRAY"..., as the spec
  * spells them; "?" out of range). */
 EDGELLM_API int64_t edgellm_gguf_meta_n_keys(const edgellm_gguf_meta *g);
