@@ -5,9 +5,8 @@
  * (default), CSV or JSON on stdout. Field names of CSV/JSON are llama-bench's where one
  * exists (llama.cpp tools/llama-bench/README.md), so its tooling reads them. */
 #include "commands.h"
-#include "format/gguf.h"
-#include "kernels/cpu_features.h"
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -49,35 +48,6 @@ static int parse_int_list(const char *flag, const char *s, void *dst, char *msg,
     if (n == 0) { snprintf(msg, size, "%s is empty", flag); return 1; }
     *l->n = n;
     return 0;
-}
-
-/* llama-bench's cpu_info: the model name, plus (x86) the family and model, which tell the
- * microarchitecture where a VM's model name says only "AMD EPYC" (0x19 = Zen 3/4, 0x1a =
- * Zen 5): kernels are tuned per microarchitecture, so results are compared per it. */
-static void cpu_info(char *buf, size_t size)
-{
-    snprintf(buf, size, "unknown");
-    const edgellm_cpu_features *cf = edgellm_cpu_get_features();
-    char fam[48] = "";
-    if (cf->family > 0) snprintf(fam, sizeof fam, " (family 0x%x model 0x%x)", (unsigned)cf->family, (unsigned)cf->model);
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f) {
-        if (fam[0]) snprintf(buf, size, "x86-64%s", fam);
-        return;
-    }
-    char line[512];
-    while (fgets(line, sizeof line, f))
-        if (!strncmp(line, "model name", 10)) {
-            char *c = strchr(line, ':');
-            if (c) {
-                c++;
-                while (*c == ' ') c++;
-                c[strcspn(c, "\n")] = 0;
-                snprintf(buf, size, "%.*s%s", (int)(size > sizeof fam ? size - sizeof fam : 0), c, fam);
-            }
-            break;
-        }
-    fclose(f);
 }
 
 /* TTFT of the pp test at the same thread count and depth (tg rows carry it too). */
@@ -192,7 +162,7 @@ static void print_json(const char *path, const char *cpu, const char *when, cons
         cli_json_str(stdout, cpu);
         const char *kv = cli_kv_type_name(r->kv_type);
         char k[128];
-        cli_kernels_desc(k, sizeof k);
+        edgellm_kernels_describe(k, sizeof k);
         printf(",\n    \"kernels\": ");
         cli_json_str(stdout, k);
         printf(",\n    \"backends\": \"CPU\",\n    \"type_k\": \"%s\",\n    \"type_v\": \"%s\",\n    \"use_mmap\": true,"
@@ -313,11 +283,11 @@ int cmd_bench(int argc, char **argv)
     for (int d = 0; d < p.n_depths; d++) max_depth = p.depths[d] > max_depth ? p.depths[d] : max_depth;
     reach += max_depth;
     for (int mi = 0; mi < n_models; mi++) {
-        edgellm_gguf *g = NULL;
+        edgellm_gguf_meta *g = NULL;
         edgellm_error err = {0};
-        if (edgellm_gguf_open(models[mi], &g, &err) != EDGELLM_OK) { cli_print_error("bench", &err); return 1; }
+        if (edgellm_gguf_meta_open(models[mi], &g, &err) != EDGELLM_OK) { cli_print_error("bench", &err); return 1; }
         const long long train = cli_gguf_ctx_train(g);
-        edgellm_gguf_close(g);
+        edgellm_gguf_meta_close(g);
         if (train > 0 && reach > train)
             fprintf(stderr, "edgellm bench: note: %s: the tests reach %ld positions (-d + -p + -n), past its trained "
                             "context length %lld; the speed is measured all the same\n", models[mi], reach, train);
@@ -335,7 +305,7 @@ int cmd_bench(int argc, char **argv)
     if (isatty(fileno(stderr))) p.progress = progress;
 
     char cpu[128], when[32];
-    cpu_info(cpu, sizeof cpu);
+    edgellm_bench_cpu_info(cpu, sizeof cpu);   /* llama-bench's cpu_info: results compare per CPU */
     time_t now = time(NULL);
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
     int first = 1, rc = 0;
@@ -373,7 +343,7 @@ int cmd_bench(int argc, char **argv)
         for (int mi = 0; mi < n_models; mi++)
             if (ok[mi]) print_md_footer(models[mi], &reps[mi]);
         char k[128];
-        cli_kernels_desc(k, sizeof k);
+        edgellm_kernels_describe(k, sizeof k);
         if (md_started) printf("CPU: %s; kernels: %s\n", cpu, k);   /* tuned per CPU: say which */
     }
     free(ok);

@@ -15,7 +15,6 @@
  * mismatched saved logits, malformed task line), 2 a wrong command line. */
 #include "commands.h"
 #include "eval_json.h"
-#include "common/common.h"   /* edgellm_time_ms */
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
@@ -27,7 +26,7 @@
 
 typedef struct {
     bool   on;
-    double t0;      /* edgellm_time_ms at the start */
+    double t0;      /* cli_time_ms at the start */
     int    width;   /* characters last printed */
 } progress_bar;
 
@@ -37,7 +36,7 @@ static int on_progress(void *user, double f, const char *what)
     if (!b->on) return 0;
     if (f < 0) f = 0;
     if (f > 1) f = 1;
-    double el = (edgellm_time_ms() - b->t0) / 1e3;
+    double el = (cli_time_ms() - b->t0) / 1e3;
     char eta[32] = "--:--";
     if (f > 0.001) {
         long s = (long)(el * (1.0 - f) / f + 0.5);
@@ -57,7 +56,7 @@ static int on_progress(void *user, double f, const char *what)
 static void progress_start(progress_bar *b)
 {
     b->on = isatty(2);
-    b->t0 = edgellm_time_ms();
+    b->t0 = cli_time_ms();
     b->width = 0;
 }
 
@@ -375,7 +374,7 @@ static bool output_is_input(const char *cmd, const char *out, const eval_flags *
 {
     const char *in[] = {fl->model, fl->ref, fl->text};
     for (size_t i = 0; i < sizeof in / sizeof in[0]; i++)
-        if (in[i] && edgellm_same_file(out, in[i])) {
+        if (in[i] && edgellm_path_same_file(out, in[i])) {
             fprintf(stderr, "edgellm %s: %s: the output is the input file %s\n", cmd, out, in[i]);
             return true;
         }
@@ -518,7 +517,7 @@ static int run_sweep(const eval_flags *fl)
         return 2;
     }
     /* find out now, not after the whole sweep, that the file cannot be written */
-    const int out_errno = fl->no_results ? 0 : edgellm_out_check(out);
+    const int out_errno = fl->no_results ? 0 : edgellm_output_check(out);
     if (out_errno == EISDIR) {
         fprintf(stderr, "edgellm %s: %s: is a directory; give the results file's name\n", cmd, out);
         return 1;

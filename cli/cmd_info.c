@@ -9,17 +9,23 @@
  * ggml ne order — ne[0] is the row length — bytes); totals: parameters, bytes and bits per
  * weight (8 * tensor bytes / parameters).
  *
- * The file is opened with the internal GGUF reader (src/format/gguf_read.c), which
- * validates all of it first: a bad file prints one line "edgellm info: PATH: problem" and
- * exits 1. Wrong command line: exit 2.
+ * The file is opened with edgellm_gguf_meta_open (edgellm_tools.h), which validates all of
+ * it first: a bad file prints one line "edgellm info: PATH: problem" and exits 1. Wrong
+ * command line: exit 2.
  *
  * --check: afterwards, dequantize every tensor and look for NaN/inf (edgellm_check_file,
  * src/tools/check.c); the first one found is reported as "edgellm info: PATH: tensor T
  * ... element E (row R, column C) is NaN" and the exit status is 1.
  */
 #include "commands.h"
-#include "format/gguf.h"
+#include <stdbool.h>
 #include <string.h>
+
+/* A string of the file: bytes inside the mapping, not NUL-terminated. */
+typedef struct {
+    const char *ptr;
+    size_t len;
+} str;
 
 /* The file, as the positional argument or -m: one, whichever way it is given. */
 static int take_file(const char *opt, const char *value, void *dst, char *msg, size_t size)
@@ -35,10 +41,10 @@ static int take_file(const char *opt, const char *value, void *dst, char *msg, s
 }
 
 /* A mapped string, escaped for one line of output, truncated to fit buf. */
-static const char *esc(edgellm_str s, char *buf, size_t size)
+static const char *esc(str s, char *buf, size_t size)
 {
     size_t o = 0;
-    for (uint64_t i = 0; i < s.len && o + 8 < size; i++) {
+    for (size_t i = 0; i < s.len && o + 8 < size; i++) {
         unsigned char c = (unsigned char)s.ptr[i];
         if (c == '\n') o += (size_t)snprintf(buf + o, size - o, "\\n");
         else if (c == '\t') o += (size_t)snprintf(buf + o, size - o, "\\t");
@@ -51,10 +57,32 @@ static const char *esc(edgellm_str s, char *buf, size_t size)
     return buf;
 }
 
-static bool has_prefix(edgellm_str s, const char *prefix)
+static bool has_prefix(str s, const char *prefix)
 {
     size_t n = strlen(prefix);
     return s.len >= n && !memcmp(s.ptr, prefix, n);
+}
+
+static bool str_eq(str s, const char *c) { return s.len == strlen(c) && !memcmp(s.ptr, c, s.len); }
+
+static str key_at(const edgellm_gguf_meta *g, int64_t i)
+{
+    str k;
+    k.ptr = edgellm_gguf_meta_key(g, i, &k.len);
+    return k;
+}
+
+static bool get_str(const edgellm_gguf_meta *g, const char *key, str *out)
+{
+    return edgellm_gguf_meta_get_str(g, key, &out->ptr, &out->len);
+}
+
+/* Tensor i of the table (i in range: the count came from the same file). */
+static edgellm_gguf_tensor_info tensor_at(const edgellm_gguf_meta *g, int64_t i)
+{
+    edgellm_gguf_tensor_info t = {0};
+    edgellm_gguf_meta_tensor(g, i, &t);
+    return t;
 }
 
 static void human_bytes(uint64_t n, char *buf, size_t size)
@@ -66,13 +94,13 @@ static void human_bytes(uint64_t n, char *buf, size_t size)
 }
 
 /* Metadata keys of one group (prefix, or NULL for "none of the named groups"). */
-static void print_kv_group(const edgellm_gguf *g, const char *title, const char *prefix, const char *arch_prefix,
-                           int key_w)
+static void print_kv_group(const edgellm_gguf_meta *g, const char *title, const char *prefix,
+                           const char *arch_prefix, int key_w)
 {
-    int64_t n = edgellm_gguf_n_kv(g);
+    int64_t n = edgellm_gguf_meta_n_keys(g);
     bool any = false;
     for (int64_t i = 0; i < n; i++) {
-        edgellm_str k = edgellm_gguf_key(g, i);
+        str k = key_at(g, i);
         bool in;
         if (prefix) in = has_prefix(k, prefix);
         else in = !has_prefix(k, "general.") && !has_prefix(k, "tokenizer.") && !(arch_prefix && has_prefix(k, arch_prefix));
@@ -80,89 +108,85 @@ static void print_kv_group(const edgellm_gguf *g, const char *title, const char 
         if (!any) printf("%s\n", title);
         any = true;
         char kb[256], vb[256];
-        edgellm_gguf_format_value(g, i, vb, sizeof vb);
+        edgellm_gguf_meta_format_value(g, i, vb, sizeof vb);
         printf("  %-*s %s\n", key_w, esc(k, kb, sizeof kb), vb);
     }
 }
 
 /* "id "text"" of a special token, or "-" when absent. */
-static void print_token(const edgellm_gguf *g, const char *label, const char *key)
+static void print_token(const edgellm_gguf_meta *g, const char *label, const char *key)
 {
     int64_t id;
-    if (!edgellm_gguf_get_i64(g, key, &id)) return;
-    edgellm_str s;
+    if (!edgellm_gguf_meta_get_int(g, key, &id)) return;
+    str s;
     char tb[128];
-    if (id >= 0 && edgellm_gguf_arr_str(g, "tokenizer.ggml.tokens", (uint64_t)id, &s))
+    if (id >= 0 && edgellm_gguf_meta_array_str(g, "tokenizer.ggml.tokens", (uint64_t)id, &s.ptr, &s.len))
         printf("  %-14s %lld \"%s\"\n", label, (long long)id, esc(s, tb, sizeof tb));
     else
         printf("  %-14s %lld (not in the vocabulary)\n", label, (long long)id);
 }
 
-static void print_tokenizer(const edgellm_gguf *g)
+static void print_tokenizer(const edgellm_gguf_meta *g)
 {
-    edgellm_str s;
+    str s;
     char b[256];
     printf("\ntokenizer summary:\n");
-    if (edgellm_gguf_get_str(g, "tokenizer.ggml.model", &s)) {
-        const char *kind = edgellm_str_eq(s, "llama") ? " (SentencePiece)" : edgellm_str_eq(s, "gpt2") ? " (byte-level BPE)" : "";
+    if (get_str(g, "tokenizer.ggml.model", &s)) {
+        const char *kind = str_eq(s, "llama") ? " (SentencePiece)" : str_eq(s, "gpt2") ? " (byte-level BPE)" : "";
         printf("  %-14s %s%s\n", "model", esc(s, b, sizeof b), kind);
     } else {
         printf("  %-14s (none: tokenizer.ggml.model is absent)\n", "model");
     }
-    if (edgellm_gguf_get_str(g, "tokenizer.ggml.pre", &s)) printf("  %-14s %s\n", "pre", esc(s, b, sizeof b));
-    edgellm_gguf_vtype et;
+    if (get_str(g, "tokenizer.ggml.pre", &s)) printf("  %-14s %s\n", "pre", esc(s, b, sizeof b));
     uint64_t n;
-    if (edgellm_gguf_arr_info(g, "tokenizer.ggml.tokens", &et, &n)) printf("  %-14s %llu tokens\n", "vocabulary", (unsigned long long)n);
-    if (edgellm_gguf_arr_info(g, "tokenizer.ggml.merges", &et, &n)) printf("  %-14s %llu\n", "merges", (unsigned long long)n);
+    if (edgellm_gguf_meta_get_array(g, "tokenizer.ggml.tokens", NULL, &n))
+        printf("  %-14s %llu tokens\n", "vocabulary", (unsigned long long)n);
+    if (edgellm_gguf_meta_get_array(g, "tokenizer.ggml.merges", NULL, &n))
+        printf("  %-14s %llu\n", "merges", (unsigned long long)n);
     print_token(g, "bos", "tokenizer.ggml.bos_token_id");
     print_token(g, "eos", "tokenizer.ggml.eos_token_id");
     print_token(g, "unk", "tokenizer.ggml.unknown_token_id");
     print_token(g, "pad", "tokenizer.ggml.padding_token_id");
-    if (edgellm_gguf_get_str(g, "tokenizer.chat_template", &s))
+    if (get_str(g, "tokenizer.chat_template", &s))
         printf("  %-14s %llu bytes\n", "chat template", (unsigned long long)s.len);
 }
 
 /* "{ne0, ne1, ...}" over the tensor's n_dims; returns its length. */
-static int format_shape(const edgellm_gguf_tensor *t, char *buf, size_t size)
+static int format_shape(const edgellm_gguf_tensor_info *t, char *buf, size_t size)
 {
     int o = snprintf(buf, size, "{");
-    for (uint32_t d = 0; d < t->n_dims; d++)
+    for (int d = 0; d < t->n_dims; d++)
         o += snprintf(buf + o, size - (size_t)o, "%s%lld", d ? ", " : "", (long long)t->ne[d]);   /* <= 4 x 21 chars */
     o += snprintf(buf + o, size - (size_t)o, "}");
     return o;
 }
 
-static void print_tensors(const edgellm_gguf *g)
+static void print_tensors(const edgellm_gguf_meta *g)
 {
-    int64_t nt = edgellm_gguf_n_tensors(g);
-    int name_w = 4;
+    int64_t nt = edgellm_gguf_meta_n_tensors(g);
+    int name_w = 4, shape_w = 2, type_w = 8;            /* type: at least 8; I4_G128_ASYM is 12 */
     for (int64_t i = 0; i < nt; i++) {
-        int l = (int)edgellm_gguf_tensor_at(g, i)->name.len;
-        name_w = l > name_w ? l : name_w;
-    }
-    name_w = name_w > 48 ? 48 : name_w;
-    int shape_w = 2;
-    for (int64_t i = 0; i < nt; i++) {
+        const edgellm_gguf_tensor_info t = tensor_at(g, i);
         char shape[128];
-        int l = format_shape(edgellm_gguf_tensor_at(g, i), shape, sizeof shape);
+        int l = (int)t.name_len;
+        name_w = l > name_w ? l : name_w;
+        l = format_shape(&t, shape, sizeof shape);
         shape_w = l > shape_w ? l : shape_w;
-    }
-    int type_w = 8;                                     /* at least 8; I4_G128_ASYM is 12 */
-    for (int64_t i = 0; i < nt; i++) {
-        int l = (int)strlen(edgellm_type_name(edgellm_gguf_tensor_at(g, i)->type));
+        l = (int)strlen(edgellm_type_name(t.type));
         type_w = l > type_w ? l : type_w;
     }
+    name_w = name_w > 48 ? 48 : name_w;
     printf("\ntensors: %lld (shape in ggml ne order: ne[0] is the row length)\n", (long long)nt);
     if (nt) printf("  %-*s %-*s %-*s %12s\n", name_w, "name", type_w, "type", shape_w, "ne", "bytes");
     uint64_t params = 0, bytes = 0;
     for (int64_t i = 0; i < nt; i++) {
-        const edgellm_gguf_tensor *t = edgellm_gguf_tensor_at(g, i);
+        const edgellm_gguf_tensor_info t = tensor_at(g, i);
         char nb[256], shape[128];
-        format_shape(t, shape, sizeof shape);
-        printf("  %-*s %-*s %-*s %12llu\n", name_w, esc(t->name, nb, sizeof nb), type_w, edgellm_type_name(t->type), shape_w,
-               shape, (unsigned long long)t->size_bytes);
-        params += t->n_elements;   /* the reader proved each fits; the sum is below the file size * 8 */
-        bytes += t->size_bytes;
+        format_shape(&t, shape, sizeof shape);
+        printf("  %-*s %-*s %-*s %12llu\n", name_w, esc((str){t.name, t.name_len}, nb, sizeof nb), type_w,
+               edgellm_type_name(t.type), shape_w, shape, (unsigned long long)t.size_bytes);
+        params += t.n_elements;   /* the reader proved each fits; the sum is below the file size * 8 */
+        bytes += t.size_bytes;
     }
     char hb[32];
     human_bytes(bytes, hb, sizeof hb);
@@ -194,20 +218,20 @@ int cmd_info(int argc, char **argv)
     if (parsed != CLI_ARGS_GO) return parsed;
     if (!path) return cli_args_missing(&cmd, argc, "MODEL.gguf is required");
 
-    edgellm_gguf *g = NULL;
+    edgellm_gguf_meta *g = NULL;
     edgellm_error err = {0};
-    if (edgellm_gguf_open(path, &g, &err) != EDGELLM_OK) { cli_print_error("info", &err); return 1; }
+    if (edgellm_gguf_meta_open(path, &g, &err) != EDGELLM_OK) { cli_print_error("info", &err); return 1; }
 
     char hb[32];
-    human_bytes(edgellm_gguf_file_size(g), hb, sizeof hb);
+    human_bytes(edgellm_gguf_meta_file_size(g), hb, sizeof hb);
     printf("file:         %s\n", path);
-    printf("format:       GGUF v%u, alignment %u, %llu bytes (%s), tensor data at byte %llu\n", edgellm_gguf_version(g),
-           edgellm_gguf_alignment(g), (unsigned long long)edgellm_gguf_file_size(g), hb,
-           (unsigned long long)edgellm_gguf_data_offset(g));
+    printf("format:       GGUF v%u, alignment %u, %llu bytes (%s), tensor data at byte %llu\n",
+           edgellm_gguf_meta_version(g), edgellm_gguf_meta_alignment(g), (unsigned long long)edgellm_gguf_meta_file_size(g),
+           hb, (unsigned long long)edgellm_gguf_meta_data_offset(g));
 
-    edgellm_str arch = {"", 0};
+    str arch = {"", 0};
     char ab[64], arch_prefix[80] = "";
-    if (edgellm_gguf_get_str(g, "general.architecture", &arch) && arch.len && arch.len < 60) {
+    if (get_str(g, "general.architecture", &arch) && arch.len && arch.len < 60) {
         esc(arch, ab, sizeof ab);
         snprintf(arch_prefix, sizeof arch_prefix, "%.*s.", (int)arch.len, arch.ptr);
         printf("architecture: %s\n", ab);
@@ -216,12 +240,12 @@ int cmd_info(int argc, char **argv)
     }
 
     int key_w = 0;
-    for (int64_t i = 0; i < edgellm_gguf_n_kv(g); i++) {
-        int l = (int)edgellm_gguf_key(g, i).len;
+    for (int64_t i = 0; i < edgellm_gguf_meta_n_keys(g); i++) {
+        int l = (int)key_at(g, i).len;
         key_w = l > key_w ? l : key_w;
     }
     key_w = key_w > 48 ? 48 : key_w;
-    printf("\nmetadata: %lld keys\n", (long long)edgellm_gguf_n_kv(g));
+    printf("\nmetadata: %lld keys\n", (long long)edgellm_gguf_meta_n_keys(g));
     print_kv_group(g, "general.*:", "general.", NULL, key_w);
     if (arch_prefix[0]) {
         char title[128];
@@ -233,7 +257,7 @@ int cmd_info(int argc, char **argv)
 
     print_tokenizer(g);
     print_tensors(g);
-    edgellm_gguf_close(g);
+    edgellm_gguf_meta_close(g);
     if (check) {   /* --check: every value finite? (src/tools/check.c) */
         edgellm_check_report cr;
         fflush(stdout);

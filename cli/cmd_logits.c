@@ -6,7 +6,6 @@
  * By default all tokens go through one causal pass (prefill); --decode feeds them one at
  * a time instead (the rows must agree bit for bit; useful for comparison). */
 #include "commands.h"
-#include "common/common.h"   /* edgellm_out_open */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +62,7 @@ int cmd_logits(int argc, char **argv)
     };
     const int parsed = cli_args_parse(&cmd, argc, argv);
     if (parsed != CLI_ARGS_GO) return parsed;
-    if (edgellm_same_file(out_path, model_path)) {
+    if (edgellm_path_same_file(out_path, model_path)) {
         fprintf(stderr, "edgellm logits: %s: the output is the model file\n", out_path);
         return 2;
     }
@@ -76,7 +75,7 @@ int cmd_logits(int argc, char **argv)
     edgellm_model *model = NULL;
     edgellm_ctx *ctx = NULL;
     float *logits = NULL;
-    edgellm_out_file of = {.f = NULL, .slot = -1, .tmp = ""};
+    edgellm_output *of = NULL;   /* written whole or not at all, a signal's handler removes it */
     edgellm_model_params mp = edgellm_model_default_params();
     mp.n_threads = n_threads;
     if (edgellm_model_load(model_path, &mp, &model, &err) != EDGELLM_OK) goto fail;
@@ -95,22 +94,25 @@ int cmd_logits(int argc, char **argv)
         goto fail;
     }
     /* float32 little-endian: write byte by byte so the file is LE on any host. */
-    if (edgellm_out_open(&of, out_path, "wb", &err) != EDGELLM_OK) goto fail;   /* whole or not at all */
+    if (edgellm_output_open(out_path, "wb", &of, &err) != EDGELLM_OK) goto fail;
+    FILE *f = edgellm_output_stream(of);
     for (size_t i = 0; i < (size_t)n_tokens * row; i++) {
         uint32_t u;
         memcpy(&u, &logits[i], 4);
         unsigned char b[4] = {(unsigned char)u, (unsigned char)(u >> 8), (unsigned char)(u >> 16),
                               (unsigned char)(u >> 24)};
-        if (fwrite(b, 1, 4, of.f) != 4) break;   /* commit reports the stream's error */
+        if (fwrite(b, 1, 4, f) != 4) break;   /* commit reports the stream's error */
     }
-    if (edgellm_out_commit(&of, &err) != EDGELLM_OK) goto fail;
+    const edgellm_status committed = edgellm_output_commit(of, &err);
+    of = NULL;   /* freed by the commit, whatever it returned */
+    if (committed != EDGELLM_OK) goto fail;
     fprintf(stderr, "edgellm logits: wrote %d x %zu logits to %s\n", n_tokens, row, out_path);
     rc = 0;
     goto done;
 fail:
     cli_print_error("logits", &err);
 done:
-    edgellm_out_discard(&of);   /* after a commit: nothing left to do */
+    edgellm_output_discard(of);   /* NULL after a commit */
     free(logits);
     edgellm_ctx_free(ctx);
     edgellm_model_free(model);

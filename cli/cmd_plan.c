@@ -13,8 +13,6 @@
  */
 #include "commands.h"
 #include "plan_json.h"
-#include "model/model.h"   /* edgellm_arch_find: which architectures run */
-#include "common/common.h" /* edgellm_same_file */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -87,10 +85,10 @@ static void print_report(FILE *f, const edgellm_plan_report *r)
         fprintf(f, "        file: %s, %.2f MiB, trained context %d\n", m->file_label, m->file_bytes / 1048576.0,
                 m->n_ctx_train);
     fprintf(f, "        source: %s\n", m->source);
-    if (m->arch[0] && !edgellm_arch_find(m->arch, strlen(m->arch)))   /* plan covers more than run */
+    if (m->arch[0] && !edgellm_arch_supported(m->arch))   /* plan covers more than run */
         fprintf(f, "        note: edgellm run does not run the %s architecture yet (it runs %s); the figures\n"
                    "        below are for the shape, as another engine (llama.cpp) would run it\n",
-                m->arch, edgellm_arch_list());
+                m->arch, edgellm_arch_names());
     if (d->description[0]) fprintf(f, "device  %s: %s\n", d->name, d->description);
     else fprintf(f, "device  %s\n", d->name);
     fprintf(f, "        RAM %.2f GiB, usable %.2f GiB, budget %.2f GiB (%.0f%% safety margin); %.1f GB/s %s (decode reaches "
@@ -357,7 +355,7 @@ int cmd_plan(int argc, char **argv)
     /* user devices: --device-file, or --device FILE.json */
     /* --device FILE: a name ending in .json, or any existing file that is not a catalogue
      * device's name; the same file twice (--device F --device-file F) is one */
-    if (p.device && (!device_file || edgellm_same_file(p.device, device_file))) {
+    if (p.device && (!device_file || edgellm_path_same_file(p.device, device_file))) {
         const size_t n = strlen(p.device);
         struct stat ds;
         edgellm_plan_device known;

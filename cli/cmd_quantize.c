@@ -4,11 +4,10 @@
  * terminal, prints the table (stderr) and writes the --report file (CSV or JSON, chosen by
  * the file's extension). */
 #include "commands.h"
-#include "common/common.h"   /* edgellm_out_open */
-#include "tensor/types.h"
 #include <errno.h>
 #include <fnmatch.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -53,13 +52,13 @@ static int write_report(const char *path, const char *in, const char *out, const
 {
     const char *dot = strrchr(path, '.');
     int json = dot && !strcasecmp(dot, ".json");
-    edgellm_out_file of;   /* written whole or not at all, a signal's handler removes it */
+    edgellm_output *of;   /* written whole or not at all, a signal's handler removes it */
     edgellm_error err = {0};
-    if (edgellm_out_open(&of, path, "w", &err) != EDGELLM_OK) {
+    if (edgellm_output_open(path, "w", &of, &err) != EDGELLM_OK) {
         cli_print_error("quantize", &err);
         return 1;
     }
-    FILE *f = of.f;
+    FILE *f = edgellm_output_stream(of);
     if (json) {
         fprintf(f, "{\n  \"input\": ");
         cli_json_str(f, in);
@@ -116,7 +115,7 @@ static int write_report(const char *path, const char *in, const char *out, const
         fprintf(f, ",,%d,%llu,%llu,,,,,\"%.4f -> %.4f bpw\"\n", r->n_fallbacks,
                 (unsigned long long)r->src_bytes, (unsigned long long)r->dst_bytes, r->src_bpw, r->dst_bpw);
     }
-    if (edgellm_out_commit(&of, &err) != EDGELLM_OK) {
+    if (edgellm_output_commit(of, &err) != EDGELLM_OK) {
         cli_print_error("quantize", &err);
         return 1;
     }
@@ -155,9 +154,8 @@ static int parse_type(const char *flag, const char *s, void *dst, char *msg, siz
 {
     char canon[32];
     const char *name = group_alias(s, canon, sizeof canon) ? canon : s;
-    int t = edgellm_type_from_name(name);
-    const edgellm_type_traits *tr = t >= 0 ? edgellm_type_get_traits(t) : NULL;
-    if (!tr || !tr->from_float_ref || !(tr->computable || !tr->is_quantized)) {
+    const int t = edgellm_quantize_type_from_name(name);
+    if (t < 0) {
         snprintf(msg, size, "%s: '%s' is not a type edgellm can write and compute with (f32, f16, bf16, q8_0, q4_0, "
                             "q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, i4 or i8 with an optional "
                             "_g64/_g128/_g256 and _asym, e.g. i4_g64_asym)", flag, s);
@@ -254,14 +252,14 @@ int cmd_quantize(int argc, char **argv)
         goto out;
     }
     /* a report that cannot be written is known before minutes of quantizing, not after */
-    const bool report_is_in = report_path && edgellm_same_file(report_path, pos[0]);
-    if (report_is_in || (report_path && edgellm_same_file(report_path, pos[1]))) {
+    const bool report_is_in = report_path && edgellm_path_same_file(report_path, pos[0]);
+    if (report_is_in || (report_path && edgellm_path_same_file(report_path, pos[1]))) {
         fprintf(stderr, "edgellm quantize: %s: the report would replace the %s file\n", report_path,
                 report_is_in ? "input" : "output");
         rc = 2;
         goto out;
     }
-    int report_errno = report_path ? edgellm_out_check(report_path) : 0;
+    int report_errno = report_path ? edgellm_output_check(report_path) : 0;
     /* and, as before, a report that exists read-only is not overwritten */
     if (!report_errno && report_path && access(report_path, F_OK) == 0 && access(report_path, W_OK) != 0)
         report_errno = errno;

@@ -7,7 +7,6 @@
  * speed, and why generation stopped.
  * -n counts generated tokens (as llama.cpp's -n), not positions (as llama2.c's -n). */
 #include "commands.h"
-#include "common/common.h"   /* edgellm_time_ms */
 #include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -119,9 +118,9 @@ int cmd_run(int argc, char **argv)
     }
     if (!prompt) prompt = "";
 
-    double t0 = edgellm_time_ms();
+    double t0 = cli_time_ms();
     if (edgellm_model_load(model_path, &mp, &model, &err) != EDGELLM_OK) { cli_print_error("run", &err); goto done; }
-    double load_ms = edgellm_time_ms() - t0;
+    double load_ms = cli_time_ms() - t0;
     edgellm_model_info info = {.size = sizeof info};
     edgellm_model_get_info(model, &info);
     if (cp.n_ctx > 0 && info.n_ctx_train > 0 && cp.n_ctx > info.n_ctx_train)

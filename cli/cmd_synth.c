@@ -2,8 +2,6 @@
  * architecture's shape (or explicit numbers), quantized per --type. The work is
  * edgellm_synth (src/tools/synth.c); shapes live in src/tools/shapes.c. */
 #include "commands.h"
-#include "common/common.h"   /* edgellm_time_ms */
-#include "tools/quantize.h"  /* edgellm_quant_scheme_parse: the group-wise types' full names */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,16 +110,16 @@ int cmd_synth(int argc, char **argv)
         p.progress_user = &bar;
     }
     uint64_t n_params = 0, bytes = 0;
-    const double t0 = edgellm_time_ms();
+    const double t0 = cli_time_ms();
     edgellm_status st = edgellm_synth(&p, out, &n_params, &bytes, &err);
     if (st != EDGELLM_OK) {
         if (p.progress) fprintf(stderr, "\n");
         cli_print_error("synth", &err);
         return st == EDGELLM_ERR_MISUSE ? 2 : 1;
     }
-    const double ms = edgellm_time_ms() - t0;
-    edgellm_quant_scheme sc;   /* "i4 g128 asym" rather than "i4": the group is part of the type */
-    const char *tname = edgellm_quant_scheme_parse(p.type, p.group, p.asym, &sc, NULL) == EDGELLM_OK && sc.edgellm_only
+    const double ms = cli_time_ms() - t0;
+    edgellm_quant_scheme_info sc;   /* "i4 g128 asym" rather than "i4": the group is part of the type */
+    const char *tname = edgellm_quantize_scheme(p.type, p.group, p.asym, &sc, NULL) == EDGELLM_OK && sc.edgellm_only
                             ? sc.label
                             : p.type;
     fprintf(stderr, "edgellm synth: wrote %s: %s shape %s (%d layers, n_embd %d, %d/%d heads, n_ff %d, vocab %d%s), "

@@ -36,15 +36,13 @@ extern const cli_choice cli_kv_types[];   /* f32, f16, q8_0 -> EDGELLM_TYPE_F32/
         .show_default = 1
 /* The --kv-type spelling of a KV cache type (f32, f16, q8_0). */
 const char *cli_kv_type_name(int type);
-/* The kernels in use, as --version and bench name them: "avx512 + gfni, 1-thread decode
- * prefetch 9216 bytes", "avx2", ... (cli/main.c). */
-void cli_kernels_desc(char *buf, size_t size);
 /* The trained context length of a GGUF file (<general.architecture>.context_length), or 0
  * when the file cannot be opened or does not say. Reads the metadata only. */
 long long cli_gguf_n_ctx_train(const char *path);
 /* The same of a GGUF file already open. */
-struct edgellm_gguf;
-long long cli_gguf_ctx_train(const struct edgellm_gguf *g);
+long long cli_gguf_ctx_train(const edgellm_gguf_meta *g);
+/* Monotonic time in milliseconds (CLOCK_MONOTONIC), for the durations commands print. */
+double cli_time_ms(void);
 
 /* Text inputs (prompt files, eval texts, task sets, tokenize -f): at most this many bytes,
  * so that /dev/zero or an endless pipe ends in an error instead of filling memory. */

@@ -1,21 +1,19 @@
 /*
  * escape.c — text for machine-readable output: JSON string literals (cli_json_str) and CSV
- * fields (cli_csv_str); strings for cJSON go through edgellm_utf8_replace_invalid
- * (runtime/unicode.h). Contracts in commands.h. File and tensor names are arbitrary
- * bytes; JSON text must be UTF-8 (RFC 8259 §8.1) and a CSV field with a comma, quote or
- * newline must be quoted (RFC 4180 §2).
+ * fields (cli_csv_str); strings for cJSON go through edgellm_utf8_sanitize (eval_json.c).
+ * Contracts in commands.h. File and tensor names are arbitrary bytes; JSON text must be
+ * UTF-8 (RFC 8259 §8.1) and a CSV field with a comma, quote or newline must be quoted
+ * (RFC 4180 §2).
  */
 #include "commands.h"
-#include "tokenizer/unicode.h"
 #include <stdio.h>
 #include <string.h>
 
 /* Length of the well-formed UTF-8 sequence at s (1-4), or 0 when s[0] does not start one
- * (runtime/unicode.c's decoder: Unicode table 3-7, no overlong forms, no surrogates). */
+ * (edgellm_utf8_char_len: Unicode table 3-7, no overlong forms, no surrogates). */
 static int utf8_len(const unsigned char *s)
 {
-    size_t n;
-    return edgellm_utf8_decode((const char *)s, strnlen((const char *)s, 4), &n) == EDGELLM_UNICODE_INVALID ? 0 : (int)n;
+    return edgellm_utf8_char_len((const char *)s, strnlen((const char *)s, 4));
 }
 
 void cli_json_str(FILE *f, const char *s)

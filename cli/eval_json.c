@@ -27,8 +27,6 @@
  */
 #include "eval_json.h"
 #include "commands.h"   /* cli_read_text */
-#include "common/common.h"   /* edgellm_out_open */
-#include "tokenizer/unicode.h"   /* edgellm_utf8_replace_invalid */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdarg.h>
@@ -245,14 +243,15 @@ edgellm_status cli_eval_write_results(const char *path, const char *ref_path, co
      * that is not well-formed UTF-8 becomes U+FFFD */
     const char *ref_name = strrchr(ref_path, '/') ? strrchr(ref_path, '/') + 1 : ref_path;
     const char *text_name = strrchr(text_path, '/') ? strrchr(text_path, '/') + 1 : text_path;
-    char *ref_clean = NULL, *text_clean = NULL;
-    size_t clean_len;
-    if (!edgellm_utf8_replace_invalid(ref_name, strlen(ref_name), &ref_clean, &clean_len) ||
-        !edgellm_utf8_replace_invalid(text_name, strlen(text_name), &text_clean, &clean_len)) {
-        edgellm_free(ref_clean);
+    const size_t ref_len = strlen(ref_name), text_len = strlen(text_name);
+    char *ref_base = malloc(3 * ref_len + 1), *text_base = malloc(3 * text_len + 1);   /* U+FFFD: 3 bytes */
+    if (!ref_base || !text_base) {
+        free(ref_base);
+        free(text_base);
         return fail(err, EDGELLM_ERR_NOMEM, "%s: out of memory", path);
     }
-    const char *ref_base = ref_clean ? ref_clean : ref_name, *text_base = text_clean ? text_clean : text_name;
+    edgellm_utf8_sanitize(ref_name, ref_len, ref_base, 3 * ref_len + 1);
+    edgellm_utf8_sanitize(text_name, text_len, text_base, 3 * text_len + 1);
     edgellm_status rc = EDGELLM_OK;
     char *json = NULL;
     cJSON *root = cJSON_CreateObject(), *res = NULL;
@@ -269,16 +268,16 @@ edgellm_status cli_eval_write_results(const char *path, const char *ref_path, co
     cJSON_AddItemToArray(res, row_json(&r->ref, 1));
     for (int i = 0; i < r->n_rows; i++) cJSON_AddItemToArray(res, row_json(&r->rows[i], 0));
     if (!(json = cJSON_Print(root))) { rc = fail(err, EDGELLM_ERR_NOMEM, "%s: out of memory", path); goto done; }
-    edgellm_out_file of;   /* written whole or not at all, a signal's handler removes it */
-    if ((rc = edgellm_out_open(&of, path, "wb", err)) != EDGELLM_OK) goto done;
-    fputs(json, of.f);
-    fputc('\n', of.f);
-    rc = edgellm_out_commit(&of, err);
+    edgellm_output *of;   /* written whole or not at all, a signal's handler removes it */
+    if ((rc = edgellm_output_open(path, "wb", &of, err)) != EDGELLM_OK) goto done;
+    fputs(json, edgellm_output_stream(of));
+    fputc('\n', edgellm_output_stream(of));
+    rc = edgellm_output_commit(of, err);
 done:
     free(json);
     cJSON_Delete(root);
-    edgellm_free(ref_clean);
-    edgellm_free(text_clean);
+    free(ref_base);
+    free(text_base);
     return rc;
 #endif
 }

@@ -3,15 +3,13 @@
  * the helpers they share (error lines, the --kv-type names, progress bar, JSON strings;
  * declared in commands.h) follow the table. */
 #include "commands.h"
-#include "format/gguf.h"
-#include "kernels/cpu_features.h"
-#include "kernels/dispatch.h"
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct {
     const char *name;
@@ -116,25 +114,33 @@ char *cli_read_text(const char *path, size_t *len, edgellm_error *err)
     return buf;
 }
 
-long long cli_gguf_ctx_train(const edgellm_gguf *g)
+long long cli_gguf_ctx_train(const edgellm_gguf_meta *g)
 {
-    edgellm_str arch;
+    const char *arch;
+    size_t arch_len;
     int64_t train = 0;
     char key[96];
-    if (edgellm_gguf_get_str(g, "general.architecture", &arch) && arch.len < 64) {
-        snprintf(key, sizeof key, "%.*s.context_length", (int)arch.len, arch.ptr);
-        if (!edgellm_gguf_get_i64(g, key, &train) || train < 0) train = 0;
+    if (edgellm_gguf_meta_get_str(g, "general.architecture", &arch, &arch_len) && arch_len < 64) {
+        snprintf(key, sizeof key, "%.*s.context_length", (int)arch_len, arch);
+        if (!edgellm_gguf_meta_get_int(g, key, &train) || train < 0) train = 0;
     }
     return (long long)train;
 }
 
 long long cli_gguf_n_ctx_train(const char *path)
 {
-    edgellm_gguf *g = NULL;
-    if (!path || edgellm_gguf_open(path, &g, NULL) != EDGELLM_OK) return 0;
+    edgellm_gguf_meta *g = NULL;
+    if (!path || edgellm_gguf_meta_open(path, &g, NULL) != EDGELLM_OK) return 0;
     const long long train = cli_gguf_ctx_train(g);
-    edgellm_gguf_close(g);
+    edgellm_gguf_meta_close(g);
     return train;
+}
+
+double cli_time_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 const char *cli_kv_type_name(int type)
@@ -156,46 +162,27 @@ int cli_draw_bar(void *user, double f, const char *what)
     return 0;
 }
 
-/* EDGELLM_KERNELS forces a kernel level (dispatch.c), which ignores a name it does not know
- * and caps a level the CPU does not run: say so, or an A/B of two levels would silently
- * compare a level with itself. */
-static void check_kernels_env(void)
+/* EDGELLM_KERNELS and EDGELLM_PREFETCH values the library cannot use as given (an unknown
+ * level name, a level above the CPU, a prefetch that does not parse) are ignored or capped
+ * silently: say so, or an A/B of two levels would compare a level with itself. One warning
+ * line per variable (edgellm_env_check). */
+static void check_env(void)
 {
-    const char *env = getenv("EDGELLM_KERNELS");
-    if (!env || !*env) return;
-    const char *level = edgellm_kernels_level_name(env), *active = edgellm_kernels_name();
-    if (level && !strcmp(level, active)) return;
-    fprintf(stderr, "edgellm: warning: EDGELLM_KERNELS=%s %s; running the %s kernels\n", env,
-            level ? "is above what this CPU runs"
-                  : "is not a kernel level of this build (x86-64: ref, scalar, avx2, avx512; AArch64: ref, scalar, "
-                    "neon, dotprod)",
-            active);
-}
-
-void cli_kernels_desc(char *buf, size_t size)
-{
-    const char *level = edgellm_kernels_name();   /* avx512 takes GFNI's Q4_K/Q6_K kernels where it can */
-    const bool avx512 = !strcmp(level, "avx512");
-    char pf[64] = "";
-    if (avx512 && edgellm_kernels_decode_prefetch())   /* only the avx512 decode kernels prefetch */
-        snprintf(pf, sizeof pf, ", 1-thread decode prefetch %zu bytes", edgellm_kernels_decode_prefetch());
-    snprintf(buf, size, "%s%s%s", level, avx512 && edgellm_cpu_get_features()->gfni ? " + gfni" : "", pf);
-}
-
-/* EDGELLM_PREFETCH (dispatch.h: decode's software prefetch distance) that does not parse is
- * ignored by the dispatcher: say so. */
-static void check_prefetch_env(void)
-{
-    const char *pf = getenv("EDGELLM_PREFETCH");
-    size_t bytes;
-    if (pf && *pf && !edgellm_kernels_parse_prefetch(pf, &bytes))
-        fprintf(stderr, "edgellm: warning: EDGELLM_PREFETCH=%s is not a byte count in [0, 1048576]; decode "
-                        "prefetch stays at this CPU's default (%zu bytes)\n", pf, edgellm_kernels_decode_prefetch());
+    const size_t n = edgellm_env_check(NULL, 0);
+    char *msg = n ? malloc(n + 1) : NULL;
+    if (!msg) return;
+    edgellm_env_check(msg, n + 1);
+    for (const char *line = msg; *line;) {
+        const size_t k = strcspn(line, "\n");
+        fprintf(stderr, "edgellm: warning: %.*s\n", (int)k, line);
+        line += k + (line[k] != 0);
+    }
+    free(msg);
 }
 
 /* SIGINT, SIGTERM, SIGHUP, SIGQUIT: remove the temporary files being written (every
- * output's "OUT.tmp.PID" (edgellm_out_open), eval sweep's scratch folder), then die of the same
- * signal (the shell sees 128 + N, as without the handler). A signal the process inherited
+ * output's "OUT.tmp.PID" (edgellm_output_open), eval sweep's scratch folder), then die of the
+ * same signal (the shell sees 128 + N, as without the handler). A signal the process inherited
  * as ignored (nohup) stays ignored. */
 static void on_fatal_signal(int sig)
 {
@@ -227,11 +214,10 @@ int main(int argc, char **argv)
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
-    check_kernels_env();
-    check_prefetch_env();
+    check_env();
     if (!strcmp(argv[1], "--version")) {
         char k[128];
-        cli_kernels_desc(k, sizeof k);
+        edgellm_kernels_describe(k, sizeof k);
         printf("edgellm %s (kernels: %s)\n", EDGELLM_VERSION, k);
         return 0;
     }

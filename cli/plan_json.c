@@ -24,7 +24,6 @@
  */
 #include "plan_json.h"
 #include "commands.h"   /* cli_json_str */
-#include "common/common.h"   /* edgellm_out_open */
 #include <errno.h>
 #include <stdbool.h>
 #include <math.h>
@@ -340,10 +339,10 @@ edgellm_status cli_plan_write_eval(const char *path, const char *model, const ch
                                    int n_ctx, const edgellm_plan_quality *q, const uint64_t *size_bytes,
                                    const double *bpw, int n, edgellm_error *err)
 {
-    edgellm_out_file of;   /* written whole or not at all, a signal's handler removes it */
-    edgellm_status rc = edgellm_out_open(&of, path, "w", err);
+    edgellm_output *of;   /* written whole or not at all, a signal's handler removes it */
+    edgellm_status rc = edgellm_output_open(path, "w", &of, err);
     if (rc != EDGELLM_OK) return rc;
-    FILE *f = of.f;
+    FILE *f = edgellm_output_stream(of);
     fputs("{\"format\": \"edgellm-eval-results\", \"version\": 1, \"model\": ", f);
     cli_json_str(f, model ? model : "");
     fputs(", \"reference\": ", f);
@@ -362,7 +361,7 @@ edgellm_status cli_plan_write_eval(const char *path, const char *model, const ch
         fputc('}', f);
     }
     fputs("\n]}\n", f);
-    return edgellm_out_commit(&of, err);
+    return edgellm_output_commit(of, err);
 }
 
 static void write_model(FILE *f, const edgellm_plan_model *m)

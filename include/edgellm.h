@@ -386,6 +386,13 @@ EDGELLM_API edgellm_status edgellm_generate_batch(edgellm_ctx *c, const char *co
                                                   const edgellm_generate_params *p, edgellm_batch_callback cb,
                                                   void *user, edgellm_generate_stats *stats, edgellm_error *err);
 
+/* ---- diagnostics (thread-safe): the kernels in use ("avx512 + gfni, 1-thread decode prefetch
+ * 9216 bytes", "neon") snprintf-style into buf[size], returning the full length; 1 when models
+ * of an architecture (general.architecture) run, else 0; the names of those ("llama, qwen2") */
+EDGELLM_API int edgellm_kernels_describe(char *buf, size_t size);
+EDGELLM_API int edgellm_arch_supported(const char *arch);
+EDGELLM_API const char *edgellm_arch_names(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,16 +1,19 @@
 /*
  * edgellm_tools.h — the tools of edgellm on top of the core (edgellm.h): planning, model
  * import, quantization, synthetic models, benchmarks, numeric checks and evaluation — what
- * the `edgellm` command line runs. Link: libedgellm_tools and libedgellm, both static
- * (`pkg-config --static edgellm-tools`): the tools use the core's internals, so they are
- * not offered as a shared library, and their structs are plain data of fixed layout that
- * may change with each minor version (rebuild against the new header).
+ * the `edgellm` command line runs — and what it is built on besides (GGUF metadata, output
+ * files written whole, UTF-8 for JSON, the environment check): the CLI includes no other
+ * header. Link: libedgellm_tools and libedgellm, both static (`pkg-config --static
+ * edgellm-tools`): the tools use the core's internals, so they are not offered as a shared
+ * library, and their structs are plain data of fixed layout that may change with each
+ * minor version (rebuild against the new header).
  * Conventions as in edgellm.h (statuses, edgellm_error, X_default_params, NULL-safe frees).
  */
 #ifndef EDGELLM_TOOLS_H
 #define EDGELLM_TOOLS_H
 
 #include "edgellm.h"
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -23,6 +26,150 @@ extern "C" {
  * process killed mid-write leaves those files behind (the target path itself is never
  * half-written). */
 EDGELLM_API void edgellm_remove_temp_files(void);
+
+/* ------------------------------------------------------------------------------------
+ * Output files written whole or not at all, as every edgellm writer does (GGUF files,
+ * saved logits, reports): the bytes go to "TARGET.tmp.PID", registered for
+ * edgellm_remove_temp_files before it exists, created with O_EXCL | O_NOFOLLOW (a file or
+ * link planted at that name is never written through) and given the permissions of the
+ * file it replaces; it is renamed onto TARGET only once all of it is written, flushed and
+ * synced. On any failure, or a signal whose handler calls edgellm_remove_temp_files,
+ * TARGET is untouched and no temporary stays. TARGET is PATH, or for a symbolic link (a
+ * chain, a dangling one included) the file it names: the link stays a link. PATH "-" is
+ * standard output; a PATH that exists and is no regular file (/dev/null, a FIFO) or that
+ * leads through /proc (/dev/stdout, /dev/fd/N) is written in place, with nothing to
+ * replace. POSIX rename(2) makes the replacement atomic. Implementation:
+ * src/common/tmpfiles.c. Distinct handles may be used on distinct threads.
+ * ---------------------------------------------------------------------------------- */
+typedef struct edgellm_output edgellm_output;
+
+/* Start writing path (fopen mode: "w" or "wb"): *out receives the handle (NULL on
+ * failure, when nothing is left open or registered). Statuses: EDGELLM_ERR_IO ("PATH:
+ * cannot write it (its temporary TMP: reason)", "PATH: cannot write it: reason" for a link
+ * loop or a file written in place, "PATH: is a directory"), EDGELLM_ERR_MISUSE (NULL or
+ * empty path, a path too long, NULL mode or out), EDGELLM_ERR_NOMEM. */
+EDGELLM_API edgellm_status edgellm_output_open(const char *path, const char *mode, edgellm_output **out,
+                                               edgellm_error *err);
+/* The stream to write to, until commit or discard; NULL for a NULL handle. */
+EDGELLM_API FILE *edgellm_output_stream(edgellm_output *o);
+/* Check the stream's error flag, flush, fsync (EINVAL/EROFS ignored: not every file
+ * system syncs), close, rename onto the target, and free o (in every case). Statuses:
+ * EDGELLM_ERR_IO ("PATH: write failed: reason", "PATH: cannot rename TMP into place:
+ * reason"; the temporary is then removed), EDGELLM_ERR_MISUSE (o NULL). */
+EDGELLM_API edgellm_status edgellm_output_commit(edgellm_output *o, edgellm_error *err);
+/* Close the stream, remove the temporary and free o: the writer's own error path.
+ * NULL-safe. */
+EDGELLM_API void edgellm_output_discard(edgellm_output *o);
+/* Whether edgellm_output_open(path) would succeed, without creating anything (a check
+ * before long work): 0, or the errno it would fail with (EISDIR, ELOOP, EINVAL for a NULL
+ * or empty path; EACCES, ENOENT or EROFS for the target's folder, where the temporary and
+ * the rename go, or for path itself when it is written in place). */
+EDGELLM_API int edgellm_output_check(const char *path);
+/* 1 when paths a and b name the same file: equal strings, or both exist with the same
+ * device and inode (symbolic and hard links followed); never for a device, pipe or socket
+ * (writing /dev/null over itself destroys nothing); 0 otherwise, and for NULL. For "the
+ * output is the input" checks before writing. Thread-safe. */
+EDGELLM_API int edgellm_path_same_file(const char *a, const char *b);
+
+/* ------------------------------------------------------------------------------------
+ * Environment: the core reads EDGELLM_KERNELS (a kernel level: ref, scalar, avx2, avx512
+ * on x86-64; ref, scalar, neon, dotprod on AArch64) and EDGELLM_PREFETCH (decode's
+ * software prefetch distance in bytes, 0..1048576) once, when it first picks kernels. A
+ * value that does not parse is ignored and a level this CPU cannot run is capped to the
+ * best one it can, silently: the core never prints. (src/kernels/dispatch.c)
+ * ---------------------------------------------------------------------------------- */
+/* One line per such variable, each ending in '\n', into buf[size] as snprintf does
+ * (NUL-terminated, truncated to fit; buf may be NULL when size is 0):
+ *   "EDGELLM_KERNELS=avx9 is not a kernel level of this build (...); running the avx2 kernels"
+ *   "EDGELLM_KERNELS=avx512 is above what this CPU runs; running the avx2 kernels"
+ *   "EDGELLM_PREFETCH=x is not a byte count in [0, 1048576]; decode prefetch stays at this
+ *    CPU's default (0 bytes)"
+ * Returns the length of all of them (0: both are unset or used as given). Thread-safe
+ * while nothing changes the environment. */
+EDGELLM_API size_t edgellm_env_check(char *buf, size_t size);
+
+/* ------------------------------------------------------------------------------------
+ * Text for machine-readable output. Well-formed UTF-8 is the Unicode Standard's (chapter
+ * 3, table 3-7): no overlong forms, no surrogates, nothing above U+10FFFF, no truncated
+ * sequences; the tokenizers read text with the same decoder (src/tokenizer/unicode.c).
+ * ---------------------------------------------------------------------------------- */
+/* Bytes (1..4) of the well-formed UTF-8 character at s[0..len), or 0 when s does not
+ * start one (len 0 or s NULL included). Thread-safe. */
+EDGELLM_API int edgellm_utf8_char_len(const char *s, size_t len);
+/* text[0..len) with each byte that is not part of a well-formed character replaced by
+ * U+FFFD (EF BF BD), as JSON text must be UTF-8 (RFC 8259 section 8.1), into out[size]:
+ * whole characters only, NUL-terminated when size > 0 (out may be NULL when size is 0).
+ * Returns the length of the whole result (at most 3 x len): when it is >= size, the
+ * output was cut. Thread-safe. */
+EDGELLM_API size_t edgellm_utf8_sanitize(const char *text, size_t len, char *out, size_t size);
+
+/* ------------------------------------------------------------------------------------
+ * GGUF metadata (`edgellm info`): a file's header, metadata keys and tensor table,
+ * read-only. The file is mapped and validated completely on open, as edgellm_model_load
+ * does (every count, length, type, shape, offset and size against the file; spec:
+ * ggml-org/ggml:docs/gguf.md, GGUF v2 and v3); tensor data is never read. Keys and tensors
+ * are in file order, indices 0 .. n - 1. Strings (keys, values, tensor names) are handed
+ * out as pointer and length into the mapping: not NUL-terminated, may hold any byte, valid
+ * until edgellm_gguf_meta_close. A handle is read-only once open: any number of threads
+ * may read it at once. Calls on a NULL handle or an index out of range return 0, NULL or
+ * "?" as each says.
+ * ---------------------------------------------------------------------------------- */
+typedef struct edgellm_gguf_meta edgellm_gguf_meta;
+
+/* One entry of the tensor table. */
+typedef struct {
+    const char *name;          /* name_len bytes inside the mapping, not NUL-terminated   */
+    size_t   name_len;
+    int      type;             /* edgellm_type (edgellm_type_name names it)               */
+    int      n_dims;           /* 1..4                                                    */
+    int64_t  ne[4];            /* ggml order: ne[0] is the row length; unused = 1         */
+    uint64_t n_elements;
+    uint64_t size_bytes;       /* bytes of its data                                       */
+    uint64_t offset;           /* of its data, from edgellm_gguf_meta_data_offset (bytes) */
+} edgellm_gguf_tensor_info;
+
+/* Open and validate path. Statuses: EDGELLM_ERR_IO (cannot open or map it; not a regular
+ * file), EDGELLM_ERR_FORMAT (not GGUF, or malformed: the message names the problem),
+ * EDGELLM_ERR_NOMEM, EDGELLM_ERR_MISUSE (NULL path or out). *out is NULL on failure. */
+EDGELLM_API edgellm_status edgellm_gguf_meta_open(const char *path, edgellm_gguf_meta **out, edgellm_error *err);
+EDGELLM_API void edgellm_gguf_meta_close(edgellm_gguf_meta *g);   /* NULL-safe */
+
+/* The header: GGUF version (2 or 3), alignment of tensor data (general.alignment, default
+ * 32), size of the file and where tensor data starts in it, in bytes. */
+EDGELLM_API uint32_t edgellm_gguf_meta_version(const edgellm_gguf_meta *g);
+EDGELLM_API uint32_t edgellm_gguf_meta_alignment(const edgellm_gguf_meta *g);
+EDGELLM_API uint64_t edgellm_gguf_meta_file_size(const edgellm_gguf_meta *g);
+EDGELLM_API uint64_t edgellm_gguf_meta_data_offset(const edgellm_gguf_meta *g);
+
+/* Metadata keys: their count; key i's name (*len, when len is not NULL, receives its
+ * length; NULL out of range)
+ * and the name of its value type ("UINT32", "FLOAT32", "STRING", "ARRAY"..., as the spec
+ * spells them; "?" out of range). */
+EDGELLM_API int64_t edgellm_gguf_meta_n_keys(const edgellm_gguf_meta *g);
+EDGELLM_API const char *edgellm_gguf_meta_key(const edgellm_gguf_meta *g, int64_t i, size_t *len);
+EDGELLM_API const char *edgellm_gguf_meta_key_type(const edgellm_gguf_meta *g, int64_t i);
+/* Key i's value for display, NUL-terminated into buf[size] ("" out of range): numbers
+ * ("2048", "1e-05"), true/false, a string in double quotes with a newline as \n and the
+ * other control bytes as \xNN, cut with "..." where the buffer ends, an array as
+ * "[512 x STRING]". */
+EDGELLM_API void edgellm_gguf_meta_format_value(const edgellm_gguf_meta *g, int64_t i, char *buf, size_t size);
+/* Values by key name. Each returns 1 and fills its outputs when the key exists with a
+ * value of a fitting type, else 0 with the outputs untouched (a default set beforehand
+ * survives): _str a STRING; _int any integer type or BOOL whose value fits int64_t;
+ * _array an ARRAY (*elem_type: its elements' type name, may be NULL; *count: elements);
+ * _array_str element j of an array of STRING. */
+EDGELLM_API int edgellm_gguf_meta_get_str(const edgellm_gguf_meta *g, const char *key, const char **str, size_t *len);
+EDGELLM_API int edgellm_gguf_meta_get_int(const edgellm_gguf_meta *g, const char *key, int64_t *out);
+EDGELLM_API int edgellm_gguf_meta_get_array(const edgellm_gguf_meta *g, const char *key, const char **elem_type,
+                                            uint64_t *count);
+EDGELLM_API int edgellm_gguf_meta_array_str(const edgellm_gguf_meta *g, const char *key, uint64_t j,
+                                            const char **str, size_t *len);
+
+/* Tensors: their count, and entry i copied into *out (EDGELLM_ERR_MISUSE when i is out of
+ * range or an argument NULL). */
+EDGELLM_API int64_t edgellm_gguf_meta_n_tensors(const edgellm_gguf_meta *g);
+EDGELLM_API edgellm_status edgellm_gguf_meta_tensor(const edgellm_gguf_meta *g, int64_t i,
+                                                    edgellm_gguf_tensor_info *out);
 
 /* ------------------------------------------------------------------------------------
  * Import.
@@ -330,6 +477,24 @@ EDGELLM_API edgellm_status edgellm_quantize_file(const char *in_path, const char
                                                  edgellm_quantize_report *report, edgellm_error *err);
 EDGELLM_API void edgellm_quantize_report_free(edgellm_quantize_report *r);   /* NULL-safe */
 
+/* What a type (with group and asym, as in edgellm_quantize_params) stands for. */
+typedef struct {
+    char name[32];             /* as report.scheme names it: "Q4_K_M", "I4_G128_ASYM"      */
+    char label[32];            /* edgellm's group-wise types: the edgellm.quant.scheme
+                                  value of the files ("i4 g128 asym"); "" otherwise        */
+    int  base_type;            /* edgellm_type of most matrices                           */
+    int  edgellm_only;         /* 1: edgellm's group-wise types (files only edgellm reads) */
+} edgellm_quant_scheme_info;
+
+/* Statuses: EDGELLM_ERR_MISUSE (an unknown type, a group other than 64/128/256, group or
+ * asym given for a type without groups; the message says which). Thread-safe. */
+EDGELLM_API edgellm_status edgellm_quantize_scheme(const char *type, int group, int asym,
+                                                   edgellm_quant_scheme_info *out, edgellm_error *err);
+/* The tensor type a name spells (case-insensitive, as edgellm_type_name: "q6_k", "F16",
+ * "I4_G64_ASYM") when edgellm can write it (it has a quantizer) and compute with it, as
+ * edgellm_quantize_params.output_type and .embd_type must; -1 otherwise. Thread-safe. */
+EDGELLM_API int edgellm_quantize_type_from_name(const char *name);
+
 /* ------------------------------------------------------------------------------------
  * Built-in architecture shapes (`edgellm synth --shape`, usable by plan): the exact
  * config.json values of real models, sources cited in src/tools/shapes.c.
@@ -463,6 +628,13 @@ typedef struct {
 } edgellm_bench_report;
 
 EDGELLM_API edgellm_bench_params edgellm_bench_default_params(void);
+
+/* The CPU as llama-bench's cpu_info names it: the model name of /proc/cpuinfo, and on
+ * x86-64 the family and model from CPUID, which tell the microarchitecture where a virtual
+ * machine's model name does not ("AMD EPYC 9R14 (family 0x19 model 0x11)": AMD family
+ * 0x19 is Zen 3/4, 0x1A Zen 5); "unknown" when nothing is known. snprintf-style into
+ * buf[size]. Thread-safe. */
+EDGELLM_API void edgellm_bench_cpu_info(char *buf, size_t size);
 
 /* Run the tests on model_path, filling *report (plain data, nothing to free). Statuses:
  * those of edgellm_model_load / edgellm_ctx_new / edgellm_decode, EDGELLM_ERR_MISUSE

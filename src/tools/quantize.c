@@ -229,13 +229,7 @@ static int model_n_layer(const edgellm_gguf *g)
     return n;
 }
 
-static bool valid_override(int type)
-{
-    if (type < 0) return true;
-    const edgellm_type_traits *t = edgellm_type_get_traits(type);
-    return t && t->from_float_ref && t->to_float &&
-           (t->computable || type == EDGELLM_TYPE_F32 || type == EDGELLM_TYPE_F16 || type == EDGELLM_TYPE_BF16);
-}
+static bool valid_override(int type) { return type < 0 || edgellm_quant_type_writable(type); }
 
 
 /* Fill the report rows and choices: the whole plan, before anything is written. */

@@ -56,6 +56,11 @@ void edgellm_quant_choose(const edgellm_quant_recipe *r, const char *name, uint3
  * loop until the row fits; edgellm_quant_choose and `edgellm plan` share this rule. */
 int edgellm_quant_fallback_type(int type);
 
+/* Whether edgellm can write tensors of `type` (a reference quantizer and a dequantizer)
+ * and compute with them (matrices of a computable type, or F32/F16/BF16): the types
+ * --output-type / --embd-type accept (quant_names.c). */
+bool edgellm_quant_type_writable(int type);
+
 /* llama.cpp's use_more_bits(i, n) (ggml-org/llama.cpp src/llama-quant.cpp). */
 bool edgellm_quant_use_more_bits(int i_layer, int n_layer);
 

@@ -1,0 +1,28 @@
+/* system_info.c — diagnostics of the core (edgellm.h): the kernels in use and the
+ * architectures the model loader runs. In the runtime layer, the top of the core, because
+ * it reads both the kernel dispatcher (kernels/) and the architecture table (model/). */
+#include "edgellm.h"
+#include "../kernels/cpu_features.h"
+#include "../kernels/dispatch.h"
+#include "../model/model.h"
+#include <stdio.h>
+#include <string.h>
+
+int edgellm_kernels_describe(char *buf, size_t size)
+{
+    const char *level = edgellm_kernels_name();
+    /* GFNI is used by the avx512 Q4_K/Q6_K kernels only, and only the avx512 decode tile
+     * kernels prefetch (dispatch.h) */
+    const int avx512 = !strcmp(level, "avx512");
+    const size_t prefetch = avx512 ? edgellm_kernels_decode_prefetch() : 0;
+    char pf[64] = "";
+    if (prefetch) snprintf(pf, sizeof pf, ", 1-thread decode prefetch %zu bytes", prefetch);
+    return snprintf(buf, size, "%s%s%s", level, avx512 && edgellm_cpu_get_features()->gfni ? " + gfni" : "", pf);
+}
+
+int edgellm_arch_supported(const char *arch)
+{
+    return arch && edgellm_arch_find(arch, strlen(arch)) != NULL;
+}
+
+const char *edgellm_arch_names(void) { return edgellm_arch_list(); }
