@@ -244,8 +244,8 @@ static void test_chat_goldens_shared(void)
     int n = subdirs(root, names, 64), total = 0;
     CHECK(n >= 8);
     for (int i = 0; i < n; i++) {
-        char dir[4600];
-        snprintf(dir, sizeof dir, "%.4000s/%s", root, names[i]);
+        char dir[8400];
+        snprintf(dir, sizeof dir, "%.4000s/%.200s", root, names[i]);
         int c = check_folder(dir, dir, names[i]);
         CHECK(c > 0);
         total += c;
@@ -260,8 +260,8 @@ static void test_chat_goldens_repo(void)
     CHECK(n >= 2);
     for (int i = 0; i < n; i++) {
         if (!strcmp(names[i], "extra")) continue;
-        char dir[4600];
-        snprintf(dir, sizeof dir, "%.4000s/%s", repo_fixtures(), names[i]);
+        char dir[8400];
+        snprintf(dir, sizeof dir, "%.4000s/%.200s", repo_fixtures(), names[i]);
         int c = check_folder(dir, dir, names[i]);
         CHECK(c > 0);
         total += c;
@@ -273,15 +273,15 @@ static void test_chat_goldens_repo(void)
 static void test_chat_goldens_extra(void)
 {
     NEED_SHARED(root, "data/chat-templates");
-    char extra[4600];
+    char extra[8400];
     snprintf(extra, sizeof extra, "%.4000s/extra", repo_fixtures());
     char names[64][128];
     int n = subdirs(extra, names, 64), total = 0;
     CHECK(n >= 8);
     for (int i = 0; i < n; i++) {
-        char tdir[4600], cdir[4600];
-        snprintf(tdir, sizeof tdir, "%.4000s/%s", root, names[i]);
-        snprintf(cdir, sizeof cdir, "%.4000s/%s", extra, names[i]);
+        char tdir[8400], cdir[8400];
+        snprintf(tdir, sizeof tdir, "%.4000s/%.200s", root, names[i]);
+        snprintf(cdir, sizeof cdir, "%.4000s/%.200s", extra, names[i]);
         total += check_folder(tdir, cdir, names[i]);
     }
     fprintf(stderr, "   %d templates, %d conversations\n", n, total);

@@ -237,7 +237,11 @@ jv edgellm_jinja_slice(jctx *c, jv obj, jv start, jv stop, jv step)
               (step.t == JV_NONE || step.t == JV_UNDEF || int_key(&step, &st));
     bool seq = obj.t == JV_STR || (obj.t == JV_LIST && (obj.u.l->kind == JL_LIST || obj.u.l->kind == JL_TUPLE ||
                                                         obj.u.l->kind == JL_RANGE));
-    if (!ok || !seq) return edgellm_jinja_undef(c, JU_ELEMENT, &obj, NULL, &start);
+    /* Jinja compiles a slice to obj[a:b:c] itself, not through the sandbox's getitem: Python's
+     * errors come through */
+    if (obj.t == JV_DICT) edgellm_jinja_rfail(c, EDGELLM_ERR_FORMAT, "unhashable type: 'slice'");
+    if (!seq) edgellm_jinja_rfail(c, EDGELLM_ERR_FORMAT, "'%s' object is not subscriptable", edgellm_jinja_type_name(&obj));
+    if (!ok) edgellm_jinja_rfail(c, EDGELLM_ERR_FORMAT, "slice indices must be integers or None or have an __index__ method");
     if (st == 0) edgellm_jinja_rfail(c, EDGELLM_ERR_FORMAT, "slice step cannot be zero");
     if (st == INT64_MIN) st = -INT64_MAX;
     int64_t first;
@@ -489,6 +493,7 @@ bool edgellm_jinja_contains(jctx *c, jv container, jv item)
     }
     case JV_LIST: {
         jlist *l = container.u.l;
+        edgellm_jinja_gen_force(c, l);
         size_t from = l->kind == JL_GEN ? l->pos : 0;
         for (size_t i = from; i < l->n; i++)
             if (edgellm_jinja_eq(c, l->items[i], item)) {
@@ -602,6 +607,13 @@ static jv eval_inner(jctx *c, const jnode *n)
         for (int i = 0; i < 3; i++) p[i] = n->list[i] ? edgellm_jinja_eval(c, n->list[i]) : jv_none();
         c->line = n->line;
         c->col = n->col;
+        if (n->op && c->folding) {   /* Jinja prints a constant {{ }} from as_const(), whose
+                                         slices go through the sandbox's getitem */
+            bool sliceable = o.t == JV_STR || (o.t == JV_LIST && (o.u.l->kind == JL_LIST || o.u.l->kind == JL_TUPLE));
+            bool ints = true;
+            for (int i = 0; i < 3; i++) ints &= p[i].t == JV_NONE || p[i].t == JV_INT || p[i].t == JV_BOOL;
+            if (!sliceable || !ints) return edgellm_jinja_undef(c, JU_ELEMENT, &o, NULL, &p[0]);
+        }
         return edgellm_jinja_slice(c, o, p[0], p[1], p[2]);
     }
     case JN_CALL: {
@@ -771,7 +783,11 @@ static void exec_for(jctx *c, const jnode *n)
         cnt = k;
     }
     if (!cnt) {
-        exec_list(c, n->list2, n->n2);
+        if (n->n2) {
+            c->frame = frame_new(c, outer);
+            exec_list(c, n->list2, n->n2);
+            c->frame = outer;
+        }
         return;
     }
     jloop *lp = edgellm_jinja_alloc(c, sizeof *lp);
@@ -781,6 +797,7 @@ static void exec_for(jctx *c, const jnode *n)
     lp->depth = 1;
     jv lv = {.t = JV_LOOP};
     lv.u.loop = lp;
+    bool completed = false;
     for (size_t i = 0; i < cnt; i++) {
         count_iteration(c);
         lp->index0 = (int64_t)i;
@@ -791,7 +808,15 @@ static void exec_for(jctx *c, const jnode *n)
         c->frame = outer;
         int ctl = c->loop_ctl;
         c->loop_ctl = 0;
+        completed |= ctl == 0;
         if (ctl == 1) break;
+    }
+    /* Jinja clears its "no iteration" flag at the end of the loop body, so break and
+     * continue skip it: the else block runs unless some iteration ran to its end. */
+    if (!completed && n->n2) {
+        c->frame = frame_new(c, outer);
+        exec_list(c, n->list2, n->n2);
+        c->frame = outer;
     }
 }
 
@@ -802,7 +827,9 @@ static void exec_stmt(jctx *c, const jnode *n)
     switch (n->kind) {
     case JN_DATA: emit(c, n->val.u.s); break;
     case JN_OUTPUT: {
+        c->folding = n->op;
         jv v = edgellm_jinja_eval(c, n->a);
+        c->folding = false;
         c->line = n->line;
         c->col = n->col;
         emit(c, edgellm_jinja_to_str(c, v));
@@ -829,14 +856,16 @@ static void exec_stmt(jctx *c, const jnode *n)
         edgellm_jinja_dict_set(c, ns.u.d, edgellm_jinja_cstr(c, n->name), v);
         break;
     }
-    case JN_SET_BLOCK: {
+    case JN_SET_BLOCK: {   /* a break or continue in the body skips the assignment */
         jstr *body = capture(c, n->list, n->n);
+        if (c->loop_ctl) break;
         jv v = filtered_block(c, n->b, body);
         assign(c, c->frame, n, v);
         break;
     }
-    case JN_FILTER_BLOCK: {
+    case JN_FILTER_BLOCK: {   /* ... and the output */
         jstr *body = capture(c, n->list, n->n);
+        if (c->loop_ctl) break;
         jv v = filtered_block(c, n->b, body);
         emit(c, edgellm_jinja_to_str(c, v));
         break;

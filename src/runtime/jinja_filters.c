@@ -337,9 +337,12 @@ static jv f_indent(jctx *c, jv value, const jv *args, int n, const char *const *
         ind = edgellm_jinja_str_new(c, sp, (size_t)w, false);
     }
     bool first = g[1] && edgellm_jinja_truthy(c, p[1]), blank = g[2] && edgellm_jinja_truthy(c, p[2]);
+    if (value.t == JV_UNDEF) edgellm_jinja_undef_fail(c, &value);
+    if (value.t != JV_STR)   /* jinja's `s += "\n"` */
+        edgellm_jinja_rfail(c, EDGELLM_ERR_FORMAT, "unsupported operand type(s) for +=: '%s' and 'str'", edgellm_jinja_type_name(&value));
     jbuf sb;
     edgellm_jinja_buf_init(&sb);
-    const jstr *src = edgellm_jinja_to_str(c, value);
+    const jstr *src = value.u.s;
     edgellm_jinja_buf_put_str(c, &sb, src, 0, src->len);
     edgellm_jinja_buf_putc(c, &sb, '\n');   /* jinja's quirk for splitlines */
     jstr *s = edgellm_jinja_buf_finish(c, &sb);
@@ -437,7 +440,54 @@ static jv f_minmax(jctx *c, jv value, bool is_max, const jv *args, int n, const 
     return items[best];
 }
 
+struct jlazy {
+    int id;
+    jv value;
+    jv *args, *kwv;
+    const char **kw;
+    int n, nkw;
+};
+
+static jv filter_impl(jctx *c, int id, jv value, const jv *args, int n, const char *const *kw, const jv *kwv, int nkw);
+
+/* Jinja's generator filters run only when their result is consumed (a for loop, list,
+ * join...): until then they raise nothing and are simply truthy. */
 jv edgellm_jinja_filter(jctx *c, int id, jv value, const jv *args, int n, const char *const *kw, const jv *kwv, int nkw)
+{
+    switch (FILTERS[id].id) {
+    case F_MAP: case F_SELECT: case F_REJECT: case F_SELECTATTR: case F_REJECTATTR: case F_UNIQUE: case F_BATCH:
+    case F_ITEMS: {
+        jlazy *z = edgellm_jinja_alloc(c, sizeof *z);
+        z->id = id;
+        z->value = value;
+        z->n = n;
+        z->nkw = nkw;
+        z->args = edgellm_jinja_alloc(c, ((size_t)n + 1) * sizeof(jv));
+        z->kwv = edgellm_jinja_alloc(c, ((size_t)nkw + 1) * sizeof(jv));
+        z->kw = edgellm_jinja_alloc(c, ((size_t)nkw + 1) * sizeof(char *));
+        if (n) memcpy(z->args, args, (size_t)n * sizeof(jv));
+        for (int k = 0; k < nkw; k++) { z->kw[k] = kw[k]; z->kwv[k] = kwv[k]; }
+        jlist *l = edgellm_jinja_list_new(c, 0, JL_GEN);
+        l->lazy = z;
+        return edgellm_jinja_listv(l);
+    }
+    default: return filter_impl(c, id, value, args, n, kw, kwv, nkw);
+    }
+}
+
+void edgellm_jinja_gen_force(jctx *c, jlist *l)
+{
+    if (l->kind != JL_GEN || !l->lazy) return;
+    jlazy *z = l->lazy;
+    l->lazy = NULL;   /* consumed once, whatever happens */
+    jv r = filter_impl(c, z->id, z->value, z->args, z->n, z->kw, z->kwv, z->nkw);
+    edgellm_jinja_gen_force(c, r.u.l);
+    l->n = r.u.l->n - r.u.l->pos;
+    l->items = r.u.l->items + r.u.l->pos;
+    l->pos = 0;
+}
+
+static jv filter_impl(jctx *c, int id, jv value, const jv *args, int n, const char *const *kw, const jv *kwv, int nkw)
 {
     const char *fname = FILTERS[id].name;
     switch (FILTERS[id].id) {
@@ -536,6 +586,7 @@ jv edgellm_jinja_filter(jctx *c, int id, jv value, const jv *args, int n, const 
         (void)p;
         if (value.t == JV_LIST && value.u.l->kind == JL_GEN) {
             jlist *l = value.u.l;
+            edgellm_jinja_gen_force(c, l);
             if (l->pos >= l->n) return undef_hint(c, "No first item, sequence was empty.");
             return l->items[l->pos++];
         }
@@ -548,7 +599,6 @@ jv edgellm_jinja_filter(jctx *c, int id, jv value, const jv *args, int n, const 
         (void)p;
         if (value.t == JV_LIST && value.u.l->kind == JL_GEN)
             edgellm_jinja_rfail(c, EDGELLM_ERR_FORMAT, "'generator' object is not reversible");
-        if (value.t == JV_UNDEF) edgellm_jinja_undef_fail(c, &value);
         size_t cnt;
         const jv *items = edgellm_jinja_iter(c, value, &cnt);
         return cnt ? items[cnt - 1] : undef_hint(c, "No last item, sequence was empty.");
@@ -556,6 +606,7 @@ jv edgellm_jinja_filter(jctx *c, int id, jv value, const jv *args, int n, const 
     case F_FLOAT: {
         BIND("float", "default");
         jv dflt = g[0] ? p[0] : jv_float(0.0);
+        if (value.t == JV_UNDEF) edgellm_jinja_undef_fail(c, &value);   /* Undefined.__float__ raises */
         double f;
         if (value.t == JV_FLOAT) return value;
         if (value.t == JV_INT) return jv_float((double)value.u.i);
@@ -567,6 +618,7 @@ jv edgellm_jinja_filter(jctx *c, int id, jv value, const jv *args, int n, const 
         BIND("int", "default", "base");
         jv dflt = g[0] ? p[0] : jv_int(0);
         int64_t base = g[1] ? edgellm_jinja_arg_int(c, "int base", p[1]) : 10;
+        if (value.t == JV_UNDEF) edgellm_jinja_undef_fail(c, &value);   /* Undefined.__int__ raises */
         if (value.t == JV_INT) return value;
         if (value.t == JV_BOOL) return jv_int(value.u.b);
         double f;
@@ -757,15 +809,17 @@ jv edgellm_jinja_filter(jctx *c, int id, jv value, const jv *args, int n, const 
     }
     case F_TRUNCATE: {
         BIND("truncate", "length", "killwords", "end", "leeway");
-        const jstr *s = edgellm_jinja_to_str(c, value);
         int64_t length = g[0] ? edgellm_jinja_arg_int(c, "truncate", p[0]) : 255;
         bool killwords = g[1] && edgellm_jinja_truthy(c, p[1]);
         const jstr *end = g[2] ? edgellm_jinja_arg_str(c, "truncate end", p[2]) : edgellm_jinja_str_new(c, "...", 3, false);
         int64_t leeway = g[3] && p[3].t != JV_NONE ? edgellm_jinja_arg_int(c, "truncate leeway", p[3]) : 5;
-        int64_t endlen = (int64_t)edgellm_jinja_u8_count(end->p, end->len), slen = (int64_t)edgellm_jinja_u8_count(s->p, s->len);
+        int64_t endlen = (int64_t)edgellm_jinja_u8_count(end->p, end->len);
         if (length < endlen) edgellm_jinja_rfail(c, EDGELLM_ERR_FORMAT, "expected length >= %lld, got %lld", (long long)endlen, (long long)length);
         if (leeway < 0) edgellm_jinja_rfail(c, EDGELLM_ERR_FORMAT, "expected leeway >= 0, got %lld", (long long)leeway);
-        if (slen <= length + leeway) return edgellm_jinja_strv((jstr *)s);
+        if (edgellm_jinja_len(c, value) <= length + leeway) return value;   /* any sized value, as is */
+        if (value.t != JV_STR)   /* jinja's s[:n].rsplit() */
+            edgellm_jinja_rfail(c, EDGELLM_ERR_FORMAT, "'%s' object has no attribute 'rsplit'", edgellm_jinja_type_name(&value));
+        const jstr *s = value.u.s;
         jv head = edgellm_jinja_slice(c, edgellm_jinja_strv((jstr *)s), jv_none(), jv_int(length - endlen), jv_none());
         if (!killwords) {
             const jstr *h = head.u.s;
@@ -799,12 +853,12 @@ jv edgellm_jinja_filter(jctx *c, int id, jv value, const jv *args, int n, const 
         BIND("wordcount");
         (void)p;
         const jstr *s = edgellm_jinja_to_str(c, value);
-        int64_t words = 0;
+        int64_t words = 0;   /* runs of re's \w: str.isalnum() characters and '_' */
         bool in = false;
-        for (size_t i = 0; i < s->len; i++) {
-            unsigned char ch = (unsigned char)s->p[i];
-            if (ch >= 0x80) edgellm_jinja_rfail(c, EDGELLM_ERR_UNSUPPORTED, "wordcount of non-ASCII text is not supported");
-            bool w = (ch >= '0' && ch <= '9') || ((ch | 0x20) >= 'a' && (ch | 0x20) <= 'z') || ch == '_';
+        for (size_t i = 0; i < s->len;) {
+            uint32_t cp;
+            i = edgellm_jinja_u8_next(s->p, s->len, i, &cp);
+            bool w = cp == '_' || (edgellm_jinja_props(cp) & (JP_ALPHA | JP_DECIMAL | JP_DIGIT | JP_NUMERIC));
             if (w && !in) words++;
             in = w;
         }

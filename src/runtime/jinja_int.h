@@ -75,11 +75,14 @@ struct jv {
     } u;
 };
 
+typedef struct jlazy jlazy;
 struct jlist {
     size_t  n;
     jv     *items;
     uint8_t kind;          /* jl_kind                                            */
     size_t  pos;           /* JL_GEN: items before pos were consumed             */
+    jlazy  *lazy;          /* JL_GEN: the filter call that makes the items when the
+                              generator is first consumed (NULL: made)          */
     int64_t r_start, r_stop, r_step;   /* JL_RANGE, for printing                */
 };
 
@@ -178,9 +181,10 @@ struct jnode {
  *  CONST val | NAME name | GETATTR a.name | GETITEM a[b] | SLICE a[list[0]:list[1]:list[2]]
  *  CALL a(list, names=list2, *b, **c) | FILTER a|id(list, names=list2, *b, **c)
  *  TEST a is id(list, *b, **c) (op: negated) | NOT/NEG/POS a | BINOP a op b | CONCAT list
+ *  (SLICE op: the slice is constant)
  *  COMPARE a (ops[i] list[i])... | AND/OR a b | COND b if a else c (c may be NULL)
  *  LIST/TUPLE list | DICT list: list2 | BLOCKVAL: the body a filter block applies to
- *  DATA val | OUTPUT a | IF a: list else list2 | FOR names in a if b: list else list2
+ *  DATA val | OUTPUT a (op: a is constant, see jinja_parse.c is_const) | IF a: list else list2 | FOR names in a if b: list else list2
  *  SET names = a (op: unpack) | SET_NS names[0].name = a | SET_BLOCK names = b(body list)
  *  FILTER_BLOCK b(body list) | MACRO name(names = defaults list2 aligned right): list
  *  WITH names = list2: list | SCOPE list (a body run in its own frame; op 1: no frame)
@@ -254,6 +258,7 @@ struct jctx {
     jv       blockval;     /* JN_BLOCKVAL's value while a filter block runs          */
     int      year, mon, mday, hour, min, sec, wday, yday;   /* strftime_now's clock  */
     uint32_t line, col;    /* position of the node being evaluated, for messages    */
+    bool     folding;      /* evaluating a constant output as Jinja's compiler does  */
 };
 
 /* Fail at the node being evaluated (ctx->line/col). */
@@ -288,6 +293,10 @@ int      edgellm_jinja_title(uint32_t cp, uint32_t out[3]);
 bool     edgellm_jinja_cased(uint32_t cp);
 bool     edgellm_jinja_case_ignorable(uint32_t cp);
 bool     edgellm_jinja_printable(uint32_t cp);       /* Python str.isprintable      */
+/* Character properties as CPython's unicodectype.c has them (a one-character string's
+ * islower(), isupper(), Lt, isalpha(), isdecimal(), isdigit(), isnumeric()). */
+enum { JP_LOWER = 1, JP_UPPER = 2, JP_TITLE = 4, JP_ALPHA = 8, JP_DECIMAL = 16, JP_DIGIT = 32, JP_NUMERIC = 64 };
+unsigned edgellm_jinja_props(uint32_t cp);
 
 /* ------------------------------------------------------------------ values ---- */
 const char *edgellm_jinja_type_name(const jv *v);    /* Python's: "str", "dict"...   */
@@ -338,6 +347,8 @@ int  edgellm_jinja_test_id(const char *name);
 jv   edgellm_jinja_filter(jctx *c, int id, jv val, const jv *args, int n_args, const char *const *kw,
                           const jv *kwv, int n_kw);
 bool edgellm_jinja_test(jctx *c, int id, jv val, const jv *args, int n_args);
+/* Run a generator's pending filter call (its items exist afterwards); no-op otherwise. */
+void edgellm_jinja_gen_force(jctx *c, jlist *l);
 /* Call a function value (builtin, method, macro). */
 jv   edgellm_jinja_call(jctx *c, jv fn, const jv *args, int n_args, const char *const *kw, const jv *kwv, int n_kw);
 /* A global function by name (range, namespace, dict, raise_exception, strftime_now...). */

@@ -26,6 +26,7 @@ enum {
     JF_S_UPPER, JF_S_LOWER, JF_S_TITLE, JF_S_CAPITALIZE, JF_S_REPLACE, JF_S_FIND, JF_S_RFIND, JF_S_INDEX,
     JF_S_RINDEX, JF_S_COUNT, JF_S_JOIN, JF_S_SPLITLINES, JF_S_CENTER, JF_S_LJUST, JF_S_RJUST, JF_S_ZFILL,
     JF_S_ISSPACE, JF_S_ISDIGIT, JF_S_ISALPHA, JF_S_ISALNUM, JF_S_ISLOWER, JF_S_ISUPPER, JF_S_ISASCII,
+    JF_S_ISDECIMAL, JF_S_ISNUMERIC, JF_S_ISTITLE,
     JF_S_REMOVEPREFIX, JF_S_REMOVESUFFIX, JF_S_PARTITION, JF_S_RPARTITION
 };
 
@@ -406,42 +407,46 @@ static jv pad(jctx *c, const jstr *s, const jv *args, int n, int mode)   /* 0 ce
     return edgellm_jinja_strv(edgellm_jinja_buf_finish(c, &b));
 }
 
-/* ASCII-only classification: beyond ASCII Python consults Unicode tables edgellm lacks. */
+/* str.isspace/isalpha/isdigit/isdecimal/isnumeric/isalnum/isascii/islower/isupper/istitle,
+ * as CPython's unicodeobject.c computes them. */
 static jv classify(jctx *c, const jstr *s, int id)
 {
-    bool any = false, all = true, cased = false, lower = true, upper = true;
-    for (size_t i = 0; i < s->len; i++) {
-        unsigned char ch = (unsigned char)s->p[i];
-        if (ch >= 0x80 && id != JF_S_ISASCII && id != JF_S_ISSPACE)
-            edgellm_jinja_rfail(c, EDGELLM_ERR_UNSUPPORTED, "str.%s() on non-ASCII text is not supported",
-                                id == JF_S_ISDIGIT ? "isdigit" : id == JF_S_ISALPHA ? "isalpha" : id == JF_S_ISALNUM ? "isalnum"
-                                : id == JF_S_ISLOWER ? "islower" : "isupper");
-        any = true;
-        bool d = ch >= '0' && ch <= '9', lo = ch >= 'a' && ch <= 'z', up = ch >= 'A' && ch <= 'Z';
+    size_t n = 0;
+    bool all = true, cased = false, prev_cased = false;
+    for (size_t i = 0; i < s->len && all; n++) {
+        uint32_t cp;
+        i = edgellm_jinja_u8_next(s->p, s->len, i, &cp);
+        unsigned p = edgellm_jinja_props(cp);
         switch (id) {
-        case JF_S_ISDIGIT: all &= d; break;
-        case JF_S_ISALPHA: all &= lo || up; break;
-        case JF_S_ISALNUM: all &= lo || up || d; break;
-        case JF_S_ISASCII: all &= ch < 0x80; break;
-        default: break;
+        case JF_S_ISSPACE: all = edgellm_jinja_isspace(cp); break;
+        case JF_S_ISALPHA: all = p & JP_ALPHA; break;
+        case JF_S_ISDIGIT: all = p & JP_DIGIT; break;
+        case JF_S_ISDECIMAL: all = p & JP_DECIMAL; break;
+        case JF_S_ISNUMERIC: all = p & JP_NUMERIC; break;
+        case JF_S_ISALNUM: all = p & (JP_ALPHA | JP_DECIMAL | JP_DIGIT | JP_NUMERIC); break;
+        case JF_S_ISASCII: all = cp < 0x80; break;
+        case JF_S_ISLOWER:
+            if (p & (JP_UPPER | JP_TITLE)) all = false;
+            else cased |= (p & JP_LOWER) != 0;
+            break;
+        case JF_S_ISUPPER:
+            if (p & (JP_LOWER | JP_TITLE)) all = false;
+            else cased |= (p & JP_UPPER) != 0;
+            break;
+        case JF_S_ISTITLE:
+            if (p & (JP_UPPER | JP_TITLE)) {
+                if (prev_cased) all = false;
+                prev_cased = cased = true;
+            } else if (p & JP_LOWER) {
+                if (!prev_cased) all = false;
+                prev_cased = cased = true;
+            } else prev_cased = false;
+            break;
         }
-        cased |= lo || up;
-        lower &= !up;
-        upper &= !lo;
-    }
-    if (id == JF_S_ISSPACE) {
-        if (!s->len) return jv_bool(false);
-        for (size_t i = 0; i < s->len;) {
-            uint32_t cp;
-            i = edgellm_jinja_u8_next(s->p, s->len, i, &cp);
-            if (!edgellm_jinja_isspace(cp)) return jv_bool(false);
-        }
-        return jv_bool(true);
     }
     if (id == JF_S_ISASCII) return jv_bool(all);
-    if (id == JF_S_ISLOWER) return jv_bool(cased && lower);
-    if (id == JF_S_ISUPPER) return jv_bool(cased && upper);
-    return jv_bool(any && all);
+    if (id == JF_S_ISLOWER || id == JF_S_ISUPPER || id == JF_S_ISTITLE) return jv_bool(all && cased);
+    return jv_bool(all && n > 0);
 }
 
 static jv partition(jctx *c, const jstr *s, const jstr *sep, bool right)
@@ -564,7 +569,7 @@ static jv str_method(jctx *c, int id, const jstr *s, const jv *a, int n, const c
         return edgellm_jinja_strv(edgellm_jinja_buf_finish(c, &b));
     }
     case JF_S_ISSPACE: case JF_S_ISDIGIT: case JF_S_ISALPHA: case JF_S_ISALNUM: case JF_S_ISLOWER: case JF_S_ISUPPER:
-    case JF_S_ISASCII:
+    case JF_S_ISASCII: case JF_S_ISDECIMAL: case JF_S_ISNUMERIC: case JF_S_ISTITLE:
         no_kw(c, "is", nkw);
         nargs(c, "is", n, 0, 0);
         return classify(c, s, id);
@@ -600,9 +605,9 @@ static const struct { const char *name; int id; } STR_METHODS[] = {
     {"removesuffix", JF_S_REMOVESUFFIX}, {"partition", JF_S_PARTITION}, {"rpartition", JF_S_RPARTITION},
     /* Python str methods edgellm does not implement: defined, but refused when called */
     {"casefold", JF_UNSUPPORTED}, {"encode", JF_UNSUPPORTED}, {"expandtabs", JF_UNSUPPORTED},
-    {"format", JF_UNSUPPORTED}, {"format_map", JF_UNSUPPORTED}, {"isdecimal", JF_UNSUPPORTED},
-    {"isidentifier", JF_UNSUPPORTED}, {"isnumeric", JF_UNSUPPORTED}, {"isprintable", JF_UNSUPPORTED},
-    {"istitle", JF_UNSUPPORTED}, {"maketrans", JF_UNSUPPORTED}, {"swapcase", JF_UNSUPPORTED},
+    {"format", JF_UNSUPPORTED}, {"format_map", JF_UNSUPPORTED}, {"isdecimal", JF_S_ISDECIMAL},
+    {"isidentifier", JF_UNSUPPORTED}, {"isnumeric", JF_S_ISNUMERIC}, {"isprintable", JF_UNSUPPORTED},
+    {"istitle", JF_S_ISTITLE}, {"maketrans", JF_UNSUPPORTED}, {"swapcase", JF_UNSUPPORTED},
     {"translate", JF_UNSUPPORTED},
 };
 
@@ -869,6 +874,9 @@ jv edgellm_jinja_str_format(jctx *c, jv fmtv, jv args)
     const jv *items = &args;
     size_t n_items = 1, next = 0;
     bool mapping = args.t == JV_DICT;
+    /* CPython: a non-tuple argument with __getitem__ (dict, list) is not "all converted"-checked */
+    bool subscriptable = mapping || (args.t == JV_LIST && args.u.l->kind != JL_TUPLE && args.u.l->kind != JL_GEN &&
+                                     args.u.l->kind != JL_ITEMS && args.u.l->kind != JL_KEYS && args.u.l->kind != JL_VALUES);
     if (args.t == JV_LIST && args.u.l->kind == JL_TUPLE) {
         items = args.u.l->items;
         n_items = args.u.l->n;
@@ -994,7 +1002,7 @@ jv edgellm_jinja_str_format(jctx *c, jv fmtv, jv args)
         if (left) for (int64_t k = len; k < width; k++) edgellm_jinja_buf_putc(c, &b, ' ');
     }
     edgellm_jinja_buf_put_str(c, &b, fmt, lit, fmt->len);
-    if (!mapping && next < n_items) edgellm_jinja_rfail(c, EDGELLM_ERR_FORMAT, "not all arguments converted during string formatting");
+    if (!subscriptable && next < n_items) edgellm_jinja_rfail(c, EDGELLM_ERR_FORMAT, "not all arguments converted during string formatting");
     return edgellm_jinja_strv(edgellm_jinja_buf_finish(c, &b));
 }
 

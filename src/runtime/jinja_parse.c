@@ -430,6 +430,57 @@ static jnode *parse_call(parser *P, jnode *callee)
     return n;
 }
 
+/* Whether Jinja's optimizer folds this expression at compile time (jinja2/nodes.py
+ * as_const): literals and containers, operators and attribute/item lookups of them. A
+ * folded slice goes through the sandbox's getitem (errors become undefined) where a
+ * runtime slice is Python's own. */
+static bool is_const_d(const jnode *n, int depth);
+static bool is_const(const jnode *n) { return is_const_d(n, 0); }
+
+static bool is_const_d(const jnode *n, int depth)
+{
+    if (depth > 64) return false;   /* long operator chains: not worth folding */
+#define is_const(x) is_const_d((x), depth + 1)
+    switch (n->kind) {
+    case JN_CONST: return true;
+    case JN_LIST: case JN_TUPLE:
+        for (int i = 0; i < n->n; i++)
+            if (!is_const(n->list[i])) return false;
+        return true;
+    case JN_DICT:
+        for (int i = 0; i < n->n; i++)
+            if (!is_const(n->list[i]) || !is_const(n->list2[i])) return false;
+        return true;
+    case JN_NOT: case JN_NEG: case JN_POS: return is_const(n->a);
+    case JN_BINOP: case JN_AND: case JN_OR: return is_const(n->a) && is_const(n->b);
+    case JN_CONCAT:
+        for (int i = 0; i < n->n; i++)
+            if (!is_const(n->list[i])) return false;
+        return true;
+    case JN_GETITEM: return is_const(n->a) && is_const(n->b);
+    case JN_SLICE: return n->op;
+    case JN_COMPARE:
+        for (int i = 0; i < n->n; i++)
+            if (!is_const(n->list[i])) return false;
+        return is_const(n->a);
+    case JN_COND: return is_const(n->a) && is_const(n->b) && (!n->c || is_const(n->c));
+    case JN_FILTER: case JN_TEST: {
+        if (!n->a || n->b || n->c || !is_const(n->a)) return false;
+        if (n->kind == JN_FILTER && (!strcmp(n->name, "map") || !strcmp(n->name, "select") ||
+                                     !strcmp(n->name, "reject") || !strcmp(n->name, "selectattr") ||
+                                     !strcmp(n->name, "rejectattr")))
+            return false;   /* context filters are never folded */
+        for (int i = 0; i < n->n; i++)
+            if (!is_const(n->list[i])) return false;
+        for (int i = 0; i < n->n2; i++)
+            if (!is_const(n->list2[i])) return false;
+        return true;
+    }
+    default: return false;
+    }
+#undef is_const
+}
+
 static jnode *parse_subscript(parser *P, jnode *obj)
 {
     const jtok *at = cur(P);
@@ -463,8 +514,24 @@ static jnode *parse_subscript(parser *P, jnode *obj)
             continue;
         }
         if (is_op(P, JO_RBRACKET)) break;
-        if (is_op(P, JO_COMMA))
-            pfail_at(P, cur(P), EDGELLM_ERR_UNSUPPORTED, "%s", "tuple subscripts (x[a, b]) are not supported");
+        if (is_op(P, JO_COMMA) && !slice && parts[0]) {   /* x[a, b]: a tuple key */
+            jnode *t = node(P, JN_TUPLE, cur(P));
+            nvec items = {0};
+            nv_push(P, &items, parts[0]);
+            while (skip_op(P, JO_COMMA)) {
+                if (is_op(P, JO_RBRACKET)) break;
+                if (is_op(P, JO_COLON))
+                    pfail_at(P, cur(P), EDGELLM_ERR_UNSUPPORTED, "%s", "slices inside tuple subscripts are not supported");
+                nv_push(P, &items, parse_expression(P, true));
+                if (is_op(P, JO_COLON))
+                    pfail_at(P, cur(P), EDGELLM_ERR_UNSUPPORTED, "%s", "slices inside tuple subscripts are not supported");
+            }
+            if (!is_op(P, JO_RBRACKET)) unexpected(P);
+            t->list = items.v;
+            t->n = items.n;
+            parts[0] = t;
+            break;
+        }
         if (parts[k]) unexpected(P);
         parts[k] = parse_expression(P, true);
     }
@@ -478,8 +545,13 @@ static jnode *parse_subscript(parser *P, jnode *obj)
     jnode *n = node(P, JN_SLICE, at);
     n->a = obj;
     n->list = palloc(P, 3 * sizeof *n->list);
-    for (int i = 0; i < 3; i++) n->list[i] = parts[i];
+    bool konst = is_const(obj);
+    for (int i = 0; i < 3; i++) {
+        n->list[i] = parts[i];
+        konst &= !parts[i] || is_const(parts[i]);
+    }
     n->n = 3;
+    n->op = konst;
     return n;
 }
 
@@ -932,6 +1004,7 @@ static void subparse(parser *P, const char *const *end_names, nvec *body)
             adv(P);
             jnode *n = node(P, JN_OUTPUT, t);
             n->a = parse_tuple(P, false, true, NULL, false);
+            n->op = is_const(n->a);   /* Jinja's compiler prints it from as_const() */
             if (cur(P)->type != JT_VAR_END) {
                 char buf[64];
                 pfail_at(P, cur(P), EDGELLM_ERR_FORMAT, "expected the end of the print statement, got '%s'",

@@ -168,6 +168,7 @@ const jv *edgellm_jinja_iter(jctx *c, jv v, size_t *n)
     case JV_LIST: {
         jlist *l = v.u.l;
         if (l->kind == JL_GEN) {
+            edgellm_jinja_gen_force(c, l);
             size_t from = l->pos;
             l->pos = l->n;
             *n = l->n - from;
@@ -273,7 +274,33 @@ static int seq_class(const jlist *l)
     }
 }
 
+static void deeper(jctx *c)
+{
+    if (++c->depth > c->lim.max_depth)
+        edgellm_jinja_rfail(c, EDGELLM_ERR_UNSUPPORTED, "values nested too deep (depth limit %d)", c->lim.max_depth);
+}
+
+static bool eq_inner(jctx *c, jv a, jv b);
+
+/* Comparisons count as steps: they are what quadratic filters (unique, dict building)
+ * repeat, and the step limit must bound those too. */
+static void tick(jctx *c)
+{
+    if (++c->steps > c->lim.max_steps)
+        edgellm_jinja_rfail(c, EDGELLM_ERR_UNSUPPORTED, "step limit reached (%llu operations)", (unsigned long long)c->lim.max_steps);
+}
+
 bool edgellm_jinja_eq(jctx *c, jv a, jv b)
+{
+    tick(c);
+    if (a.t != JV_LIST && a.t != JV_DICT) return eq_inner(c, a, b);
+    deeper(c);
+    bool r = eq_inner(c, a, b);
+    c->depth--;
+    return r;
+}
+
+static bool eq_inner(jctx *c, jv a, jv b)
 {
     if (is_num(&a) && is_num(&b)) return cmp_num(&a, &b) == 0;
     if (a.t != b.t) return false;
@@ -316,6 +343,7 @@ bool edgellm_jinja_eq(jctx *c, jv a, jv b)
 
 int edgellm_jinja_cmp(jctx *c, jv a, jv b, const char *op)
 {
+    tick(c);
     if (a.t == JV_UNDEF) edgellm_jinja_undef_fail(c, &a);
     if (b.t == JV_UNDEF) edgellm_jinja_undef_fail(c, &b);
     if (is_num(&a) && is_num(&b)) return cmp_num(&a, &b);
@@ -328,10 +356,14 @@ int edgellm_jinja_cmp(jctx *c, jv a, jv b, const char *op)
     if (a.t == JV_LIST && b.t == JV_LIST && seq_class(a.u.l) && seq_class(a.u.l) == seq_class(b.u.l) &&
         seq_class(a.u.l) <= 2) {
         const jlist *x = a.u.l, *y = b.u.l;
+        deeper(c);
         for (size_t i = 0; i < x->n && i < y->n; i++) {
             if (edgellm_jinja_eq(c, x->items[i], y->items[i])) continue;
-            return edgellm_jinja_cmp(c, x->items[i], y->items[i], op);
+            int r = edgellm_jinja_cmp(c, x->items[i], y->items[i], op);
+            c->depth--;
+            return r;
         }
+        c->depth--;
         return x->n < y->n ? -1 : x->n > y->n;
     }
     edgellm_jinja_rfail(c, EDGELLM_ERR_FORMAT, "'%s' not supported between instances of '%s' and '%s'", op,
@@ -438,7 +470,16 @@ static void repr_dict(jctx *c, jbuf *b, const jdict *d)
     edgellm_jinja_buf_putc(c, b, '}');
 }
 
+static void repr_inner(jctx *c, jbuf *b, jv v);
+
 void edgellm_jinja_repr(jctx *c, jbuf *b, jv v)
+{
+    deeper(c);
+    repr_inner(c, b, v);
+    c->depth--;
+}
+
+static void repr_inner(jctx *c, jbuf *b, jv v)
 {
     char num[32];
     switch (v.t) {
@@ -571,7 +612,7 @@ void edgellm_jinja_json(jctx *c, jbuf *b, jv v, bool ensure_ascii, const jstr *i
                         const jstr *key_sep, bool sort_keys, int level)
 {
     char num[32];
-    if (++c->depth > c->lim.max_depth) edgellm_jinja_rfail(c, EDGELLM_ERR_UNSUPPORTED, "value nested too deep for tojson (depth limit)");
+    deeper(c);
     switch (v.t) {
     case JV_NONE: put_cstr(c, b, "null"); break;
     case JV_BOOL: put_cstr(c, b, v.u.b ? "true" : "false"); break;
