@@ -22,10 +22,14 @@ writes convN.golden (the exact bytes) or, when rendering raises, convN.error: li
 conversation (JSON), line 2 the message, line 3 the Python exception class.
 
 usage:
-  gen_chat_goldens.py DIR [--template FILE] [--bos TEXT] [--eos TEXT] [--no-strftime]
+  gen_chat_goldens.py DIR... [--from TDIR] [--template FILE] [--bos TEXT] [--eos TEXT] [--no-strftime]
       (re)write the goldens of every DIR/convN.json; the template, bos and eos are read
-      from DIR unless given (a file path for --template, texts for --bos/--eos)
-  gen_chat_goldens.py --check BINARY DIR... [--template FILE]
+      from DIR, or from TDIR (--from: e.g. tests/chat-templates/extra/qwen2.5-instruct
+      takes them from ../shared/data/chat-templates/qwen2.5-instruct), unless given
+  gen_chat_goldens.py --snippets FILE
+      re-render every record of a snippets file (tests/chat-templates/snippets.txt: small
+      templates, one feature each) with SNIPPET_VARS and rewrite its expected texts
+  gen_chat_goldens.py --check BINARY DIR... [--from TDIR] [--template FILE]
       render every conversation with Jinja2 and with BINARY (build/test_chat_template,
       its --render mode) and report the ones that differ; exit 1 if any does
 """
@@ -87,6 +91,36 @@ def render(template_text, conv, bos, eos, strftime=True):
         return e
 
 
+# The variables every snippet sees (tests/test_chat_template.c passes the same).
+SNIPPET_VARS = {
+    "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi there"},
+                 {"role": "assistant", "content": "Hello!"}, {"role": "user", "content": "Tell me more"}],
+    "d": {"b": 1, "a": 2},
+}
+SNIPPET_BOS, SNIPPET_EOS = "<s>", "</s>"
+
+
+def snippets(path):
+    """Rewrite the expected text of every record of a snippets file."""
+    text = read(path)
+    head, sep, rest = text.partition("### ")
+    out = [head]
+    for rec in (sep + rest).split("\n--- end\n"):
+        if not rec.strip():
+            continue
+        name_line, _, body = rec.partition("\n")
+        template = re.split(r"\n--- (?:want|error)\n", body)[0]
+        r = render(template, SNIPPET_VARS, SNIPPET_BOS, SNIPPET_EOS)
+        if isinstance(r, Exception):
+            kind, want = "error", "%s: %s" % (type(r).__name__, str(r).replace("\n", " "))
+        else:
+            kind, want = "want", r
+        out.append("%s\n%s\n--- %s\n%s\n--- end\n" % (name_line, template, kind, want))
+    with open(path, "wb") as f:
+        f.write("".join(out).encode("utf-8"))
+    print("%s: %d snippets" % (path, len(out) - 1))
+
+
 def read(path, default=None):
     if not os.path.exists(path):
         return default
@@ -145,7 +179,7 @@ def check(binary, folder, template, bos, eos):
 def main(argv):
     args = argv[1:]
     opts = {}
-    for key in ("--template", "--bos", "--eos"):
+    for key in ("--template", "--bos", "--eos", "--from"):
         if key in args:
             i = args.index(key)
             opts[key] = args[i + 1]
@@ -153,6 +187,9 @@ def main(argv):
     strftime = "--no-strftime" not in args
     args = [a for a in args if a != "--no-strftime"]
     binary = None
+    if args and args[0] == "--snippets":
+        snippets(args[1])
+        return 0
     if args and args[0] == "--check":
         binary = args[1]
         args = args[2:]
@@ -161,12 +198,13 @@ def main(argv):
         return 2
     bad = 0
     for folder in args:
-        template = read(opts["--template"]) if "--template" in opts else read(os.path.join(folder, "template.jinja"))
+        tdir = opts.get("--from", folder)
+        template = read(opts["--template"]) if "--template" in opts else read(os.path.join(tdir, "template.jinja"))
         if template is None:
-            print("%s: no template.jinja (give --template)" % folder)
+            print("%s: no template.jinja (give --from or --template)" % tdir)
             return 2
-        bos = opts.get("--bos", read(os.path.join(folder, "bos"), ""))
-        eos = opts.get("--eos", read(os.path.join(folder, "eos"), ""))
+        bos = opts.get("--bos", read(os.path.join(tdir, "bos"), ""))
+        eos = opts.get("--eos", read(os.path.join(tdir, "eos"), ""))
         if binary:
             bad += check(binary, folder, template, bos, eos)
         else:

@@ -191,14 +191,19 @@ static int check_folder(const char *tmpl_dir, const char *conv_dir, const char *
                 if (!rc) fprintf(stderr, "   --- got ---\n%.*s\n   --- want ---\n%s\n", (int)len, s, golden);
             }
         } else if (error) {
-            const char *msg = strchr(error, '\n');   /* line 1: the conversation, line 2: the message */
+            /* line 1: the conversation, line 2: the message, line 3 (optional): Python's
+             * exception class. The template's raise_exception (TemplateError) is
+             * EDGELLM_ERR_MISUSE with its message; any other error EDGELLM_ERR_FORMAT. */
+            const char *msg = strchr(error, '\n'), *cls = msg ? strchr(msg + 1, '\n') : NULL;
             char want[512] = "";
             if (msg) snprintf(want, sizeof want, "%.*s", (int)strcspn(msg + 1, "\n"), msg + 1);
-            CHECK_EQ(rc, EDGELLM_ERR_MISUSE);
-            CHECK(want[0] && strstr(err.msg, want) != NULL);
-            if (rc != EDGELLM_ERR_MISUSE || !strstr(err.msg, want))
-                fprintf(stderr, "   %s conv%d: got %s '%s', want the template's error '%s'\n", label, k,
-                        edgellm_status_name(rc), err.msg, want);
+            bool raised = !cls || !cls[1] || !strncmp(cls + 1, "TemplateError\n", 14);
+            edgellm_status want_rc = raised ? EDGELLM_ERR_MISUSE : EDGELLM_ERR_FORMAT;
+            CHECK_EQ(rc, want_rc);
+            if (raised) CHECK(want[0] && strstr(err.msg, want) != NULL);
+            if (rc != want_rc || (raised && !strstr(err.msg, want)))
+                fprintf(stderr, "   %s conv%d: got %s '%s', want %s '%s'\n", label, k, edgellm_status_name(rc), err.msg,
+                        edgellm_status_name(want_rc), want);
         } else {
             CHECK(!"a conversation without .golden or .error");
         }
@@ -287,6 +292,65 @@ static void test_chat_goldens_extra(void)
     fprintf(stderr, "   %d templates, %d conversations\n", n, total);
 }
 
+/* tests/chat-templates/snippets.txt: small templates, one Jinja feature each. */
+#define SNIPPET_VARS                                                                                   \
+    "{\"messages\": [{\"role\": \"system\", \"content\": \"Be brief.\"}, {\"role\": \"user\", "            \
+    "\"content\": \"Hi there\"}, {\"role\": \"assistant\", \"content\": \"Hello!\"}, {\"role\": \"user\", "    \
+    "\"content\": \"Tell me more\"}], \"d\": {\"b\": 1, \"a\": 2}}"
+
+static void test_chat_snippets(void)
+{
+    char path[8400];
+    snprintf(path, sizeof path, "%.4000s/snippets.txt", repo_fixtures());
+    char *text = read_file(path, NULL);
+    CHECK(text != NULL);
+    if (!text) return;
+    int n = 0, failed = 0;
+    for (char *rec = strstr(text, "### "); rec; n++) {
+        char *name = rec + 4, *nl = strchr(name, '\n');
+        char *want = strstr(nl, "\n--- want\n"), *error = strstr(nl, "\n--- error\n");
+        bool is_error = error && (!want || error < want);
+        char *sep = is_error ? error : want;
+        char *end = sep ? strstr(sep + 1, "\n--- end\n") : NULL;
+        CHECK(sep && end);
+        if (!sep || !end) break;
+        *nl = 0;
+        *sep = 0;
+        *end = 0;
+        const char *tmpl = nl + 1, *expect = sep + (is_error ? 11 : 10);
+        edgellm_chat_params p = edgellm_chat_default_params();
+        p.bos_token = "<s>";
+        p.eos_token = "</s>";
+        p.date = GOLDEN_DATE;
+        edgellm_chat_text *t = NULL;
+        edgellm_error err = {0};
+        edgellm_status rc = edgellm_chat_render_ex(tmpl, name, NULL, 0, &p, SNIPPET_VARS, NULL, &t, &err);
+        size_t len = 0;
+        const char *got = edgellm_chat_text_str(t, &len);
+        bool ok;
+        if (!is_error) ok = rc == EDGELLM_OK && len == strlen(expect) && !memcmp(got, expect, len);
+        else {   /* "Class: message": raise_exception -> MISUSE with the message; the sandbox's
+                  * SecurityError -> UNSUPPORTED; any other error -> FORMAT */
+            const char *colon = strstr(expect, ": ");
+            edgellm_status want_rc = !strncmp(expect, "TemplateError:", 14) ? EDGELLM_ERR_MISUSE
+                                     : !strncmp(expect, "SecurityError:", 14) ? EDGELLM_ERR_UNSUPPORTED
+                                                                                : EDGELLM_ERR_FORMAT;
+            ok = rc == want_rc && (want_rc != EDGELLM_ERR_MISUSE || (colon && strstr(err.msg, colon + 2)));
+        }
+        CHECK(ok);
+        if (!ok) {
+            failed++;
+            fprintf(stderr, "   snippet %s: %s\n   --- got ---\n%.*s\n   --- want ---\n%s\n", name,
+                    rc ? err.msg : "", (int)len, got ? got : "", expect);
+        }
+        edgellm_chat_text_free(t);
+        rec = strstr(end + 1, "### ");
+    }
+    fprintf(stderr, "   %d snippets, %d differ\n", n, failed);
+    CHECK(n >= 100);
+    free(text);
+}
+
 /* ---------------------------------------------------------------- main ---- */
 static int render_mode(int argc, char **argv)
 {
@@ -316,5 +380,6 @@ int main(int argc, char **argv)
     RUN(test_chat_goldens_shared);
     RUN(test_chat_goldens_repo);
     RUN(test_chat_goldens_extra);
+    RUN(test_chat_snippets);
     return test_summary();
 }

@@ -461,18 +461,16 @@ jv edgellm_jinja_binop(jctx *c, int op, jv a, jv b)
     operand_error(c, op, &a, &b);
 }
 
+/* `a ~ b ~ c`: Jinja's str_join without autoescape (plain str(), no Markup escaping). */
 jv edgellm_jinja_concat(jctx *c, const jv *vals, int n)
 {
-    bool safe = false;
-    for (int i = 0; i < n; i++) safe |= vals[i].t == JV_STR && vals[i].safe;
     jbuf buf;
     edgellm_jinja_buf_init(&buf);
     for (int i = 0; i < n; i++) {
         const jstr *s = edgellm_jinja_to_str(c, vals[i]);
-        if (safe && !(vals[i].t == JV_STR && vals[i].safe)) s = edgellm_jinja_escape(c, s);
         edgellm_jinja_buf_put_str(c, &buf, s, 0, s->len);
     }
-    jv v = {.t = JV_STR, .safe = safe};
+    jv v = {.t = JV_STR};
     v.u.s = edgellm_jinja_buf_finish(c, &buf);
     return v;
 }

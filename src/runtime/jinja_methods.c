@@ -953,43 +953,70 @@ jv edgellm_jinja_str_format(jctx *c, jv fmtv, jv args)
             break;
         }
         case 'd': case 'i': case 'u': case 'x': case 'X': case 'o': case 'c': {
-            int64_t v;
-            if (arg.t == JV_FLOAT && type != 'c' && type != 'x' && type != 'X' && type != 'o') {
-                if (!isfinite(arg.u.f) || fabs(arg.u.f) >= 9.2e18) edgellm_jinja_rfail(c, EDGELLM_ERR_UNSUPPORTED, "integer overflow in %% format");
-                v = (int64_t)arg.u.f;
-            } else if (arg.t == JV_INT || arg.t == JV_BOOL) v = arg.t == JV_INT ? arg.u.i : arg.u.b;
-            else if (type == 'c' && arg.t == JV_STR && edgellm_jinja_u8_count(arg.u.s->p, arg.u.s->len) == 1) {
-                edgellm_jinja_buf_put_str(c, &piece, arg.u.s, 0, arg.u.s->len);
-                break;
-            } else
-                edgellm_jinja_rfail(c, EDGELLM_ERR_FORMAT, "%%%c format: a real number is required, not %s", type,
-                                    edgellm_jinja_type_name(&arg));
+            /* Python's integer formatting: sign, "0x"/"0o" prefix for '#', at least `prec`
+             * digits, then width (zeros after the prefix with '0', spaces otherwise) */
+            char digits[400];
+            bool neg = false;
             if (type == 'c') {
-                if (v < 0 || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) edgellm_jinja_rfail(c, EDGELLM_ERR_FORMAT, "%%c arg not in range(0x110000)");
+                int64_t v;
+                if (arg.t == JV_STR && edgellm_jinja_u8_count(arg.u.s->p, arg.u.s->len) == 1) {
+                    edgellm_jinja_buf_put_str(c, &piece, arg.u.s, 0, arg.u.s->len);
+                    break;
+                }
+                if (arg.t != JV_INT && arg.t != JV_BOOL)
+                    edgellm_jinja_rfail(c, EDGELLM_ERR_FORMAT, "%%c requires int or char");
+                v = arg.t == JV_INT ? arg.u.i : arg.u.b;
+                if (v < 0 || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
+                    edgellm_jinja_rfail(c, EDGELLM_ERR_FORMAT, "%%c arg not in range(0x110000)");
                 put_cp(c, &piece, (uint32_t)v, false);
                 break;
             }
-            char t = type == 'i' || type == 'u' ? 'd' : type;
-            snprintf(spec, sizeof spec, "%%%s%s%s%s", flags, prec >= 0 ? "." : "", prec >= 0 ? "*" : "", "ll");
-            size_t sl = strlen(spec);
-            spec[sl] = t;
-            spec[sl + 1] = 0;
-            if (prec >= 0) snprintf(num, sizeof num, spec, prec, (long long)v);
-            else snprintf(num, sizeof num, spec, (long long)v);
-            if (type == 'o' && strchr(flags, '#')) {   /* Python writes 0o17, C writes 017 */
-                char *z = strchr(num, '0');
-                if (z) { memmove(z + 2, z + 1, strlen(z + 1) + 1); z[1] = 'o'; }
-            }
-            edgellm_jinja_buf_put(c, &piece, num, strlen(num), false);
+            if (arg.t == JV_FLOAT && (type == 'd' || type == 'i' || type == 'u')) {
+                if (!isfinite(arg.u.f)) edgellm_jinja_rfail(c, EDGELLM_ERR_FORMAT, "cannot convert float %s to integer", isnan(arg.u.f) ? "NaN" : "infinity");
+                double tr = trunc(arg.u.f);
+                neg = tr < 0;
+                fmt_double(digits, sizeof digits, "%.0f", fabs(tr));   /* the double's exact integer */
+            } else if (arg.t == JV_INT || arg.t == JV_BOOL) {
+                int64_t v = arg.t == JV_INT ? arg.u.i : arg.u.b;
+                neg = v < 0;
+                uint64_t m = neg ? 0 - (uint64_t)v : (uint64_t)v;
+                snprintf(digits, sizeof digits, type == 'x' ? "%llx" : type == 'X' ? "%llX" : type == 'o' ? "%llo" : "%llu",
+                         (unsigned long long)m);
+            } else
+                edgellm_jinja_rfail(c, EDGELLM_ERR_FORMAT, "%%%c format: %s is required, not %s", type,
+                                    type == 'x' || type == 'X' || type == 'o' ? "an integer" : "a real number",
+                                    edgellm_jinja_type_name(&arg));
+            const char *sign = neg ? "-" : strchr(flags, '+') ? "+" : strchr(flags, ' ') ? " " : "";
+            const char *prefix = !strchr(flags, '#') ? "" : type == 'x' ? "0x" : type == 'X' ? "0X" : type == 'o' ? "0o" : "";
+            int nd = (int)strlen(digits), zeros = prec > nd ? prec - nd : 0;
+            int len = (int)strlen(sign) + (int)strlen(prefix) + zeros + nd;
+            bool left = strchr(flags, '-') != NULL, zero_pad = !left && strchr(flags, '0');
+            if (width > len && zero_pad) zeros += width - len;
+            else if (width > len && !left) for (int k = len; k < width; k++) edgellm_jinja_buf_putc(c, &piece, ' ');
+            edgellm_jinja_buf_put(c, &piece, sign, strlen(sign), false);
+            edgellm_jinja_buf_put(c, &piece, prefix, strlen(prefix), false);
+            for (int k = 0; k < zeros; k++) edgellm_jinja_buf_putc(c, &piece, '0');
+            edgellm_jinja_buf_put(c, &piece, digits, (size_t)nd, false);
+            if (width > len && left) for (int k = len; k < width; k++) edgellm_jinja_buf_putc(c, &piece, ' ');
+            width = -1;   /* applied */
             break;
         }
         case 'f': case 'F': case 'e': case 'E': case 'g': case 'G': {
             if (!(arg.t == JV_FLOAT || arg.t == JV_INT || arg.t == JV_BOOL))
                 edgellm_jinja_rfail(c, EDGELLM_ERR_FORMAT, "must be real number, not %s", edgellm_jinja_type_name(&arg));
             double v = arg.t == JV_FLOAT ? arg.u.f : arg.t == JV_INT ? (double)arg.u.i : arg.u.b;
-            snprintf(spec, sizeof spec, "%%%s.%d%c", flags, prec >= 0 ? prec : 6, type);
+            if (!isfinite(v)) {   /* Python: inf, nan (sign and case per type), space-padded */
+                const char *w = isnan(v) ? "nan" : v < 0 ? "-inf" : strchr(flags, '+') ? "+inf" : strchr(flags, ' ') ? " inf" : "inf";
+                snprintf(num, sizeof num, "%s", w);
+                if (type >= 'A' && type <= 'Z')
+                    for (char *q = num; *q; q++) *q = (char)(*q >= 'a' && *q <= 'z' ? *q - 32 : *q);
+                edgellm_jinja_buf_put(c, &piece, num, strlen(num), false);
+                break;
+            }
+            snprintf(spec, sizeof spec, "%%%s%d.%d%c", flags, width < 0 ? 0 : width, prec >= 0 ? prec : 6, type);
             fmt_double(num, sizeof num, spec, v);
             edgellm_jinja_buf_put(c, &piece, num, strlen(num), false);
+            width = -1;   /* applied */
             break;
         }
         default: edgellm_jinja_rfail(c, EDGELLM_ERR_FORMAT, "unsupported format character '%c'", type);
