@@ -755,6 +755,16 @@ static jv filtered_block(jctx *c, const jnode *chain, jstr *body)
     return v;
 }
 
+/* The frame for the next loop iteration: f itself emptied, unless a macro captured it. */
+static jframe *iteration_frame(jctx *c, jframe *f, jframe *outer)
+{
+    if (f && !f->captured) {
+        f->n = 0;
+        return f;
+    }
+    return frame_new(c, outer);
+}
+
 static void count_iteration(jctx *c)
 {
     if (++c->iterations > c->lim.max_iterations)
@@ -770,9 +780,10 @@ static void exec_for(jctx *c, const jnode *n)
     if (n->b) {   /* the loop filter: `for x in xs if cond` */
         jv *kept = cnt ? edgellm_jinja_alloc(c, cnt * sizeof(jv)) : NULL;
         size_t k = 0;
+        jframe *f = NULL;
         for (size_t i = 0; i < cnt; i++) {
             count_iteration(c);
-            c->frame = frame_new(c, outer);
+            c->frame = f = iteration_frame(c, f, outer);
             assign(c, c->frame, n, items[i]);
             if (edgellm_jinja_truthy(c, edgellm_jinja_eval(c, n->b))) kept[k++] = items[i];
             c->frame = outer;
@@ -796,10 +807,11 @@ static void exec_for(jctx *c, const jnode *n)
     jv lv = {.t = JV_LOOP};
     lv.u.loop = lp;
     bool completed = false;
+    jframe *f = NULL;
     for (size_t i = 0; i < cnt; i++) {
         count_iteration(c);
         lp->index0 = (int64_t)i;
-        c->frame = frame_new(c, outer);
+        c->frame = f = iteration_frame(c, f, outer);
         assign(c, c->frame, n, items[i]);
         frame_set(c, c->frame, "loop", lv);
         exec_list(c, n->list, n->n);
@@ -872,6 +884,7 @@ static void exec_stmt(jctx *c, const jnode *n)
         jmacro *m = edgellm_jinja_alloc(c, sizeof *m);
         m->def = n;
         m->closure = c->frame;
+        c->frame->captured = true;
         jv v = {.t = JV_MACRO};
         v.u.m = m;
         frame_set(c, c->frame, n->name, v);
@@ -900,6 +913,7 @@ static void exec_stmt(jctx *c, const jnode *n)
         jmacro *m = edgellm_jinja_alloc(c, sizeof *m);
         m->def = n;
         m->closure = c->frame;
+        c->frame->captured = true;
         jv caller = {.t = JV_MACRO};
         caller.u.m = m;
         const jnode *call = n->a;

@@ -27,6 +27,7 @@ typedef struct {
     jchunk *head;
     size_t  total;    /* bytes obtained from edgellm_malloc */
     size_t  limit;    /* total may not exceed it            */
+    bool    at_limit; /* the last failure was the limit's   */
 } jarena;
 
 /* ------------------------------------------------------------------ values ---- */
@@ -229,6 +230,7 @@ void edgellm_jinja_lex(const char *src, size_t len, jarena *a, jfail *f, jtok **
 typedef struct jframe jframe;
 struct jframe {
     jframe      *parent;
+    bool         captured;  /* a macro keeps it as its closure: not to be reused    */
     int          n, cap;
     const char **names;
     jv          *vals;

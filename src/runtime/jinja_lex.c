@@ -33,7 +33,8 @@ typedef struct {
     jfail      *f;
     jtok       *toks;
     size_t      n, cap;
-    size_t      scan;       /* line/line_start are those of offset scan */
+    size_t      scan;       /* line, line_start and col are those of offset scan */
+    uint32_t    col;
 } lexer;
 
 static uint32_t col_of(const lexer *L, size_t pos)
@@ -53,6 +54,8 @@ _Noreturn static void lfail(lexer *L, edgellm_status code, size_t pos, const cha
 static void *lalloc(lexer *L, size_t n)
 {
     void *p = edgellm_jinja_arena_alloc(L->a, n);
+    if (!p && L->a->at_limit)
+        edgellm_jinja_fail(L->f, EDGELLM_ERR_UNSUPPORTED, 0, 0, "memory limit reached while reading the template (%zu bytes)", L->a->limit);
     if (!p) edgellm_jinja_fail(L->f, EDGELLM_ERR_NOMEM, 0, 0, "out of memory while reading the template");
     return p;
 }
@@ -69,10 +72,16 @@ static jtok *push(lexer *L, jtok_type type, size_t pos)
     jtok *t = &L->toks[L->n++];
     memset(t, 0, sizeof *t);
     t->type = (uint8_t)type;
-    for (; L->scan < pos; L->scan++)   /* tokens come in source order */
-        if (L->s[L->scan] == '\n') { L->line++; L->line_start = L->scan + 1; }
+    for (; L->scan < pos; L->scan++) {   /* tokens come in source order */
+        unsigned char b = (unsigned char)L->s[L->scan];
+        if (b == '\n') {
+            L->line++;
+            L->line_start = L->scan + 1;
+            L->col = 0;
+        } else if ((b & 0xC0) != 0x80) L->col++;
+    }
     t->line = L->line;
-    t->col = (uint32_t)(edgellm_jinja_u8_count(L->s + L->line_start, pos - L->line_start) + 1);
+    t->col = L->col + 1;
     return t;
 }
 
@@ -424,7 +433,8 @@ void edgellm_jinja_lex(const char *src, size_t len, jarena *a, jfail *f, jtok **
     L.f = f;
     /* newlines: \r\n, \r -> \n; one trailing \n dropped */
     char *s = edgellm_jinja_arena_alloc(a, len + 1);
-    if (!s) edgellm_jinja_fail(f, EDGELLM_ERR_NOMEM, 0, 0, "out of memory while reading the template");
+    if (!s) edgellm_jinja_fail(f, a->at_limit ? EDGELLM_ERR_UNSUPPORTED : EDGELLM_ERR_NOMEM, 0, 0, "%s",
+                               a->at_limit ? "memory limit reached while reading the template" : "out of memory while reading the template");
     size_t n = 0;
     for (size_t i = 0; i < len; i++) {
         if (src[i] == '\r') {

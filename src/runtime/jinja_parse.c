@@ -77,6 +77,8 @@ _Noreturn static void unexpected(parser *P)
 static void *palloc(parser *P, size_t n)
 {
     void *p = edgellm_jinja_arena_alloc(P->a, n);
+    if (!p && P->a->at_limit)
+        edgellm_jinja_fail(P->f, EDGELLM_ERR_UNSUPPORTED, 0, 0, "memory limit reached while parsing (%zu bytes)", P->a->limit);
     if (!p) edgellm_jinja_fail(P->f, EDGELLM_ERR_NOMEM, 0, 0, "out of memory while parsing the template");
     memset(p, 0, n);
     return p;
@@ -1052,13 +1054,13 @@ edgellm_status edgellm_jinja_parse(const char *src, size_t len, const char *name
     }
     t->name = nm;
     t->src_len = len;
-    edgellm_jinja_arena_init(&t->arena, SIZE_MAX);
     /* volatile: read after longjmp */
     edgellm_jinja *volatile tv = t;
     jfail f;
     f.err = err;
     f.status = EDGELLM_OK;
     f.name = nm;
+    edgellm_jinja_arena_init(&t->arena, L.max_memory_bytes);
     if (setjmp(f.jb)) {
         edgellm_jinja_free(tv);
         return f.status;

@@ -22,6 +22,7 @@ void edgellm_jinja_arena_init(jarena *a, size_t limit)
     a->head = NULL;
     a->total = 0;
     a->limit = limit;
+    a->at_limit = false;
 }
 
 void edgellm_jinja_arena_free(jarena *a)
@@ -39,7 +40,10 @@ void edgellm_jinja_arena_free(jarena *a)
 void *edgellm_jinja_arena_alloc(jarena *a, size_t n)
 {
     const size_t align = _Alignof(max_align_t);
-    if (n > SIZE_MAX / 2) return NULL;
+    if (n > SIZE_MAX / 2) {
+        a->at_limit = true;
+        return NULL;
+    }
     n = (n + align - 1) & ~(align - 1);
     if (n == 0) n = align;
     jchunk *c = a->head;
@@ -52,8 +56,12 @@ void *edgellm_jinja_arena_alloc(jarena *a, size_t n)
     if (c && c->cap < (1u << 20)) cap = c->cap * 2;
     if (cap < n) cap = n;
     size_t bytes = sizeof(jchunk) + cap;
-    if (a->total + bytes > a->limit || a->total + bytes < a->total) return NULL;
+    if (a->total + bytes > a->limit || a->total + bytes < a->total) {
+        a->at_limit = true;
+        return NULL;
+    }
     jchunk *nc = edgellm_malloc(bytes);
+    a->at_limit = false;
     if (!nc) return NULL;
     a->total += bytes;
     nc->cap = cap;
@@ -97,7 +105,7 @@ void *edgellm_jinja_alloc(jctx *c, size_t n)
 {
     void *p = edgellm_jinja_arena_alloc(&c->arena, n);
     if (p) return p;
-    if (c->arena.total + n + 65536 > c->arena.limit)
+    if (c->arena.at_limit)
         edgellm_jinja_rfail(c, EDGELLM_ERR_UNSUPPORTED, "memory limit reached (%zu bytes)", c->arena.limit);
     edgellm_jinja_rfail(c, EDGELLM_ERR_NOMEM, "out of memory");
 }
