@@ -23,6 +23,7 @@
  */
 #include "test_util.h"
 #include "runtime/chat_template.h"
+#include "../fuzz/fuzz_template_input.h"
 #include "common/common.h"
 #include "format/gguf.h"
 #include <dirent.h>
@@ -738,6 +739,8 @@ static void test_chat_hostile_limits(void)
                      NULL, msg, sizeof msg), EDGELLM_ERR_UNSUPPORTED);
     CHECK(strstr(msg, "memory limit") != NULL);
     CHECK_EQ(hostile("{{ 'x' * 9000000000000000000 }}", NULL, msg, sizeof msg), EDGELLM_ERR_UNSUPPORTED);
+    CHECK_EQ(hostile("{{ ('' * 9000000000000000000)|length }}{{ ([] * 9000000000000000000)|length }}", NULL, msg,
+                     sizeof msg), EDGELLM_OK);
     /* tighter limits of the caller's choosing */
     edgellm_jinja_limits lim = edgellm_jinja_default_limits(0);
     lim.max_output_bytes = 10;
@@ -794,6 +797,46 @@ static void test_chat_oom_sweep(void)
     }
     CHECK(n > 3 && n < 1000);
     CHECK_EQ(edgellm_test_live_allocs(), live);
+}
+
+/* tests/corpus/template/: what fuzz/fuzz_template found, replayed as it ran there. */
+typedef struct {
+    const uint8_t *data;
+    size_t size;
+} fuzz_arg;
+
+static void fuzz_child(void *arg, void *res)
+{
+    const fuzz_arg *a = arg;
+    const char *why = fuzz_template_run(a->data, a->size);
+    snprintf(res, 256, "%s", why ? why : "ok");
+}
+
+static void test_chat_fuzz_corpus(void)
+{
+    char dir[8400];
+    snprintf(dir, sizeof dir, "%.4000s/../corpus/template", repo_fixtures());
+    DIR *d = opendir(dir);
+    CHECK(d != NULL);
+    if (!d) return;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char path[8700], res[256], why[256];
+        snprintf(path, sizeof path, "%s/%.255s", dir, e->d_name);
+        size_t size = 0;
+        uint8_t *data = read_file(path, &size);
+        fuzz_arg a = {data, size};
+        bool ran = test_run_isolated(fuzz_child, &a, res, sizeof res, 30, why, sizeof why);
+        CHECK(ran && !strcmp(res, "ok"));
+        if (!ran || strcmp(res, "ok")) fprintf(stderr, "   %s: %s\n", e->d_name, ran ? res : why);
+        free(data);
+        n++;
+    }
+    closedir(d);
+    fprintf(stderr, "   %d inputs replayed\n", n);
+    CHECK(n > 0);
 }
 
 /* -------------------------------------------------------------- details ---- */
@@ -937,6 +980,7 @@ int main(int argc, char **argv)
     RUN(test_chat_hostile_limits);
     RUN(test_chat_hostile_sandbox);
     RUN(test_chat_oom_sweep);
+    RUN(test_chat_fuzz_corpus);
     RUN(test_chat_newlines_and_date);
     RUN(test_chat_model_template);
     RUN(test_chat_speed);

@@ -363,6 +363,7 @@ static jv repeat(jctx *c, jv seq, int64_t times)
     if (times < 0) times = 0;
     if (seq.t == JV_STR) {
         const jstr *s = seq.u.s;
+        if (!s->len) times = 0;   /* '' * 10**18 is '' at once */
         if (times && s->len > c->arena.limit / (uint64_t)times)
             edgellm_jinja_rfail(c, EDGELLM_ERR_UNSUPPORTED, "memory limit reached (%zu bytes)", c->arena.limit);
         jbuf buf;
@@ -373,10 +374,11 @@ static jv repeat(jctx *c, jv seq, int64_t times)
         return v;
     }
     const jlist *l = seq.u.l;
+    if (!l->n) times = 0;
     if (times && l->n > c->arena.limit / sizeof(jv) / (uint64_t)times)
         edgellm_jinja_rfail(c, EDGELLM_ERR_UNSUPPORTED, "memory limit reached (%zu bytes)", c->arena.limit);
     jlist *r = edgellm_jinja_list_new(c, l->n * (size_t)times, (jl_kind)l->kind);
-    for (int64_t k = 0; k < times; k++) memcpy(r->items + (size_t)k * l->n, l->items, l->n * sizeof(jv));
+    for (int64_t k = 0; k < times && l->n; k++) memcpy(r->items + (size_t)k * l->n, l->items, l->n * sizeof(jv));
     jv v = {.t = JV_LIST};
     v.u.l = r;
     return v;

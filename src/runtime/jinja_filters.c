@@ -483,7 +483,7 @@ void edgellm_jinja_gen_force(jctx *c, jlist *l)
     jv r = filter_impl(c, z->id, z->value, z->args, z->n, z->kw, z->kwv, z->nkw);
     edgellm_jinja_gen_force(c, r.u.l);
     l->n = r.u.l->n - r.u.l->pos;
-    l->items = r.u.l->items + r.u.l->pos;
+    l->items = l->n ? r.u.l->items + r.u.l->pos : NULL;
     l->pos = 0;
 }
 

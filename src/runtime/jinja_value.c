@@ -172,7 +172,7 @@ const jv *edgellm_jinja_iter(jctx *c, jv v, size_t *n)
             size_t from = l->pos;
             l->pos = l->n;
             *n = l->n - from;
-            return l->items + from;
+            return *n ? l->items + from : NULL;
         }
         *n = l->n;
         return l->items;
