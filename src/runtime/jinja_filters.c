@@ -43,25 +43,8 @@ static const struct { const char *name; int id; } FILTERS[] = {
 };
 #define N_FILTERS ((int)(sizeof FILTERS / sizeof FILTERS[0]))
 
-enum {
-    T_DEFINED, T_UNDEFINED, T_NONE, T_BOOLEAN, T_FALSE, T_TRUE, T_INTEGER, T_FLOAT, T_NUMBER, T_STRING,
-    T_MAPPING, T_ITERABLE, T_SEQUENCE, T_CALLABLE, T_SAMEAS, T_ESCAPED, T_ODD, T_EVEN, T_DIVISIBLEBY, T_EQ,
-    T_NE, T_LT, T_LE, T_GT, T_GE, T_IN, T_LOWER, T_UPPER, T_FILTER, T_TEST
-};
 
-static const struct { const char *name; int id; } TESTS[] = {
-    {"defined", T_DEFINED}, {"undefined", T_UNDEFINED}, {"none", T_NONE}, {"boolean", T_BOOLEAN},
-    {"false", T_FALSE}, {"true", T_TRUE}, {"integer", T_INTEGER}, {"float", T_FLOAT}, {"number", T_NUMBER},
-    {"string", T_STRING}, {"mapping", T_MAPPING}, {"iterable", T_ITERABLE}, {"sequence", T_SEQUENCE},
-    {"callable", T_CALLABLE}, {"sameas", T_SAMEAS}, {"escaped", T_ESCAPED}, {"odd", T_ODD}, {"even", T_EVEN},
-    {"divisibleby", T_DIVISIBLEBY}, {"eq", T_EQ}, {"equalto", T_EQ}, {"==", T_EQ}, {"ne", T_NE}, {"!=", T_NE},
-    {"lt", T_LT}, {"lessthan", T_LT}, {"<", T_LT}, {"le", T_LE}, {"<=", T_LE}, {"gt", T_GT},
-    {"greaterthan", T_GT}, {">", T_GT}, {"ge", T_GE}, {">=", T_GE}, {"in", T_IN}, {"lower", T_LOWER},
-    {"upper", T_UPPER}, {"filter", T_FILTER}, {"test", T_TEST},
-};
-#define N_TESTS ((int)(sizeof TESTS / sizeof TESTS[0]))
-
-/* Ids are indexes into the tables (so the name is known for messages). */
+/* Ids are indexes into the table (so the name is known for messages). */
 int edgellm_jinja_filter_id(const char *name)
 {
     for (int i = 0; i < N_FILTERS; i++)
@@ -69,12 +52,6 @@ int edgellm_jinja_filter_id(const char *name)
     return -1;
 }
 
-int edgellm_jinja_test_id(const char *name)
-{
-    for (int i = 0; i < N_TESTS; i++)
-        if (!strcmp(TESTS[i].name, name)) return i;
-    return -1;
-}
 
 /* ------------------------------------------------------------------ helpers ---- */
 static jv gen_of(jctx *c, const jv *items, size_t n)
@@ -190,106 +167,6 @@ static jv *copy_items(jctx *c, jv value, size_t *n)
     jv *out = *n ? edgellm_jinja_alloc(c, *n * sizeof(jv)) : NULL;
     if (*n) memcpy(out, it, *n * sizeof(jv));
     return out;
-}
-
-/* Python float() of a string: [ws][sign](digits[_digits][.digits]|.digits)[e[sign]digits] |
- * inf | infinity | nan [ws]; false when it is not one. */
-static bool parse_float(const jstr *s, double *out)
-{
-    size_t b = 0, e = s->len;
-    uint32_t cp;
-    while (b < e && (edgellm_jinja_u8_next(s->p, e, b, &cp), edgellm_jinja_isspace(cp))) b = edgellm_jinja_u8_next(s->p, e, b, &cp);
-    while (e > b) {
-        size_t k = e - 1;
-        while (k > b && ((unsigned char)s->p[k] & 0xC0) == 0x80) k--;
-        edgellm_jinja_u8_next(s->p, s->len, k, &cp);
-        if (!edgellm_jinja_isspace(cp)) break;
-        e = k;
-    }
-    char buf[512];
-    size_t o = 0, i = b;
-    if (e - b >= sizeof buf) return false;
-    if (i < e && (s->p[i] == '+' || s->p[i] == '-')) buf[o++] = s->p[i++];
-    size_t rest = e - i;
-    const char *words[] = {"inf", "infinity", "nan"};
-    for (int w = 0; w < 3; w++)
-        if (rest == strlen(words[w]) && !strncasecmp(s->p + i, words[w], rest)) {
-            double v = w == 2 ? NAN : INFINITY;
-            *out = o && buf[0] == '-' ? -v : v;
-            return true;
-        }
-    bool digits = false, prev_digit = false;
-    int part = 0;   /* 0 mantissa, 1 fraction, 2 exponent */
-    for (; i < e; i++) {
-        char ch = s->p[i];
-        if (ch >= '0' && ch <= '9') { buf[o++] = ch; digits = prev_digit = true; continue; }
-        if (ch == '_' && prev_digit && i + 1 < e && s->p[i + 1] >= '0' && s->p[i + 1] <= '9') { prev_digit = false; continue; }
-        prev_digit = false;
-        if (ch == '.' && part == 0) { buf[o++] = '.'; part = 1; continue; }
-        if ((ch == 'e' || ch == 'E') && part < 2 && digits) {
-            buf[o++] = 'e';
-            part = 2;
-            digits = false;
-            if (i + 1 < e && (s->p[i + 1] == '+' || s->p[i + 1] == '-')) buf[o++] = s->p[++i];
-            continue;
-        }
-        return false;
-    }
-    if (!digits) return false;
-    buf[o] = 0;
-    const char *dp = localeconv()->decimal_point;
-    if (dp && !(dp[0] == '.' && !dp[1])) {
-        char *p = strchr(buf, '.');
-        if (p) {
-            char tmp[600];
-            snprintf(tmp, sizeof tmp, "%.*s%s%s", (int)(p - buf), buf, dp, p + 1);
-            *out = strtod(tmp, NULL);
-            return true;
-        }
-    }
-    *out = strtod(buf, NULL);
-    return true;
-}
-
-/* Python int(s, base) for a string; false when it is not one. */
-static bool parse_int(const jstr *s, int64_t base, int64_t *out, bool *overflow)
-{
-    *overflow = false;
-    size_t b = 0, e = s->len;
-    uint32_t cp;
-    while (b < e && (edgellm_jinja_u8_next(s->p, e, b, &cp), edgellm_jinja_isspace(cp))) b = edgellm_jinja_u8_next(s->p, e, b, &cp);
-    while (e > b && ((unsigned char)s->p[e - 1] < 0x80) && edgellm_jinja_isspace((unsigned char)s->p[e - 1])) e--;
-    bool neg = false;
-    if (b < e && (s->p[b] == '+' || s->p[b] == '-')) neg = s->p[b++] == '-';
-    if (base != 0 && (base < 2 || base > 36)) return false;
-    if (b + 1 < e && s->p[b] == '0') {
-        char k = (char)(s->p[b + 1] | 0x20);
-        int pb = k == 'x' ? 16 : k == 'o' ? 8 : k == 'b' ? 2 : 0;
-        if (pb && (base == 0 || base == pb)) { base = pb; b += 2; if (b < e && s->p[b] == '_') b++; }
-    }
-    if (base == 0) {
-        base = 10;
-        if (b < e && s->p[b] == '0') {   /* base 0: no leading zeros unless the number is 0 */
-            for (size_t k = b; k < e; k++)
-                if (s->p[k] != '0' && s->p[k] != '_') return false;
-        }
-    }
-    if (b >= e) return false;
-    uint64_t acc = 0;
-    bool prev_digit = false;
-    for (size_t i = b; i < e; i++) {
-        char ch = s->p[i];
-        if (ch == '_' && prev_digit && i + 1 < e) { prev_digit = false; continue; }
-        int d = ch >= '0' && ch <= '9' ? ch - '0' : (ch | 0x20) >= 'a' && (ch | 0x20) <= 'z' ? (ch | 0x20) - 'a' + 10 : 99;
-        if (d >= base) return false;
-        if (acc > (UINT64_MAX - (uint64_t)d) / (uint64_t)base) *overflow = true;
-        acc = acc * (uint64_t)base + (uint64_t)d;
-        prev_digit = true;
-    }
-    if (!prev_digit) return false;
-    if (acc > (uint64_t)INT64_MAX + (neg ? 1u : 0u)) *overflow = true;
-    *out = neg ? (int64_t)(0 - acc) : (int64_t)acc;
-    return true;
 }
 
 /* Python round(x, ndigits) for a float (correctly rounded, as CPython's dtoa-based one). */
@@ -611,7 +488,7 @@ static jv filter_impl(jctx *c, int id, jv value, const jv *args, int n, const ch
         if (value.t == JV_FLOAT) return value;
         if (value.t == JV_INT) return jv_float((double)value.u.i);
         if (value.t == JV_BOOL) return jv_float(value.u.b);
-        if (value.t == JV_STR && parse_float(value.u.s, &f)) return jv_float(f);
+        if (value.t == JV_STR && edgellm_jinja_parse_float(value.u.s, &f)) return jv_float(f);
         return dflt;
     }
     case F_INT: {
@@ -624,10 +501,10 @@ static jv filter_impl(jctx *c, int id, jv value, const jv *args, int n, const ch
         double f;
         bool of = false;
         int64_t iv;
-        if (value.t == JV_STR && parse_int(value.u.s, base, &iv, &of) && !of) return jv_int(iv);
+        if (value.t == JV_STR && edgellm_jinja_parse_int(value.u.s, base, &iv, &of) && !of) return jv_int(iv);
         if (of) edgellm_jinja_rfail(c, EDGELLM_ERR_UNSUPPORTED, "integer overflow (edgellm's integers are 64-bit)");
         if (value.t == JV_FLOAT) f = value.u.f;
-        else if (!(value.t == JV_STR && parse_float(value.u.s, &f))) return dflt;
+        else if (!(value.t == JV_STR && edgellm_jinja_parse_float(value.u.s, &f))) return dflt;
         if (isnan(f)) edgellm_jinja_rfail(c, EDGELLM_ERR_FORMAT, "cannot convert float NaN to integer");
         if (isinf(f)) edgellm_jinja_rfail(c, EDGELLM_ERR_FORMAT, "cannot convert float infinity to integer");
         if (fabs(f) >= 9.2233720368547758e18) edgellm_jinja_rfail(c, EDGELLM_ERR_UNSUPPORTED, "integer overflow (edgellm's integers are 64-bit)");
@@ -894,85 +771,4 @@ static jv select_reject(jctx *c, jv value, const jv *a, int n, const char *const
         if (r != reject) out[no++] = items[i];
     }
     return gen_of(c, out, no);
-}
-
-/* ------------------------------------------------------------------ tests ---- */
-static bool is_num(const jv *v) { return v->t == JV_INT || v->t == JV_FLOAT || v->t == JV_BOOL; }
-
-static jv modulo(jctx *c, jv v, jv d)
-{
-    if (!is_num(&v)) {
-        if (v.t == JV_UNDEF) edgellm_jinja_undef_fail(c, &v);
-        edgellm_jinja_rfail(c, EDGELLM_ERR_FORMAT, "unsupported operand type(s) for %%: '%s' and '%s'", edgellm_jinja_type_name(&v),
-                            edgellm_jinja_type_name(&d));
-    }
-    return edgellm_jinja_binop(c, JO_MOD, v, d);
-}
-
-static void test_args(jctx *c, const char *name, int n, int want)
-{
-    if (n != want) edgellm_jinja_rfail(c, EDGELLM_ERR_FORMAT, "the test '%s' takes %d argument(s), %d given", name, want, n);
-}
-
-bool edgellm_jinja_test(jctx *c, int id, jv v, const jv *a, int n)
-{
-    const char *name = TESTS[id].name;
-    int tid = TESTS[id].id;
-    bool binary = tid == T_SAMEAS || tid == T_DIVISIBLEBY || (tid >= T_EQ && tid <= T_IN);
-    if (tid == T_FILTER || tid == T_TEST) binary = false;
-    test_args(c, name, n, binary ? 1 : 0);
-    switch (tid) {
-    case T_DEFINED: return v.t != JV_UNDEF;
-    case T_UNDEFINED: return v.t == JV_UNDEF;
-    case T_NONE: return v.t == JV_NONE;
-    case T_BOOLEAN: return v.t == JV_BOOL;
-    case T_FALSE: return v.t == JV_BOOL && !v.u.b;
-    case T_TRUE: return v.t == JV_BOOL && v.u.b;
-    case T_INTEGER: return v.t == JV_INT;
-    case T_FLOAT: return v.t == JV_FLOAT;
-    case T_NUMBER: return is_num(&v);
-    case T_STRING: return v.t == JV_STR;
-    case T_MAPPING: return v.t == JV_DICT;
-    case T_ITERABLE: return v.t == JV_STR || v.t == JV_LIST || v.t == JV_DICT || v.t == JV_UNDEF || v.t == JV_LOOP;
-    case T_SEQUENCE:
-        return v.t == JV_STR || v.t == JV_DICT || v.t == JV_UNDEF ||
-               (v.t == JV_LIST && (v.u.l->kind == JL_LIST || v.u.l->kind == JL_TUPLE || v.u.l->kind == JL_RANGE));
-    case T_CALLABLE: return v.t == JV_FUNC || v.t == JV_MACRO || v.t == JV_UNDEF || v.t == JV_LOOP;
-    case T_SAMEAS: {
-        jv o = a[0];
-        if (v.t != o.t) return false;
-        switch (v.t) {
-        case JV_NONE: case JV_UNDEF: return v.t == JV_NONE || v.u.u == o.u.u;
-        case JV_BOOL: return v.u.b == o.u.b;
-        case JV_INT: return v.u.i == o.u.i && v.u.i >= -5 && v.u.i <= 256;   /* CPython's cached ints */
-        case JV_STR: return v.u.s == o.u.s;
-        case JV_LIST: return v.u.l == o.u.l;
-        case JV_DICT: case JV_NS: return v.u.d == o.u.d;
-        case JV_FUNC: return v.u.fn == o.u.fn;
-        case JV_MACRO: return v.u.m == o.u.m;
-        case JV_LOOP: return v.u.loop == o.u.loop;
-        default: return false;
-        }
-    }
-    case T_ESCAPED: return v.t == JV_STR && v.safe;
-    case T_ODD: return edgellm_jinja_eq(c, modulo(c, v, jv_int(2)), jv_int(1));
-    case T_EVEN: return edgellm_jinja_eq(c, modulo(c, v, jv_int(2)), jv_int(0));
-    case T_DIVISIBLEBY: return edgellm_jinja_eq(c, modulo(c, v, a[0]), jv_int(0));
-    case T_EQ: return edgellm_jinja_eq(c, v, a[0]);
-    case T_NE: return !edgellm_jinja_eq(c, v, a[0]);
-    case T_LT: return edgellm_jinja_cmp(c, v, a[0], "<") == -1;
-    case T_LE: { int k = edgellm_jinja_cmp(c, v, a[0], "<="); return k == -1 || k == 0; }
-    case T_GT: return edgellm_jinja_cmp(c, v, a[0], ">") == 1;
-    case T_GE: { int k = edgellm_jinja_cmp(c, v, a[0], ">="); return k == 1 || k == 0; }
-    case T_IN: return edgellm_jinja_contains(c, a[0], v);
-    case T_LOWER: case T_UPPER: {
-        jv m;
-        edgellm_jinja_method(c, edgellm_jinja_strv(edgellm_jinja_to_str(c, v)), tid == T_LOWER ? "islower" : "isupper", &m);
-        return edgellm_jinja_call(c, m, NULL, 0, NULL, NULL, 0).u.b;
-    }
-    case T_FILTER: case T_TEST:
-        if (v.t != JV_STR) return false;
-        return tid == T_FILTER ? edgellm_jinja_filter_id(v.u.s->p) >= 0 : edgellm_jinja_test_id(v.u.s->p) >= 0;
-    }
-    return false;
 }

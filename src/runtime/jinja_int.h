@@ -312,6 +312,10 @@ int   edgellm_jinja_cmp(jctx *c, jv a, jv b, const char *op);
 jstr *edgellm_jinja_to_str(jctx *c, jv v);
 /* repr(v) appended to b. */
 void  edgellm_jinja_repr(jctx *c, jbuf *b, jv v);
+/* Python's float(s) and int(s, base) of a string (the float and int filters); false when
+ * Python would raise ValueError. parse_int sets *overflow past 64 bits. */
+bool  edgellm_jinja_parse_float(const jstr *s, double *out);
+bool  edgellm_jinja_parse_int(const jstr *s, int64_t base, int64_t *out, bool *overflow);
 /* Python float repr ("1.0", "1e+16", "inf") into buf[32]. */
 void  edgellm_jinja_float_repr(double f, char buf[32]);
 /* json.dumps(v, ensure_ascii, indent, separators, sort_keys) appended to b;
@@ -333,11 +337,12 @@ jv    edgellm_jinja_undef(jctx *c, ju_kind kind, const jv *obj, const char *name
 /* Raise the UndefinedError an undefined value carries. */
 _Noreturn void edgellm_jinja_undef_fail(jctx *c, const jv *v);
 
-/* ------------------------------------------------------------- operations ---- */
+/* ---------------------------------------------------- operations (jinja_ops.c) ---- */
 jv   edgellm_jinja_getattr(jctx *c, jv obj, const char *name);
 jv   edgellm_jinja_getitem(jctx *c, jv obj, jv key);
 jv   edgellm_jinja_slice(jctx *c, jv obj, jv start, jv stop, jv step);
 jv   edgellm_jinja_binop(jctx *c, int op, jv a, jv b);
+jv   edgellm_jinja_unary(jctx *c, bool neg, jv v);                  /* -v or +v */
 jv   edgellm_jinja_concat(jctx *c, const jv *vals, int n);
 bool edgellm_jinja_contains(jctx *c, jv container, jv item);
 
@@ -351,6 +356,25 @@ jv   edgellm_jinja_filter(jctx *c, int id, jv val, const jv *args, int n_args, c
 bool edgellm_jinja_test(jctx *c, int id, jv val, const jv *args, int n_args);
 /* Run a generator's pending filter call (its items exist afterwards); no-op otherwise. */
 void edgellm_jinja_gen_force(jctx *c, jlist *l);
+/* Ids of builtin functions and methods (jfunc.id). */
+enum {
+    JF_RANGE = 1, JF_NAMESPACE, JF_DICT, JF_RAISE, JF_STRFTIME, JF_UNSUPPORTED,
+    JF_LOOP_CYCLE, JF_LOOP_CHANGED,
+    JF_DICT_GET, JF_DICT_ITEMS, JF_DICT_KEYS, JF_DICT_VALUES,
+    JF_LIST_COUNT, JF_LIST_INDEX,
+    JF_S_STRIP, JF_S_LSTRIP, JF_S_RSTRIP, JF_S_STARTSWITH, JF_S_ENDSWITH, JF_S_SPLIT, JF_S_RSPLIT,
+    JF_S_UPPER, JF_S_LOWER, JF_S_TITLE, JF_S_CAPITALIZE, JF_S_REPLACE, JF_S_FIND, JF_S_RFIND, JF_S_INDEX,
+    JF_S_RINDEX, JF_S_COUNT, JF_S_JOIN, JF_S_SPLITLINES, JF_S_CENTER, JF_S_LJUST, JF_S_RJUST, JF_S_ZFILL,
+    JF_S_ISSPACE, JF_S_ISDIGIT, JF_S_ISALPHA, JF_S_ISALNUM, JF_S_ISLOWER, JF_S_ISUPPER, JF_S_ISASCII,
+    JF_S_ISDECIMAL, JF_S_ISNUMERIC, JF_S_ISTITLE,
+    JF_S_REMOVEPREFIX, JF_S_REMOVESUFFIX, JF_S_PARTITION, JF_S_RPARTITION
+};
+/* A method of a str (id JF_S_*), applied to s (jinja_str.c). */
+jv   edgellm_jinja_str_method(jctx *c, int id, const jstr *s, const jv *a, int n, const char *const *kw, const jv *kwv,
+                              int nkw);
+/* Argument count and keyword checks for builtins: "what() takes ..." errors. */
+void edgellm_jinja_no_kw(jctx *c, const char *what, int n_kw);
+void edgellm_jinja_nargs(jctx *c, const char *what, int n, int lo, int hi);
 /* Call a function value (builtin, method, macro). */
 jv   edgellm_jinja_call(jctx *c, jv fn, const jv *args, int n_args, const char *const *kw, const jv *kwv, int n_kw);
 /* A global function by name (range, namespace, dict, raise_exception, strftime_now...). */

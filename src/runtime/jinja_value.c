@@ -8,6 +8,7 @@
  * (EDGELLM_ERR_UNSUPPORTED), never a wrapped value.
  */
 #include "jinja_int.h"
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -674,4 +675,105 @@ void edgellm_jinja_json(jctx *c, jbuf *b, jv v, bool ensure_ascii, const jstr *i
     default: json_type_error(c, &v);
     }
     c->depth--;
+}
+
+/* ------------------------------------------------- numbers from strings ---- */
+/* Python float() of a string: [ws][sign](digits[_digits][.digits]|.digits)[e[sign]digits] |
+ * inf | infinity | nan [ws]; false when it is not one. */
+bool edgellm_jinja_parse_float(const jstr *s, double *out)
+{
+    size_t b = 0, e = s->len;
+    uint32_t cp;
+    while (b < e && (edgellm_jinja_u8_next(s->p, e, b, &cp), edgellm_jinja_isspace(cp))) b = edgellm_jinja_u8_next(s->p, e, b, &cp);
+    while (e > b) {
+        size_t k = e - 1;
+        while (k > b && ((unsigned char)s->p[k] & 0xC0) == 0x80) k--;
+        edgellm_jinja_u8_next(s->p, s->len, k, &cp);
+        if (!edgellm_jinja_isspace(cp)) break;
+        e = k;
+    }
+    char buf[512];
+    size_t o = 0, i = b;
+    if (e - b >= sizeof buf) return false;
+    if (i < e && (s->p[i] == '+' || s->p[i] == '-')) buf[o++] = s->p[i++];
+    size_t rest = e - i;
+    const char *words[] = {"inf", "infinity", "nan"};
+    for (int w = 0; w < 3; w++)
+        if (rest == strlen(words[w]) && !strncasecmp(s->p + i, words[w], rest)) {
+            double v = w == 2 ? NAN : INFINITY;
+            *out = o && buf[0] == '-' ? -v : v;
+            return true;
+        }
+    bool digits = false, prev_digit = false;
+    int part = 0;   /* 0 mantissa, 1 fraction, 2 exponent */
+    for (; i < e; i++) {
+        char ch = s->p[i];
+        if (ch >= '0' && ch <= '9') { buf[o++] = ch; digits = prev_digit = true; continue; }
+        if (ch == '_' && prev_digit && i + 1 < e && s->p[i + 1] >= '0' && s->p[i + 1] <= '9') { prev_digit = false; continue; }
+        prev_digit = false;
+        if (ch == '.' && part == 0) { buf[o++] = '.'; part = 1; continue; }
+        if ((ch == 'e' || ch == 'E') && part < 2 && digits) {
+            buf[o++] = 'e';
+            part = 2;
+            digits = false;
+            if (i + 1 < e && (s->p[i + 1] == '+' || s->p[i + 1] == '-')) buf[o++] = s->p[++i];
+            continue;
+        }
+        return false;
+    }
+    if (!digits) return false;
+    buf[o] = 0;
+    const char *dp = localeconv()->decimal_point;
+    if (dp && !(dp[0] == '.' && !dp[1])) {
+        char *p = strchr(buf, '.');
+        if (p) {
+            char tmp[600];
+            snprintf(tmp, sizeof tmp, "%.*s%s%s", (int)(p - buf), buf, dp, p + 1);
+            *out = strtod(tmp, NULL);
+            return true;
+        }
+    }
+    *out = strtod(buf, NULL);
+    return true;
+}
+
+/* Python int(s, base) for a string; false when it is not one. */
+bool edgellm_jinja_parse_int(const jstr *s, int64_t base, int64_t *out, bool *overflow)
+{
+    *overflow = false;
+    size_t b = 0, e = s->len;
+    uint32_t cp;
+    while (b < e && (edgellm_jinja_u8_next(s->p, e, b, &cp), edgellm_jinja_isspace(cp))) b = edgellm_jinja_u8_next(s->p, e, b, &cp);
+    while (e > b && ((unsigned char)s->p[e - 1] < 0x80) && edgellm_jinja_isspace((unsigned char)s->p[e - 1])) e--;
+    bool neg = false;
+    if (b < e && (s->p[b] == '+' || s->p[b] == '-')) neg = s->p[b++] == '-';
+    if (base != 0 && (base < 2 || base > 36)) return false;
+    if (b + 1 < e && s->p[b] == '0') {
+        char k = (char)(s->p[b + 1] | 0x20);
+        int pb = k == 'x' ? 16 : k == 'o' ? 8 : k == 'b' ? 2 : 0;
+        if (pb && (base == 0 || base == pb)) { base = pb; b += 2; if (b < e && s->p[b] == '_') b++; }
+    }
+    if (base == 0) {
+        base = 10;
+        if (b < e && s->p[b] == '0') {   /* base 0: no leading zeros unless the number is 0 */
+            for (size_t k = b; k < e; k++)
+                if (s->p[k] != '0' && s->p[k] != '_') return false;
+        }
+    }
+    if (b >= e) return false;
+    uint64_t acc = 0;
+    bool prev_digit = false;
+    for (size_t i = b; i < e; i++) {
+        char ch = s->p[i];
+        if (ch == '_' && prev_digit && i + 1 < e) { prev_digit = false; continue; }
+        int d = ch >= '0' && ch <= '9' ? ch - '0' : (ch | 0x20) >= 'a' && (ch | 0x20) <= 'z' ? (ch | 0x20) - 'a' + 10 : 99;
+        if (d >= base) return false;
+        if (acc > (UINT64_MAX - (uint64_t)d) / (uint64_t)base) *overflow = true;
+        acc = acc * (uint64_t)base + (uint64_t)d;
+        prev_digit = true;
+    }
+    if (!prev_digit) return false;
+    if (acc > (uint64_t)INT64_MAX + (neg ? 1u : 0u)) *overflow = true;
+    *out = neg ? (int64_t)(0 - acc) : (int64_t)acc;
+    return true;
 }
