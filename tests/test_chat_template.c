@@ -936,7 +936,7 @@ static void test_chat_speed(void)
             if (ms < best) best = ms;
         }
         fprintf(stderr, "   %s, 21 messages: %.3f ms per render\n", names[k], best);
-        CHECK(best < 1.0);
+        if (!TEST_UNDER_ASAN) CHECK(best < 1.0);   /* sanitizers slow everything ~10x */
     }
 }
 
