@@ -96,4 +96,26 @@ cli("synth", 7, "--shape", "tinyllama-1.1b", "--type", "q4_0", "-o", "out.gguf",
 cli("bench", 8, "-m", "m.gguf", "-p", "128", "-n", "64", "-r", "5", "-t", "1,2")
 cli("eval", 9, "-m", "m.gguf", "--ref", "r.gguf", "-f", "val.txt", "-c", "256")
 cli("help", 12, "plan", "--help")
+# template: byte 0 = conversation (bits 0..2), no generation prompt (bit 3), tool variables
+# (bit 4); then the template (fuzz/fuzz_template_input.h). Official templates from ../shared
+# and tests/chat-templates, and the feature snippets.
+chat = os.path.join(shared, "data", "chat-templates")
+repo_chat = os.path.join(here, "..", "tests", "chat-templates")
+for root in (chat, repo_chat):
+    if not os.path.isdir(root):
+        continue
+    for i, d in enumerate(sorted(os.listdir(root))):
+        t = os.path.join(root, d, "template.jinja")
+        if os.path.exists(t):
+            with open(t, "rb") as f:
+                body = f.read()
+            put("template", "%s-%s" % (os.path.basename(root), d), bytes([(i % 8) | (16 if i % 3 == 0 else 0)]) + body)
+snip = os.path.join(repo_chat, "snippets.txt")
+if os.path.exists(snip):
+    with open(snip, "rb") as f:
+        records = f.read().split(b"\n### ")[1:]
+    for i, rec in enumerate(records):
+        name, _, body = rec.partition(b"\n")
+        tmpl = body.split(b"\n--- ")[0]
+        put("template", "snippet-" + name.decode(), bytes([3 | (16 if i % 4 == 0 else 0)]) + tmpl)
 print("corpora written to", corpus)

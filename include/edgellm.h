@@ -393,6 +393,58 @@ EDGELLM_API int edgellm_kernels_describe(char *buf, size_t size);
 EDGELLM_API int edgellm_arch_supported(const char *arch);
 EDGELLM_API const char *edgellm_arch_names(void);
 
+/* ---- chat templates: a model's tokenizer.chat_template (Jinja) rendered as Hugging Face
+ * transformers' apply_chat_template renders it (Jinja2 3.1 with trim_blocks, lstrip_blocks,
+ * loopcontrols, its tojson and raise_exception; variables messages, add_generation_prompt,
+ * bos_token, eos_token, tools=None, documents=None, strftime_now) ---- */
+typedef struct { const char *role; const char *content; } edgellm_chat_message;   /* UTF-8 */
+typedef struct {
+    size_t size;                  /* sizeof(edgellm_chat_params)                             */
+    int add_generation_prompt;    /* 1 (default): end with the assistant turn's opening       */
+    const char *bos_token;        /* texts of bos_token / eos_token in the template; NULL: "" */
+    const char *eos_token;
+    const char *date;             /* strftime_now's clock "YYYY-MM-DD[ HH:MM[:SS]]"; NULL: now */
+} edgellm_chat_params;
+EDGELLM_API edgellm_chat_params edgellm_chat_default_params(void);
+typedef struct edgellm_chat_text edgellm_chat_text;   /* a rendered prompt */
+/* Render template_text (NUL-terminated) over msgs[n_msgs]; p may be NULL (defaults). Roles
+ * pass through (the template decides). Messages ("NAME:LINE:COL: ...", NAME = template_name
+ * or "template"): EDGELLM_ERR_MISUSE (NULL or non-UTF-8 role/content, naming the message
+ * index; or the template's raise_exception, with its message), EDGELLM_ERR_FORMAT (syntax,
+ * or an error while rendering), EDGELLM_ERR_UNSUPPORTED (a construct edgellm does not run:
+ * unknown filter, include...; or a limit on output, memory, nesting, steps, iterations),
+ * EDGELLM_ERR_NOMEM. Free *out with edgellm_chat_text_free. Thread-safe. */
+EDGELLM_API edgellm_status edgellm_chat_template_render(const char *template_text, const char *template_name,
+                                                        const edgellm_chat_message *msgs, int n_msgs,
+                                                        const edgellm_chat_params *p, edgellm_chat_text **out,
+                                                        edgellm_error *err);
+/* The text (*len bytes, NUL-terminated), borrowed until edgellm_chat_text_free. */
+EDGELLM_API const char *edgellm_chat_text_str(const edgellm_chat_text *t, size_t *len);
+/* Byte ranges [*begin, *end) of the text that came from messages (roles and contents),
+ * sorted and disjoint: a tokenizer must read no special token inside them, nor across
+ * their edges. */
+EDGELLM_API int  edgellm_chat_text_n_spans(const edgellm_chat_text *t);
+EDGELLM_API void edgellm_chat_text_span(const edgellm_chat_text *t, int i, size_t *begin, size_t *end);
+EDGELLM_API void edgellm_chat_text_free(edgellm_chat_text *t);
+/* Built-in templates, each an official one (sources in chat_template.c): "chatml",
+ * "llama2", "llama3", "mistral", "phi3", "gemma", "zephyr"; NULL for another name. */
+EDGELLM_API const char *edgellm_chat_template_builtin(const char *name);
+/* The model's tokenizer.chat_template: copies it, NUL-terminated and truncated to fit, into
+ * buf[buf_size] (buf may be NULL when buf_size is 0); returns its length in bytes, or -1
+ * when the file has none. Thread-safe. */
+EDGELLM_API int edgellm_model_chat_template(const edgellm_model *m, char *buf, int buf_size);
+/* A conversation ready for the model: msgs rendered with template_text (NULL: the model's
+ * own; EDGELLM_ERR_NOT_FOUND when it has none) and tokenized with its tokenizer, the
+ * template's special tokens parsed and the messages' text never (a user cannot end a turn
+ * by typing "<|im_end|>"). bos/eos texts: p's, else the vocabulary's. When more than
+ * max_tokens, the oldest turns after a leading system message are dropped, whole, until it
+ * fits (*n_dropped messages, may be NULL); EDGELLM_ERR_CTX_FULL when the system message
+ * and the last turn alone do not. Writes *n_tokens ids to out[max_tokens]. */
+EDGELLM_API edgellm_status edgellm_chat_tokenize(const edgellm_model *m, const char *template_text,
+                                                 const edgellm_chat_message *msgs, int n_msgs,
+                                                 const edgellm_chat_params *p, int32_t *out, int max_tokens,
+                                                 int *n_tokens, int *n_dropped, edgellm_error *err);
+
 #ifdef __cplusplus
 }
 #endif
