@@ -16,6 +16,15 @@ int cmd_eval(int argc, char **argv);
 int cmd_quantize(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_chat(int argc, char **argv);
+int cmd_template(int argc, char **argv);
+
+/* --chat-template NAME|FILE (cmd_template.c): a built-in's text, or FILE read into *owned
+ * (free it); NULL arg: *text NULL (the model's own). Prints the problem and returns 1 when
+ * NAME is no built-in and FILE cannot be read. */
+int cli_chat_template(const char *cmd, const char *arg, char **owned, const char **text);
+/* "chatml, llama2, ...": the built-in templates' names, for messages. */
+const char *cli_chat_template_names(void);
 
 /* Print "edgellm CMD: message" to stderr. */
 void cli_print_error(const char *cmd, const edgellm_error *err);

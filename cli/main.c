@@ -19,7 +19,9 @@ typedef struct {
 
 static const command commands[] = {
     {"plan", cmd_plan, "will a model fit on a device, at which precision, how fast (start here)"},
-    {"run", cmd_run, "generate text from a prompt"},
+    {"run", cmd_run, "generate text from a prompt (or a file of prompts, batched)"},
+    {"chat", cmd_chat, "talk to a model in the terminal with its chat template, multi-turn"},
+    {"template", cmd_template, "render a chat template over a conversation (check templates)"},
     {"info", cmd_info, "show a GGUF file's metadata, tensors, parameter count and bits per weight"},
     {"tokenize", cmd_tokenize, "turn text into token ids"},
     {"logits", cmd_logits, "write every position's logits for given token ids (float32 LE)"},

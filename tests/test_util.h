@@ -206,7 +206,7 @@ static __attribute__((unused)) const char *test_tmpdir(void)
  * returns the exit status, or 128+signal when killed by a signal. */
 static __attribute__((unused)) int run_capture(const char *cmd, char *out, size_t size)
 {
-    char full[8192];
+    char full[8192 + 16];
     snprintf(full, sizeof full, "%s 2>&1", cmd);
     FILE *p = popen(full, "r");
     if (!p) return -1;
