@@ -29,8 +29,7 @@
 extern "C" {
 #endif
 
-/* Symbol visibility: EDGELLM_BUILD is defined while building the library, EDGELLM_STATIC
- * by users of the static library on Windows (elsewhere nothing needs to be defined). */
+/* EDGELLM_BUILD: building the library; EDGELLM_STATIC: using the static one on Windows. */
 #if defined(_WIN32) && !defined(EDGELLM_STATIC)
 #  if defined(EDGELLM_BUILD)
 #    define EDGELLM_API __declspec(dllexport)
@@ -50,8 +49,7 @@ extern "C" {
 #define EDGELLM_VERSION "0.3.0"
 #define EDGELLM_VERSION_NUMBER (EDGELLM_VERSION_MAJOR * 10000 + EDGELLM_VERSION_MINOR * 100 + EDGELLM_VERSION_PATCH)
 
-/* The library's version at run time ("0.3.0"; compare with EDGELLM_VERSION for the header
- * a program was built with) and its EDGELLM_VERSION_NUMBER. */
+/* The library's version at run time (EDGELLM_VERSION is the header's) and its number. */
 EDGELLM_API const char *edgellm_version(void);
 EDGELLM_API int edgellm_version_number(void);
 
@@ -123,17 +121,14 @@ EDGELLM_API edgellm_model_params edgellm_model_default_params(void);
  * EDGELLM_ERR_NOMEM, EDGELLM_ERR_MISUSE. Free with edgellm_model_free. */
 EDGELLM_API edgellm_status edgellm_model_load(const char *path, const edgellm_model_params *params,
                                               edgellm_model **out, edgellm_error *err);
-/* The same from size bytes at data (an asset in memory): borrowed, must stay valid and
- * unchanged until edgellm_model_free; `name` (may be NULL) is used in messages. data must
- * be 4-byte aligned (float tensors are read in place), else EDGELLM_ERR_FORMAT. */
+/* The same from data[size] (borrowed until edgellm_model_free; 4-byte aligned, else
+ * EDGELLM_ERR_FORMAT); name (may be NULL) is used in messages. */
 EDGELLM_API edgellm_status edgellm_model_load_memory(const void *data, size_t size, const char *name,
                                                      const edgellm_model_params *params, edgellm_model **out,
                                                      edgellm_error *err);
-/* The same from an open file descriptor: the GGUF file is the `size` bytes at `offset`
- * (size 0: to the end of the file), as Android's AAsset_openFileDescriptor64 hands out an
- * uncompressed asset inside the APK. The region is mapped; offset need not be page
- * aligned but must be a multiple of 4 (zipalign's default). fd is not closed and may be
- * closed once this returns. */
+/* The same from `size` bytes at `offset` of an open file (size 0: to its end; offset a
+ * multiple of 4), as Android's AAsset_openFileDescriptor64 gives an APK asset. The region
+ * is mapped; fd may be closed once this returns. */
 EDGELLM_API edgellm_status edgellm_model_load_fd(int fd, uint64_t offset, uint64_t size, const char *name,
                                                  const edgellm_model_params *params, edgellm_model **out,
                                                  edgellm_error *err);
@@ -142,35 +137,24 @@ EDGELLM_API void edgellm_model_free(edgellm_model *m);
 typedef struct {
     size_t size;              /* set by the caller: sizeof(edgellm_model_info)            */
     char   arch[32];          /* "llama" or "qwen2"                                       */
-    int    n_vocab;
-    int    n_ctx_train;       /* context_length from metadata                             */
-    int    n_embd;
-    int    n_layer;
-    int    n_head;
-    int    n_head_kv;
-    int    head_dim;          /* n_embd / n_head                                          */
-    int    n_ff;
-    float  rope_freq_base;
-    float  rms_eps;
+    int    n_vocab, n_ctx_train, n_embd, n_layer, n_head, n_head_kv, head_dim, n_ff;   /* GGUF's */
+    float  rope_freq_base, rms_eps;
     int    tied_output;       /* 1 when the output matrix is token_embd                   */
-    uint64_t n_params;        /* parameters in all tensors                                */
-    uint64_t weight_bytes;    /* bytes of all tensor data                                 */
+    uint64_t n_params, weight_bytes;   /* elements and bytes of all tensors               */
 } edgellm_model_info;
 
 /* Fill the first out->size bytes of *out. EDGELLM_ERR_MISUSE for NULL or size 0. */
 EDGELLM_API edgellm_status edgellm_model_get_info(const edgellm_model *m, edgellm_model_info *out);
 
-/* ---- tokenizer: SentencePiece-style ("llama") and byte-level BPE ("gpt2") from the
- * tokenizer.ggml.* metadata of a GGUF file ---- */
+/* ---- tokenizer: SentencePiece ("llama") and byte-level BPE ("gpt2"), tokenizer.ggml.* ---- */
 typedef struct edgellm_tokenizer edgellm_tokenizer;
 
 /* Load only the tokenizer of a GGUF file (a vocab-only file works). */
 EDGELLM_API edgellm_status edgellm_tokenizer_load(const char *path, edgellm_tokenizer **out, edgellm_error *err);
 EDGELLM_API void edgellm_tokenizer_free(edgellm_tokenizer *t);
 
-/* The model's tokenizer, borrowed while the model lives; NULL when the file has none that
- * edgellm reads (the model then runs on token ids only). The _text_ variant also says why
- * in err (EDGELLM_ERR_UNSUPPORTED, naming the file). */
+/* The model's tokenizer (borrowed), NULL when edgellm reads none from the file; the _text_
+ * variant also says why in err (EDGELLM_ERR_UNSUPPORTED). */
 EDGELLM_API const edgellm_tokenizer *edgellm_model_tokenizer(const edgellm_model *m);
 EDGELLM_API const edgellm_tokenizer *edgellm_model_text_tokenizer(const edgellm_model *m, edgellm_error *err);
 
@@ -185,9 +169,8 @@ EDGELLM_API const edgellm_tokenizer *edgellm_model_text_tokenizer(const edgellm_
 EDGELLM_API edgellm_status edgellm_tokenize(const edgellm_tokenizer *t, const char *text, size_t len, int flags,
                                             int32_t *out, int max_tokens, int *n_tokens, edgellm_error *err);
 
-/* Bytes a token decodes to (byte fallback and byte-level BPE resolved, "▁" -> " "):
- * returns the bytes the piece needs (may exceed buf_size; nothing beyond buf_size is
- * written), or -1 for an id out of range. Control tokens decode to "". */
+/* Bytes a token decodes to ("▁" -> " ", byte tokens resolved; control tokens ""): returns
+ * the length needed (may exceed buf_size: nothing past it is written), -1 for a bad id. */
 EDGELLM_API int edgellm_token_to_piece(const edgellm_tokenizer *t, int32_t token, char *buf, int buf_size);
 /* Raw vocabulary string of a token (as stored in GGUF), borrowed; NULL if out of range. */
 EDGELLM_API const char *edgellm_token_text(const edgellm_tokenizer *t, int32_t token);
@@ -199,21 +182,18 @@ EDGELLM_API int32_t edgellm_token_eos(const edgellm_tokenizer *t);   /* -1 when 
 EDGELLM_API int edgellm_token_is_eog(const edgellm_tokenizer *t, int32_t token);
 EDGELLM_API const char *edgellm_tokenizer_model(const edgellm_tokenizer *t);   /* "llama" or "gpt2" */
 
-/* ---- context: a KV cache of n_seq sequences + scratch buffers, all sized at creation.
- * Each sequence has its own positions and n_ctx cells of cache; one forward pass takes
- * tokens of several sequences (edgellm_decode_batch), so each weight is read once for all
- * of them. A sequence's logits do not depend on what else is in the batch, nor on the
- * thread count, nor on how its tokens were split over calls: bit for bit. ---- */
+/* ---- context: a KV cache of n_seq sequences of n_ctx cells each, and scratch, sized at
+ * creation. One pass takes tokens of several sequences (each weight read once for all);
+ * a sequence's logits do not depend on the rest of the batch, the thread count or how its
+ * tokens were split over calls, bit for bit. ---- */
 typedef struct edgellm_ctx edgellm_ctx;
 
 typedef struct {
     size_t size;     /* sizeof(edgellm_ctx_params)                                          */
     int n_ctx;       /* KV cells per sequence; <= 0: the model's context_length, at most 4096 */
     int n_threads;   /* <= 0: the model params' value                                       */
-    int kv_type;     /* K/V cache element type: EDGELLM_TYPE_F32 (default), _F16 (half the
-                        bytes, rounded to nearest when written) or _Q8_0 (34 bytes per 32,
-                        llama.cpp's block; head_dim a multiple of 32). Another known type:
-                        EDGELLM_ERR_UNSUPPORTED; an unknown id: EDGELLM_ERR_MISUSE         */
+    int kv_type;     /* EDGELLM_TYPE_F32 (default), _F16 (half) or _Q8_0 (34 bytes per 32,
+                        head_dim a multiple of 32); another: EDGELLM_ERR_UNSUPPORTED        */
     int n_seq;       /* sequences, 1 (default) .. 64; the cache holds n_seq x n_ctx cells   */
 } edgellm_ctx_params;
 
@@ -225,26 +205,23 @@ EDGELLM_API void edgellm_ctx_free(edgellm_ctx *c);
 EDGELLM_API const edgellm_model *edgellm_ctx_model(const edgellm_ctx *c);
 EDGELLM_API int  edgellm_ctx_n_ctx(const edgellm_ctx *c);    /* cells per sequence           */
 EDGELLM_API int  edgellm_ctx_n_seq(const edgellm_ctx *c);
-/* Stop the decode or generation running on c (from any thread, even a signal handler:
- * it only sets a flag, as sqlite3_interrupt): a prefill stops within one layer. The call
- * returns EDGELLM_ERR_CANCELLED and its tokens are not added; c stays usable. The next
- * call on c that starts work clears the flag: an abort with nothing running does nothing. */
+/* Stop the decode or generation running on c, from any thread or a signal handler (a flag,
+ * as sqlite3_interrupt): within one layer it returns EDGELLM_ERR_CANCELLED, adding nothing;
+ * c stays usable. The next call that starts work clears it (no call running: no effect). */
 EDGELLM_API void edgellm_ctx_abort(edgellm_ctx *c);
 
 /* Sequences. seq is 0 .. n_seq-1 (else EDGELLM_ERR_MISUSE, nothing changed); a cell holds
  * one token at one position; a sequence's positions increase from cell to cell. */
 EDGELLM_API int edgellm_seq_n_past(const edgellm_ctx *c, int seq);    /* cells in use      */
 EDGELLM_API int edgellm_seq_pos_max(const edgellm_ctx *c, int seq);   /* -1: empty         */
-/* The token ids the sequence's cells hold, [edgellm_seq_n_past], borrowed until the next
- * call that changes the sequence. */
+/* Its token ids [edgellm_seq_n_past], borrowed until the sequence changes. */
 EDGELLM_API const int32_t *edgellm_seq_tokens(const edgellm_ctx *c, int seq);
 /* Forget a sequence (seq -1: all). */
 EDGELLM_API edgellm_status edgellm_seq_clear(edgellm_ctx *c, int seq, edgellm_error *err);
 /* Remove the cells at positions [p0, p1) (p1 < 0: to the end). Later cells keep their
  * positions (a gap, as llama.cpp's seq_rm): the next token goes after the last one. */
 EDGELLM_API edgellm_status edgellm_seq_remove(edgellm_ctx *c, int seq, int p0, int p1, edgellm_error *err);
-/* dst becomes a copy of the first n cells of src (a shared system prompt, computed once):
- * rows are copied, nothing is recomputed. */
+/* dst becomes a copy of src's first n cells (a shared system prompt): nothing recomputed. */
 EDGELLM_API edgellm_status edgellm_seq_copy(edgellm_ctx *c, int src, int dst, int n, edgellm_error *err);
 
 /* A batch: token i goes to sequence seq[i] at position pos[i]. */
@@ -269,10 +246,8 @@ EDGELLM_API edgellm_status edgellm_decode_batch(edgellm_ctx *c, const edgellm_ba
  * the sequence last changed otherwise. Borrowed until the next decode. */
 EDGELLM_API const float *edgellm_seq_logits(const edgellm_ctx *c, int seq);
 
-/* Sequence 0 as a single stream: edgellm_decode appends n_tokens tokens to it (logits_all
- * as in edgellm_batch); _logits, _n_past and _truncate (keep the first n_past cells) are
- * edgellm_seq_logits(c, 0), edgellm_seq_n_past(c, 0) and edgellm_seq_remove(c, 0, n_past,
- * -1); _reset clears every sequence. */
+/* Sequence 0 as one stream: decode appends to it (logits_all as in edgellm_batch); _logits,
+ * _n_past: its; _truncate keeps its first n_past cells; _reset clears every sequence. */
 EDGELLM_API edgellm_status edgellm_decode(edgellm_ctx *c, const int32_t *tokens, int n_tokens,
                                           float *logits_all, edgellm_error *err);
 EDGELLM_API const float *edgellm_ctx_logits(const edgellm_ctx *c);
@@ -305,9 +280,9 @@ EDGELLM_API edgellm_status edgellm_sampler_sample(edgellm_sampler *s, const floa
 EDGELLM_API void edgellm_sampler_accept(edgellm_sampler *s, int32_t token);
 
 /* ---- generation ---- */
-/* Called for every generated token with the text it completes: whole UTF-8 characters
- * only (bytes of a character split over tokens are held back until it is complete; bytes
- * that cannot form one become U+FFFD), so piece may be empty. Return non-zero to stop. */
+/* Each generated token with the text it completes: whole UTF-8 characters (a split one is
+ * held back; bytes that cannot form one become U+FFFD), so piece may be empty; token -1
+ * ends a stream with held bytes. Return non-zero to stop. */
 typedef int (*edgellm_token_callback)(int32_t token, const char *piece, size_t piece_len, void *user);
 
 typedef enum {
@@ -344,22 +319,18 @@ typedef struct {
     int    n_cached;            /* prompt tokens already in the cache, not recomputed      */
 } edgellm_generate_stats;
 
-/* Put the prompt (text, tokenized without parsing special tokens; or prompt_tokens) into
- * sequence p->seq as p->append says, prefill what is not cached in one pass, then sample
- * and decode one token per step, calling cb (may be NULL) for each. Other sequences are
- * untouched. A prompt that does not fit is refused (EDGELLM_ERR_CTX_FULL, naming both
- * sizes) before any compute; reaching n_ctx while generating stops with
- * EDGELLM_STOP_CTX_FULL. EOS ends the run without a callback. An empty prompt in an empty
- * sequence starts from BOS. stats (may be NULL) receives its first stats->size bytes. */
+/* Put the prompt (text, special tokens not parsed; or prompt_tokens) into sequence p->seq
+ * as p->append says, prefill what is not cached in one pass, then sample and decode a token
+ * per step, calling cb (may be NULL). A prompt that does not fit: EDGELLM_ERR_CTX_FULL
+ * before any compute; n_ctx reached later: EDGELLM_STOP_CTX_FULL. An end-of-generation
+ * token stops without a callback; an empty prompt in an empty sequence starts from BOS. */
 EDGELLM_API edgellm_status edgellm_generate(edgellm_ctx *c, const char *prompt,
                                             const edgellm_generate_params *p,
                                             edgellm_token_callback cb, void *user,
                                             edgellm_generate_stats *stats, edgellm_error *err);
 
-/* The same on a worker thread: returns at once, the callbacks run on the worker. The
- * prompt and p are copied. One job per context at a time; until it is waited for, only
- * edgellm_ctx_abort / edgellm_job_* may be called on c. done (may be NULL) is called last
- * on the worker with the outcome. */
+/* The same on a worker thread (prompt and p copied; the callbacks run there, done last).
+ * One job per context; until it is waited for, only abort and edgellm_job_* may use c. */
 typedef struct edgellm_job edgellm_job;
 typedef void (*edgellm_done_callback)(edgellm_status status, const edgellm_generate_stats *stats,
                                       const edgellm_error *err, void *user);
@@ -367,36 +338,30 @@ EDGELLM_API edgellm_status edgellm_generate_async(edgellm_ctx *c, const char *pr
                                                   const edgellm_generate_params *p, edgellm_token_callback cb,
                                                   edgellm_done_callback done, void *user, edgellm_job **out,
                                                   edgellm_error *err);
-/* 1 once the job has finished (done has returned), else 0. Any thread. */
+/* Any thread: _done is 1 once done has returned; _abort stops it (EDGELLM_ERR_MISUSE once
+ * finished); _wait (once) returns its status, stats and error; _free aborts, waits, frees. */
 EDGELLM_API int edgellm_job_done(const edgellm_job *j);
-/* Ask the job to stop (any thread); EDGELLM_ERR_MISUSE when it has already finished. */
 EDGELLM_API edgellm_status edgellm_job_abort(edgellm_job *j, edgellm_error *err);
-/* Wait for the job; returns its status, with its stats and error. Call once, then free. */
 EDGELLM_API edgellm_status edgellm_job_wait(edgellm_job *j, edgellm_generate_stats *stats, edgellm_error *err);
-/* Abort the job if it runs, wait for it, free it. NULL-safe. */
 EDGELLM_API void edgellm_job_free(edgellm_job *j);
 
-/* Continuous batching: generate for prompts[n_prompts] with up to edgellm_ctx_n_seq(c)
- * sequences decoding together, one token each per forward pass; a finished one takes the
- * next prompt at once. Each prompt runs as edgellm_generate with p (append 0, same seed):
- * the same tokens as alone. cb gets the prompt's index; stats (may be NULL) is
- * [n_prompts], each with its size set. A failing prompt stops the whole call. */
+/* Continuous batching: prompts[n_prompts] with up to n_seq decoding together, one token
+ * each per pass, a finished one replaced at once; each as edgellm_generate with p (append
+ * 0, same seed: the same tokens as alone). stats: NULL or [n_prompts] with sizes set. */
 typedef int (*edgellm_batch_callback)(int index, int32_t token, const char *piece, size_t piece_len, void *user);
 EDGELLM_API edgellm_status edgellm_generate_batch(edgellm_ctx *c, const char *const *prompts, int n_prompts,
                                                   const edgellm_generate_params *p, edgellm_batch_callback cb,
                                                   void *user, edgellm_generate_stats *stats, edgellm_error *err);
 
-/* ---- diagnostics (thread-safe): the kernels in use ("avx512 + gfni, 1-thread decode prefetch
- * 9216 bytes", "neon") snprintf-style into buf[size], returning the full length; 1 when models
- * of an architecture (general.architecture) run, else 0; the names of those ("llama, qwen2") */
+/* ---- diagnostics: the kernels in use ("avx512 + gfni, ...") snprintf-style; whether an
+ * architecture (general.architecture) runs; their names ("llama, qwen2") ---- */
 EDGELLM_API int edgellm_kernels_describe(char *buf, size_t size);
 EDGELLM_API int edgellm_arch_supported(const char *arch);
 EDGELLM_API const char *edgellm_arch_names(void);
 
-/* ---- chat templates: a model's tokenizer.chat_template (Jinja) rendered as Hugging Face
- * transformers' apply_chat_template renders it (Jinja2 3.1 with trim_blocks, lstrip_blocks,
- * loopcontrols, its tojson and raise_exception; variables messages, add_generation_prompt,
- * bos_token, eos_token, tools=None, documents=None, strftime_now) ---- */
+/* ---- chat templates: tokenizer.chat_template (Jinja) rendered as transformers'
+ * apply_chat_template does (Jinja2 3.1, trim_blocks, lstrip_blocks, its tojson and
+ * raise_exception; messages, add_generation_prompt, bos_token, eos_token, strftime_now) ---- */
 typedef struct { const char *role; const char *content; } edgellm_chat_message;   /* UTF-8 */
 typedef struct {
     size_t size;                  /* sizeof(edgellm_chat_params)                             */
@@ -407,31 +372,25 @@ typedef struct {
 } edgellm_chat_params;
 EDGELLM_API edgellm_chat_params edgellm_chat_default_params(void);
 typedef struct edgellm_chat_text edgellm_chat_text;   /* a rendered prompt */
-/* Render template_text (NUL-terminated) over msgs[n_msgs]; p may be NULL (defaults). Roles
- * pass through (the template decides). Messages ("NAME:LINE:COL: ...", NAME = template_name
- * or "template"): EDGELLM_ERR_MISUSE (NULL or non-UTF-8 role/content, naming the message
- * index; or the template's raise_exception, with its message), EDGELLM_ERR_FORMAT (syntax,
- * or an error while rendering), EDGELLM_ERR_UNSUPPORTED (a construct edgellm does not run:
- * unknown filter, include...; or a limit on output, memory, nesting, steps, iterations),
- * EDGELLM_ERR_NOMEM. Free *out with edgellm_chat_text_free. Thread-safe. */
+/* Render template_text over msgs[n_msgs] (p may be NULL; roles pass through). Errors say
+ * "NAME:LINE:COL: ...": EDGELLM_ERR_MISUSE (NULL or non-UTF-8 message, or the template's
+ * raise_exception), _FORMAT (syntax, rendering), _UNSUPPORTED (a construct edgellm does not
+ * run, or a limit on output, nesting, steps), _NOMEM. Thread-safe. */
 EDGELLM_API edgellm_status edgellm_chat_template_render(const char *template_text, const char *template_name,
                                                         const edgellm_chat_message *msgs, int n_msgs,
                                                         const edgellm_chat_params *p, edgellm_chat_text **out,
                                                         edgellm_error *err);
 /* The text (*len bytes, NUL-terminated), borrowed until edgellm_chat_text_free. */
 EDGELLM_API const char *edgellm_chat_text_str(const edgellm_chat_text *t, size_t *len);
-/* Byte ranges [*begin, *end) of the text that came from messages (roles and contents),
- * sorted and disjoint: a tokenizer must read no special token inside them, nor across
- * their edges. */
+/* Sorted byte ranges [begin, end) of the text that came from the messages: no special
+ * token may be read inside or across them. */
 EDGELLM_API int  edgellm_chat_text_n_spans(const edgellm_chat_text *t);
 EDGELLM_API void edgellm_chat_text_span(const edgellm_chat_text *t, int i, size_t *begin, size_t *end);
 EDGELLM_API void edgellm_chat_text_free(edgellm_chat_text *t);
-/* Built-in templates, each an official one (sources in chat_template.c): "chatml",
- * "llama2", "llama3", "mistral", "phi3", "gemma", "zephyr"; NULL for another name. */
+/* Official templates by name: chatml, llama2, llama3, mistral, phi3, gemma, zephyr; NULL. */
 EDGELLM_API const char *edgellm_chat_template_builtin(const char *name);
-/* The model's tokenizer.chat_template: copies it, NUL-terminated and truncated to fit, into
- * buf[buf_size] (buf may be NULL when buf_size is 0); returns its length in bytes, or -1
- * when the file has none. Thread-safe. */
+/* Copies the model's tokenizer.chat_template into buf[buf_size] (NUL-terminated, cut to
+ * fit; buf may be NULL with size 0); returns its length, or -1 when it has none. */
 EDGELLM_API int edgellm_model_chat_template(const edgellm_model *m, char *buf, int buf_size);
 /* A conversation ready for the model: msgs rendered with template_text (NULL: the model's
  * own; EDGELLM_ERR_NOT_FOUND when it has none) and tokenized with its tokenizer, the
