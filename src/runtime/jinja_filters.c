@@ -693,7 +693,8 @@ static jv filter_impl(jctx *c, int id, jv value, const jv *args, int n, const ch
         int64_t endlen = (int64_t)edgellm_jinja_u8_count(end->p, end->len);
         if (length < endlen) edgellm_jinja_rfail(c, EDGELLM_ERR_FORMAT, "expected length >= %lld, got %lld", (long long)endlen, (long long)length);
         if (leeway < 0) edgellm_jinja_rfail(c, EDGELLM_ERR_FORMAT, "expected leeway >= 0, got %lld", (long long)leeway);
-        if (edgellm_jinja_len(c, value) <= length + leeway) return value;   /* any sized value, as is */
+        if (leeway > INT64_MAX - length || edgellm_jinja_len(c, value) <= length + leeway)
+            return value;   /* any sized value, as is */
         if (value.t != JV_STR)   /* jinja's s[:n].rsplit() */
             edgellm_jinja_rfail(c, EDGELLM_ERR_FORMAT, "'%s' object has no attribute 'rsplit'", edgellm_jinja_type_name(&value));
         const jstr *s = value.u.s;
