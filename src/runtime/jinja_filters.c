@@ -611,8 +611,9 @@ static jv filter_impl(jctx *c, int id, jv value, const jv *args, int n, const ch
             items[i] = items[cnt - 1 - i];
             items[cnt - 1 - i] = t;
         }
-        bool reversible = value.t == JV_LIST && value.u.l->kind != JL_GEN;
-        jlist *l = edgellm_jinja_list_new(c, 0, reversible || value.t == JV_DICT ? JL_GEN : JL_LIST);
+        /* reversed() of a sequence or dict is an iterator; a generator becomes a list */
+        bool reversible = (value.t == JV_LIST && value.u.l->kind != JL_GEN) || value.t == JV_DICT || value.t == JV_UNDEF;
+        jlist *l = edgellm_jinja_list_new(c, 0, reversible ? JL_GEN : JL_LIST);
         l->n = cnt;
         l->items = items;
         return edgellm_jinja_listv(l);
