@@ -113,7 +113,7 @@ struct jundef {
 };
 
 struct jfunc {
-    int id;                /* JF_* (jinja_builtins.c)                            */
+    int id;                /* JF_* (below; jinja_methods.c)                      */
     jv  self;              /* bound object of a method                           */
 };
 
