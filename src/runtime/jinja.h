@@ -27,7 +27,7 @@ typedef struct edgellm_jinja edgellm_jinja;
  * (EDGELLM_ERR_UNSUPPORTED, "NAME:LINE:COL: ... limit ..."). */
 typedef struct {
     size_t   max_output_bytes;   /* rendered text                                          */
-    size_t   max_memory_bytes;   /* everything a render allocates (values, buffers)        */
+    size_t   max_memory_bytes;   /* everything a parse or a render allocates               */
     int      max_nesting;        /* parse: nested blocks, brackets and unary operators     */
     int      max_depth;          /* render: nested statements, expressions, macro calls    */
     uint64_t max_steps;          /* render: statements executed + expressions evaluated     */
@@ -72,7 +72,7 @@ edgellm_status edgellm_jinja_parse(const char *src, size_t len, const char *name
 void edgellm_jinja_free(edgellm_jinja *t);   /* NULL-safe */
 
 /* Render t with vars into *out (zeroed on failure). Statuses: EDGELLM_ERR_MISUSE (the
- * template called raise_exception: the message is the template's, after "NAME:LINE: ";
+ * template called raise_exception: the message is the template's, after "NAME:LINE:COL: ";
  * or a NULL/invalid UTF-8 message string, naming its index), EDGELLM_ERR_FORMAT (an error
  * Jinja raises while rendering: undefined attribute, type error...), EDGELLM_ERR_UNSUPPORTED
  * (a limit, or a value edgellm does not model), EDGELLM_ERR_NOMEM. lim NULL: defaults for

@@ -611,8 +611,9 @@ static jv filter_impl(jctx *c, int id, jv value, const jv *args, int n, const ch
             items[i] = items[cnt - 1 - i];
             items[cnt - 1 - i] = t;
         }
-        bool reversible = value.t == JV_LIST && value.u.l->kind != JL_GEN;
-        jlist *l = edgellm_jinja_list_new(c, 0, reversible || value.t == JV_DICT ? JL_GEN : JL_LIST);
+        /* reversed() of a sequence or dict is an iterator; a generator becomes a list */
+        bool reversible = (value.t == JV_LIST && value.u.l->kind != JL_GEN) || value.t == JV_DICT || value.t == JV_UNDEF;
+        jlist *l = edgellm_jinja_list_new(c, 0, reversible ? JL_GEN : JL_LIST);
         l->n = cnt;
         l->items = items;
         return edgellm_jinja_listv(l);
@@ -693,7 +694,8 @@ static jv filter_impl(jctx *c, int id, jv value, const jv *args, int n, const ch
         int64_t endlen = (int64_t)edgellm_jinja_u8_count(end->p, end->len);
         if (length < endlen) edgellm_jinja_rfail(c, EDGELLM_ERR_FORMAT, "expected length >= %lld, got %lld", (long long)endlen, (long long)length);
         if (leeway < 0) edgellm_jinja_rfail(c, EDGELLM_ERR_FORMAT, "expected leeway >= 0, got %lld", (long long)leeway);
-        if (edgellm_jinja_len(c, value) <= length + leeway) return value;   /* any sized value, as is */
+        if (leeway > INT64_MAX - length || edgellm_jinja_len(c, value) <= length + leeway)
+            return value;   /* any sized value, as is */
         if (value.t != JV_STR)   /* jinja's s[:n].rsplit() */
             edgellm_jinja_rfail(c, EDGELLM_ERR_FORMAT, "'%s' object has no attribute 'rsplit'", edgellm_jinja_type_name(&value));
         const jstr *s = value.u.s;

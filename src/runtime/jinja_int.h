@@ -1,13 +1,24 @@
 /*
- * jinja_int.h — shared internals of the Jinja engine (jinja_lex.c, jinja_parse.c,
- * jinja_value.c, jinja_eval.c, jinja_builtins.c, jinja_text.c). See jinja.h for what the
- * engine is and which Jinja it follows.
+ * jinja_int.h — shared internals of the Jinja engine. See jinja.h for what the engine is
+ * and which Jinja it follows. The files, in the order a template goes through them:
+ *
+ *   jinja_text.c        arena, errors, UTF-8, strings with spans
+ *   jinja_lex.c         text to tokens (whitespace control, trim/lstrip_blocks)
+ *   jinja_parse_expr.c  expressions to a tree        jinja_parse.c  statements, entry
+ *   jinja_eval.c        statements, expressions, scopes, loops, macros; render entry
+ *   jinja_ops.c         attribute/item access (sandboxed), slices, operators
+ *   jinja_value.c       truth, ==, <, str(), repr(), json.dumps, containers
+ *   jinja_filters.c     filters            jinja_tests.c     tests
+ *   jinja_methods.c     dict/list methods, globals, calls, % formatting, strftime_now
+ *   jinja_str.c         str methods, case mapping, HTML escape
+ *   jinja_json.c        JSON text to values (extra variables)
+ *   jinja_unicode.c     case and character tables (generated)
  *
  * Memory: a parse allocates tokens and the tree from one arena owned by the template; a
  * render allocates every value from its own arena, freed at the end. Errors unwind with
  * longjmp to the entry point (edgellm_jinja_parse / edgellm_jinja_render), which frees the
- * arena: nothing else is ever heap-allocated while parsing or rendering, so an error
- * cannot leak.
+ * arena: nothing else is heap-allocated while parsing or rendering (the few exceptions are
+ * owned by the entry point and freed there), so an error cannot leak.
  *
  * Strings are UTF-8 (templates and messages are validated on entry), immutable, and carry
  * "spans": the byte ranges that came from message strings, kept through concatenation,
@@ -102,7 +113,7 @@ struct jundef {
 };
 
 struct jfunc {
-    int id;                /* JF_* (jinja_builtins.c)                            */
+    int id;                /* JF_* (below; jinja_methods.c)                      */
     jv  self;              /* bound object of a method                           */
 };
 

@@ -163,9 +163,11 @@ static jv make_range(jctx *c, const jv *a, int n, int nkw)
         if (n == 3) step = edgellm_jinja_arg_int(c, "range", a[2]);
     }
     if (step == 0) edgellm_jinja_rfail(c, EDGELLM_ERR_FORMAT, "range() arg 3 must not be zero");
-    double cnt_d = step > 0 ? ((double)stop - (double)start) / (double)step : ((double)start - (double)stop) / (double)-step;
+    double cnt_d = step > 0 ? ((double)stop - (double)start) / (double)step : ((double)start - (double)stop) / -(double)step;
+    if (cnt_d > 100000)   /* jinja2/sandbox.py MAX_RANGE */
+        edgellm_jinja_rfail(c, EDGELLM_ERR_FORMAT, "Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000).");
     int64_t cnt = cnt_d <= 0 ? 0 : (int64_t)ceil(cnt_d);
-    if (cnt > 100000)   /* jinja2/sandbox.py MAX_RANGE */
+    if (cnt > 100000)
         edgellm_jinja_rfail(c, EDGELLM_ERR_FORMAT, "Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000).");
     jlist *l = edgellm_jinja_list_new(c, (size_t)cnt, JL_RANGE);
     for (int64_t k = 0; k < cnt; k++) l->items[k] = jv_int(start + k * step);
@@ -362,11 +364,17 @@ jv edgellm_jinja_str_format(jctx *c, jv fmtv, jv args)
         flags[nf] = 0;
         int width = -1, prec = -1;
         if (j < fmt->len && fmt->p[j] == '*') edgellm_jinja_rfail(c, EDGELLM_ERR_UNSUPPORTED, "'*' widths in %% formats are not supported");
-        while (j < fmt->len && fmt->p[j] >= '0' && fmt->p[j] <= '9') width = (width < 0 ? 0 : width) * 10 + (fmt->p[j++] - '0');
+        while (j < fmt->len && fmt->p[j] >= '0' && fmt->p[j] <= '9') {   /* capped: refused below */
+            int d = fmt->p[j++] - '0';
+            width = width > 1000000 ? width : (width < 0 ? 0 : width) * 10 + d;
+        }
         if (j < fmt->len && fmt->p[j] == '.') {
             prec = 0;
             j++;
-            while (j < fmt->len && fmt->p[j] >= '0' && fmt->p[j] <= '9') prec = prec * 10 + (fmt->p[j++] - '0');
+            while (j < fmt->len && fmt->p[j] >= '0' && fmt->p[j] <= '9') {
+                int d = fmt->p[j++] - '0';
+                prec = prec > 1000000 ? prec : prec * 10 + d;
+            }
         }
         if (width > 100000 || prec > 1000) edgellm_jinja_rfail(c, EDGELLM_ERR_UNSUPPORTED, "format width too large");
         while (j < fmt->len && strchr("hlL", fmt->p[j])) j++;
@@ -387,7 +395,7 @@ jv edgellm_jinja_str_format(jctx *c, jv fmtv, jv args)
         }
         jbuf piece;
         edgellm_jinja_buf_init(&piece);
-        char num[1200], spec[32];
+        char num[2048], spec[32];
         switch (type) {
         case 's': case 'r': case 'a': {
             const jstr *s;
@@ -467,10 +475,23 @@ jv edgellm_jinja_str_format(jctx *c, jv fmtv, jv args)
                 edgellm_jinja_buf_put(c, &piece, num, strlen(num), false);
                 break;
             }
-            snprintf(spec, sizeof spec, "%%%s%d.%d%c", flags, width < 0 ? 0 : width, prec >= 0 ? prec : 6, type);
+            /* without the width (applied below, as for every conversion): zero padding goes
+             * after the sign */
+            char nf[8];
+            size_t k = 0;
+            for (const char *q = flags; *q; q++)
+                if (*q != '0' && *q != '-') nf[k++] = *q;
+            nf[k] = 0;
+            snprintf(spec, sizeof spec, "%%%s.%d%c", nf, prec >= 0 ? prec : 6, type);
             fmt_double(num, sizeof num, spec, v);
-            edgellm_jinja_buf_put(c, &piece, num, strlen(num), false);
-            width = -1;   /* applied */
+            int len = (int)strlen(num);
+            if (width > len && strchr(flags, '0') && !strchr(flags, '-')) {
+                int sign = num[0] == '-' || num[0] == '+' || num[0] == ' ';
+                edgellm_jinja_buf_put(c, &piece, num, (size_t)sign, false);
+                for (int z = len; z < width; z++) edgellm_jinja_buf_putc(c, &piece, '0');
+                edgellm_jinja_buf_put(c, &piece, num + sign, (size_t)(len - sign), false);
+                width = -1;
+            } else edgellm_jinja_buf_put(c, &piece, num, (size_t)len, false);
             break;
         }
         default: edgellm_jinja_rfail(c, EDGELLM_ERR_FORMAT, "unsupported format character '%c'", type);

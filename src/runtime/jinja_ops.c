@@ -214,7 +214,8 @@ jv edgellm_jinja_slice(jctx *c, jv obj, jv start, jv stop, jv step)
                     if (i < s->len) { i++; while (i < s->len && ((unsigned char)s->p[i] & 0xC0) == 0x80) i++; }
                 }
             }
-            for (int64_t k = 0, idx = first; k < n; k++, idx += st) {
+            for (int64_t k = 0; k < n; k++) {
+                int64_t idx = first + k * st;   /* inside [0, len): no overflow */
                 size_t from = ascii ? (size_t)idx : offs[idx], to = ascii ? (size_t)idx + 1 : offs[idx + 1];
                 edgellm_jinja_buf_put_str(c, &buf, s, from, to);
             }
@@ -226,7 +227,7 @@ jv edgellm_jinja_slice(jctx *c, jv obj, jv start, jv stop, jv step)
     const jlist *l = obj.u.l;
     int64_t n = slice_count((int64_t)l->n, ha, a, hb, b, st, &first);
     jlist *r = edgellm_jinja_list_new(c, (size_t)n, l->kind == JL_RANGE ? JL_LIST : (jl_kind)l->kind);
-    for (int64_t k = 0, idx = first; k < n; k++, idx += st) r->items[k] = l->items[idx];
+    for (int64_t k = 0; k < n; k++) r->items[k] = l->items[first + k * st];
     if (l->kind == JL_RANGE) {   /* a range sliced is a range */
         r->kind = JL_RANGE;
         r->r_step = l->r_step * st;

@@ -358,40 +358,44 @@ edgellm_status edgellm_jinja_parse(const char *src, size_t len, const char *name
     const edgellm_jinja_limits L = lim ? *lim : edgellm_jinja_default_limits(len);
     edgellm_jinja *t = edgellm_calloc(1, sizeof *t);
     char *nm = edgellm_strdup(name);
-    if (!t || !nm) {
+    jfail *f = edgellm_malloc(sizeof *f);   /* on the heap: read after longjmp */
+    if (!t || !nm || !f) {
         edgellm_free(t);
         edgellm_free(nm);
+        edgellm_free(f);
         return edgellm_fail_nomem(err, name);
     }
     t->name = nm;
     t->src_len = len;
-    /* volatile: read after longjmp */
-    edgellm_jinja *volatile tv = t;
-    jfail f;
-    f.err = err;
-    f.status = EDGELLM_OK;
-    f.name = nm;
+    edgellm_jinja *volatile tv = t;   /* volatile: read after longjmp */
+    jfail *volatile fv = f;
+    f->err = err;
+    f->status = EDGELLM_OK;
+    f->name = nm;
     edgellm_jinja_arena_init(&t->arena, L.max_memory_bytes);
-    if (setjmp(f.jb)) {
+    if (setjmp(f->jb)) {
+        edgellm_status rc = fv->status;
         edgellm_jinja_free(tv);
-        return f.status;
+        edgellm_free(fv);
+        return rc;
     }
     if (!edgellm_jinja_u8_valid(src, len))
-        edgellm_jinja_fail(&f, EDGELLM_ERR_FORMAT, 0, 0, "the template is not valid UTF-8");
+        edgellm_jinja_fail(f, EDGELLM_ERR_FORMAT, 0, 0, "the template is not valid UTF-8");
     jtok *toks;
     size_t n_toks;
-    edgellm_jinja_lex(src, len, &t->arena, &f, &toks, &n_toks, L.max_nesting);
+    edgellm_jinja_lex(src, len, &t->arena, f, &toks, &n_toks, L.max_nesting);
     parser P = {0};
     P.t = toks;
     P.n = n_toks;
     P.a = &t->arena;
-    P.f = &f;
+    P.f = f;
     P.max_nesting = L.max_nesting;
     nvec body = {0};
     subparse(&P, NULL, &body);
     if (cur(&P)->type != JT_EOF) unexpected(&P);
     t->body = body.v;
     t->n_body = body.n;
+    edgellm_free(f);
     *out = t;
     return EDGELLM_OK;
 }
