@@ -269,6 +269,7 @@ typedef struct {
     char ratios[256];
     edgellm_batched_bench_info info;
     int n_rows;
+    double max_wait;             /* largest wait_frac of the rows (unknown ones: not counted)   */
 } batched_out;
 
 static const char *batched_csv_header =
@@ -280,6 +281,7 @@ static int batched_row(const edgellm_batched_bench_info *info, const edgellm_bat
     batched_out *o = user;
     o->info = *info;
     o->n_rows++;
+    if (r->wait_frac > o->max_wait) o->max_wait = r->wait_frac;
     if (r->b == 1) o->s_tg_b1 = r->s_tg;
     if (o->fmt == 0) {
         if (!o->header_done) {
@@ -335,6 +337,9 @@ static void batched_footer(const batched_out *o, const char *cpu)
     printf("\nKV cache per sequence: %.2f MiB (%d cells, %s; plan computes %.2f MiB)\n",
            (double)in->kv_bytes_per_seq / 1048576.0, in->n_ctx, cli_kv_type_name(in->kv_type), (double)plan_kv / 1048576.0);
     if (o->ratios[0]) printf("aggregate generation (S_TG) vs B=1: %s\n", o->ratios);
+    if (o->max_wait >= 0.05)   /* a shared machine: the rows understate the code */
+        printf("note: other processes held the cores up to %.0f %% of the threads' time (run-queue wait)\n",
+               100.0 * o->max_wait);
     char k[128];
     cli_kernels_desc(k, sizeof k);
     printf("CPU: %s; kernels: %s\n", cpu, k);
