@@ -1,10 +1,11 @@
 /* test_batch_run.c — offline batches: edgellm_generate_batch_each (per-prompt parameters),
  * `edgellm run --batch-file` (order, ids, per-line n_predict, the same text as `run -p`
  * alone, hostile lines) and `edgellm bench -b` (options, the table in md/csv/json,
- * edgellm_batched_bench's rows), and the KV cache of one sequence against
- * edgellm_plan_kv_bytes. */
+ * edgellm_batched_bench's rows), the KV cache of one sequence against
+ * edgellm_plan_kv_bytes, and plan's batched-decode model (EDGELLM_PLAN_BATCH_MODEL). */
 #include "test_util.h"
 #include "model/model.h"
+#include "tools/plan.h"
 
 #define run_cli test_run_cli
 
@@ -482,6 +483,46 @@ static void test_bench_batched_cli(void)
     CHECK_EQ(run_cli(args, NULL, err, sizeof err), 1);
 }
 
+/* ------------------------------------------------------------ plan's batch model ---- */
+
+static void test_plan_batch_model(void)
+{
+    /* a 2-layer shape: n_embd 64, 4 heads of 16, 2 KV heads, n_ff 128, vocab 100 */
+    edgellm_plan_model m;
+    CHECK_OK(edgellm_plan_model_from_shape(2, 64, 4, 2, 128, 100, &m, NULL));
+    edgellm_plan_device d;
+    memset(&d, 0, sizeof d);
+    d.bw_gbps = 10.0, d.bw_measured = 1, d.n_big_cores = 2, d.gflops_big = 5.0;
+    const double kv = 2.0 * 2 * 100 * 32 * 2, rows = edgellm_plan_rows_per_token(&m);
+    /* memory-bound: the weights once and each sequence's KV; the per-row work once per step */
+    for (int b = 1; b <= 8; b *= 2) {
+        const double t = (85e6 + b * kv) / 8.5e9 + rows * EDGELLM_PLAN_ROW_OVERHEAD_S / 2 + 2 * EDGELLM_PLAN_SYNC_OVERHEAD_S;
+        CHECK_NEAR(edgellm_plan_batch_steps_per_s(&m, &d, 85000000, 1000, 500, 100, EDGELLM_TYPE_F16, b, 0.85), 1.0 / t,
+                   1e-6 / t);
+    }
+    /* compute-bound: the first sequence at dec_params, each further one at batch_params */
+    const double attn = 4.0 * 2 * 4 * 16 * 100;
+    for (int b = 1; b <= 8; b *= 2) {
+        const double t = ((2e9 + attn) + (b - 1) * (1e9 + attn)) / 10e9;
+        CHECK_NEAR(edgellm_plan_batch_steps_per_s(&m, &d, 1000, 1000000000ull, 500000000ull, 100, EDGELLM_TYPE_F16, b,
+                                                  0.85), 1.0 / t, 1e-9 / t);
+    }
+    /* batch 1 is the single-sequence formula */
+    CHECK_NEAR(edgellm_plan_batch_steps_per_s(&m, &d, 85000000, 1000, 7, 100, EDGELLM_TYPE_F16, 1, 0.85),
+               edgellm_plan_decode_steps_per_s(&m, &d, 85000000, 1000, 100, EDGELLM_TYPE_F16, 1, 0.85), 1e-9);
+    /* batch_params: the cheaper of each tensor's prefill and decode cost */
+    edgellm_plan_recipe r;
+    CHECK_OK(edgellm_plan_recipe_from_name("Q4_0", &r, NULL));
+    edgellm_plan_tensor t[64];
+    const size_t n = edgellm_plan_shape_tensors(&m, t, 64);
+    edgellm_plan_weights w;
+    edgellm_plan_recipe_weights(&r, t, n, m.n_layer, m.tied_embeddings, &w);
+    CHECK(w.batch_params > 0 && w.batch_params <= w.pp_params && w.batch_params <= w.dec_params);
+    CHECK_OK(edgellm_plan_recipe_from_name("F16", &r, NULL));
+    edgellm_plan_recipe_weights(&r, t, n, m.n_layer, m.tied_embeddings, &w);
+    CHECK_EQ(w.batch_params, w.dec_params);   /* F16: decode is the cheaper kernel */
+}
+
 int main(void)
 {
     RUN(test_generate_batch_each);
@@ -490,5 +531,6 @@ int main(void)
     RUN(test_run_batch_file);
     RUN(test_run_batch_file_hostile);
     RUN(test_bench_batched_cli);
+    RUN(test_plan_batch_model);
     return test_summary();
 }
