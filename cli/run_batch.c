@@ -9,7 +9,7 @@
  *   {"prompt": "Once upon a time", "n_predict": 64, "id": "a1"}
  * "prompt" (a string) is required; "n_predict" or its alias "max_tokens" (an integer in
  * [0, 2147483647]; default: run's -n) and "id" (any JSON value, echoed back as it is) are
- * optional; other keys are ignored; blank lines are skipped. Every line is checked, and
+ * optional; other keys are ignored; blank lines are skipped; a string may not hold \u0000. Every line is checked, and
  * every prompt tokenized and held against n_ctx, before any compute: a bad line is reported
  * as "FILE:LINE: problem" and nothing is written.
  *
@@ -81,6 +81,18 @@ static const char *stop_key(edgellm_stop_reason r)
 }
 
 #ifdef EDGELLM_HAVE_CJSON
+/* Whether JSON text holds the escape \u0000 (a NUL inside a string, which a C string would
+ * silently cut short): a backslash-u-0000 preceded by an even number of backslashes. */
+static bool has_escaped_nul(const char *s)
+{
+    for (const char *p = strstr(s, "\\u0000"); p; p = strstr(p + 1, "\\u0000")) {
+        int n = 0;
+        for (const char *q = p; q > s && q[-1] == '\\'; q--) n++;
+        if (n % 2 == 0) return true;
+    }
+    return false;
+}
+
 /* n_predict / max_tokens of a line: 0 and *out set, or 1 with msg written. */
 static int line_n_predict(const cJSON *o, int dflt, int *out, char *msg, size_t size)
 {
@@ -136,8 +148,10 @@ static int read_batch_file(const char *path, int n_predict, batch_set *s)
             while (*p == ' ' || *p == '\t' || *p == '\r') p++;
             if (!*p) continue;   /* blank line */
             const char *end = NULL;
-            cJSON *o = cJSON_ParseWithOpts(line, &end, 1);
-            if (!o) {
+            cJSON *o = has_escaped_nul(line) ? NULL : cJSON_ParseWithOpts(line, &end, 1);
+            if (!o && has_escaped_nul(line)) {
+                snprintf(msg, sizeof msg, "a string holds \\u0000 (a NUL character)");
+            } else if (!o) {
                 const char *at = cJSON_GetErrorPtr();
                 snprintf(msg, sizeof msg, "not valid JSON (column %ld)",
                          at && at >= line && at <= line + len ? (long)(at - line) + 1 : 0L);

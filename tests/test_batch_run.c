@@ -386,6 +386,7 @@ static void test_run_batch_file_hostile(void)
     expect_bad(model, "frac.jsonl", "{\"prompt\": \"a\", \"n_predict\": 2.5}\n", ":1:", "must be an integer");
     expect_bad(model, "strnum.jsonl", "{\"prompt\": \"a\", \"n_predict\": \"7\"}\n", ":1:", "must be an integer");
     expect_bad(model, "disagree.jsonl", "{\"prompt\": \"a\", \"n_predict\": 3, \"max_tokens\": 4}\n", ":1:", "disagree");
+    expect_bad(model, "nulesc.jsonl", "{\"prompt\": \"a\\u0000b\"}\n", ":1:", "\\u0000");
     expect_bad(model, "empty.jsonl", "", "", "no prompts");
     expect_bad(model, "blank.jsonl", "\n  \n\n", "", "no prompts");
     /* a NUL byte inside a line */
