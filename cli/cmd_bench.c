@@ -270,11 +270,13 @@ typedef struct {
     edgellm_batched_bench_info info;
     int n_rows;
     double max_wait;             /* largest wait_frac of the rows (unknown ones: not counted)   */
+    double peak_b1;              /* s_tg_peak at B = 1                                         */
+    char peaks[320];
 } batched_out;
 
 static const char *batched_csv_header =
     "model_filename,model_type,n_threads,type_k,type_v,n_ctx_seq,kv_bytes_per_seq,pp,tg,pl,n_kv,t_pp,speed_pp,t_tg,"
-    "speed_tg,t,speed,wait_frac\n";
+    "speed_tg,t,speed,wait_frac,speed_tg_peak\n";
 
 static int batched_row(const edgellm_batched_bench_info *info, const edgellm_batched_bench_row *r, void *user)
 {
@@ -301,9 +303,9 @@ static int batched_row(const edgellm_batched_bench_info *info, const edgellm_bat
         putchar(',');
         cli_csv_str(stdout, info->model_type);
         const char *kv = cli_kv_type_name(info->kv_type);
-        printf(",%d,%s,%s,%d,%llu,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.4f\n", info->n_threads, kv, kv,
+        printf(",%d,%s,%s,%d,%llu,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.4f,%.6f\n", info->n_threads, kv, kv,
                info->n_ctx, (unsigned long long)info->kv_bytes_per_seq, r->pp, r->tg, r->b, r->n_kv, r->t_pp, r->s_pp,
-               r->t_tg, r->s_tg, r->t, r->s, r->wait_frac);
+               r->t_tg, r->s_tg, r->t, r->s, r->wait_frac, r->s_tg_peak);
     } else {
         printf("%s  {\"model_filename\": ", *o->first_json ? "" : ",\n");
         *o->first_json = false;
@@ -313,13 +315,22 @@ static int batched_row(const edgellm_batched_bench_info *info, const edgellm_bat
         const char *kv = cli_kv_type_name(info->kv_type);
         printf(", \"n_threads\": %d, \"type_k\": \"%s\", \"type_v\": \"%s\", \"n_ctx_seq\": %d, \"kv_bytes_per_seq\": "
                "%llu, \"pp\": %d, \"tg\": %d, \"pl\": %d, \"n_kv\": %d, \"t_pp\": %.6f, \"speed_pp\": %.6f, "
-               "\"t_tg\": %.6f, \"speed_tg\": %.6f, \"t\": %.6f, \"speed\": %.6f, \"wait_frac\": %.4f}",
+               "\"t_tg\": %.6f, \"speed_tg\": %.6f, \"t\": %.6f, \"speed\": %.6f, \"wait_frac\": %.4f, "
+               "\"speed_tg_peak\": %.6f}",
                info->n_threads, kv, kv, info->n_ctx, (unsigned long long)info->kv_bytes_per_seq, r->pp, r->tg, r->b,
-               r->n_kv, r->t_pp, r->s_pp, r->t_tg, r->s_tg, r->t, r->s, r->wait_frac);
+               r->n_kv, r->t_pp, r->s_pp, r->t_tg, r->s_tg, r->t, r->s, r->wait_frac, r->s_tg_peak);
     }
+    if (r->b == 1) o->peak_b1 = r->s_tg_peak;
     if (o->s_tg_b1 > 0 && r->b > 1) {
         const size_t len = strlen(o->ratios);
         snprintf(o->ratios + len, sizeof o->ratios - len, "%sB=%d %.2fx", len ? ", " : "", r->b, r->s_tg / o->s_tg_b1);
+    }
+    {
+        const size_t len = strlen(o->peaks);
+        snprintf(o->peaks + len, sizeof o->peaks - len, "%sB=%d %.1f t/s", len ? ", " : "", r->b, r->s_tg_peak);
+        if (o->peak_b1 > 0 && r->b > 1)
+            snprintf(o->peaks + strlen(o->peaks), sizeof o->peaks - strlen(o->peaks), " (%.2fx)",
+                     r->s_tg_peak / o->peak_b1);
     }
     fflush(stdout);
     return 0;
@@ -337,6 +348,7 @@ static void batched_footer(const batched_out *o, const char *cpu)
     printf("\nKV cache per sequence: %.2f MiB (%d cells, %s; plan computes %.2f MiB)\n",
            (double)in->kv_bytes_per_seq / 1048576.0, in->n_ctx, cli_kv_type_name(in->kv_type), (double)plan_kv / 1048576.0);
     if (o->ratios[0]) printf("aggregate generation (S_TG) vs B=1: %s\n", o->ratios);
+    if (o->peaks[0]) printf("fastest TG step, as aggregate tok/s: %s\n", o->peaks);
     if (o->max_wait >= 0.05)   /* a shared machine: the rows understate the code */
         printf("note: other processes held the cores up to %.0f %% of the threads' time (run-queue wait)\n",
                100.0 * o->max_wait);

@@ -519,6 +519,9 @@ typedef struct {
     double s;                  /* S t/s = B x (PP + TG) / T                                 */
     double wait_frac;          /* run-queue wait / (wall x threads) during the timed runs
                                   (other processes took the cores); -1 when unknown        */
+    double s_tg_peak;          /* B / the fastest TG step: the aggregate speed of an
+                                  undisturbed step (on a shared machine S_TG mixes in the
+                                  steps other processes slowed; not a batched-bench column) */
 } edgellm_batched_bench_row;
 
 /* Called once per batch size, in the order of p->sizes; non-zero stops the run

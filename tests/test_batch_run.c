@@ -171,7 +171,8 @@ static int on_row(const edgellm_batched_bench_info *info, const edgellm_batched_
     s->info = *info;
     s->sane &= r->pp == 8 && r->tg == 4 && r->n_kv == r->b * 12 && r->t_pp > 0 && r->t_tg > 0 &&
                fabs(r->t - (r->t_pp + r->t_tg)) < 1e-9 && fabs(r->s_tg - r->b * 4 / r->t_tg) < 1e-6 * r->s_tg &&
-               fabs(r->s_pp - r->b * 8 / r->t_pp) < 1e-6 * r->s_pp && fabs(r->s - r->b * 12 / r->t) < 1e-6 * r->s;
+               fabs(r->s_pp - r->b * 8 / r->t_pp) < 1e-6 * r->s_pp && fabs(r->s - r->b * 12 / r->t) < 1e-6 * r->s &&
+               r->s_tg_peak >= r->s_tg * (1 - 1e-9);
     return 0;
 }
 
@@ -456,13 +457,14 @@ static void test_bench_batched_cli(void)
     CHECK(strstr(out, "|     8 |      4 |    2 |     24 |") != NULL);
     CHECK(strstr(out, "KV cache per sequence:") != NULL && strstr(out, "plan computes") != NULL);
     CHECK(strstr(out, "S_TG) vs B=1: B=2 ") != NULL);
+    CHECK(strstr(out, "fastest TG step, as aggregate tok/s: B=1 ") != NULL);
     free(out);
-    /* csv: a header and one record per B, 18 fields each */
+    /* csv: a header and one record per B, 19 fields each */
     snprintf(args, sizeof args, "bench -m %s -b 1,3,2 -p 4 -n 2 -t 1 -o csv", model);
     CHECK_EQ(run_cli(args, &out, err, sizeof err), 0);
     CHECK(!strncmp(out, "model_filename,model_type,n_threads,type_k,type_v,n_ctx_seq,kv_bytes_per_seq,pp,tg,pl,n_kv,"
-                        "t_pp,speed_pp,t_tg,speed_tg,t,speed,wait_frac\n", 100));
-    CHECK_EQ(csv_records(out, 18), 4);
+                        "t_pp,speed_pp,t_tg,speed_tg,t,speed,wait_frac,speed_tg_peak\n", 100));
+    CHECK_EQ(csv_records(out, 19), 4);
     CHECK(strstr(out, ",4,2,3,18,") != NULL);   /* pp, tg, pl, n_kv */
     free(out);
     /* json: an array of objects with batched-bench's jsonl keys */
