@@ -6,6 +6,8 @@
 #include "test_util.h"
 #include "model/model.h"
 #include "tools/plan.h"
+#include "kernels/matmul.h"
+#include "tensor/types.h"
 
 #define run_cli test_run_cli
 
@@ -526,6 +528,46 @@ static void test_plan_batch_model(void)
     CHECK_EQ(w.batch_params, w.dec_params);   /* F16: decode is the cheaper kernel */
 }
 
+/* -------------------------------------------------- the kernels at 2..8 tokens ---- */
+
+/* y for n tokens at once equals y token by token, bit for bit, for rows wide enough that
+ * the few-token path takes its groups in several chunks (Q4_0 and Q8_0). */
+static void test_matmul_few_tokens_equal_one_by_one(void)
+{
+    const int types[2] = {EDGELLM_TYPE_Q4_0, EDGELLM_TYPE_Q8_0};
+    const int64_t shapes[3][2] = {{37, 5632}, {18, 8448}, {16, 2048}};
+    uint32_t s = 99;
+    for (int ti = 0; ti < 2; ti++)
+        for (int si = 0; si < 3; si++) {
+            const int64_t rows = shapes[si][0], cols = shapes[si][1];
+            const edgellm_type_traits *tr = edgellm_type_get_traits(types[ti]);
+            edgellm_tensor W = {0};
+            W.type = types[ti], W.ne0 = cols, W.ne1 = rows, W.row_bytes = edgellm_type_row_size(W.type, cols);
+            uint8_t *w = malloc(W.row_bytes * (size_t)rows);
+            float *row = malloc(sizeof(float) * (size_t)cols), *x = malloc(sizeof(float) * (size_t)cols * 8);
+            float *y = malloc(sizeof(float) * (size_t)rows * 8), *y1 = malloc(sizeof(float) * (size_t)rows);
+            void *scratch = malloc(edgellm_matmul_scratch_size(&W, 8));
+            for (int64_t r = 0; r < rows; r++) {
+                for (int64_t i = 0; i < cols; i++) row[i] = (float)((s = s * 1664525u + 1013904223u) >> 8) / 8388608.0f - 1.0f;
+                tr->from_float_ref(row, w + (size_t)r * W.row_bytes, cols);
+            }
+            W.data = w;
+            for (int64_t i = 0; i < cols * 8; i++) x[i] = (float)((s = s * 1664525u + 1013904223u) >> 8) / 8388608.0f - 1.0f;
+            for (int n = 2; n <= 8; n++) {
+                edgellm_matmul(NULL, y, &W, x, n, scratch);
+                bool same = true;
+                for (int t = 0; t < n; t++) {
+                    edgellm_matmul(NULL, y1, &W, x + (size_t)t * (size_t)cols, 1, scratch);
+                    same &= memcmp(y1, y + (size_t)t * (size_t)rows, sizeof(float) * (size_t)rows) == 0;
+                }
+                CHECK(same);
+                if (!same) fprintf(stderr, "   %s %lldx%lld n=%d differs\n", edgellm_type_name(W.type), (long long)rows,
+                                   (long long)cols, n);
+            }
+            free(w), free(row), free(x), free(y), free(y1), free(scratch);
+        }
+}
+
 int main(void)
 {
     RUN(test_generate_batch_each);
@@ -535,5 +577,6 @@ int main(void)
     RUN(test_run_batch_file_hostile);
     RUN(test_bench_batched_cli);
     RUN(test_plan_batch_model);
+    RUN(test_matmul_few_tokens_equal_one_by_one);
     return test_summary();
 }
