@@ -228,6 +228,140 @@ static int measure_bandwidth(const int *threads, int n, const char *fmt, double 
     return 0;
 }
 
+/* ---- -b: batched decoding, llama.cpp batched-bench's table (tools/batched-bench) ---- */
+
+typedef struct {
+    int fmt;                     /* 0 md, 1 csv, 2 json                                        */
+    const char *path;
+    bool header_done;            /* md: this model's table started                             */
+    bool *first_json;            /* json: no comma before the first object of the array        */
+    double s_tg_b1;              /* S_TG at B = 1, for the ratios (0: not run)                 */
+    char ratios[256];
+    edgellm_batched_bench_info info;
+    int n_rows;
+    double max_wait;             /* largest wait_frac of the rows (unknown ones: not counted)   */
+    double peak_b1;              /* s_tg_peak at B = 1                                         */
+    char peaks[320];
+} batched_out;
+
+static const char *batched_csv_header =
+    "model_filename,model_type,n_threads,type_k,type_v,n_ctx_seq,kv_bytes_per_seq,pp,tg,pl,n_kv,t_pp,speed_pp,t_tg,"
+    "speed_tg,t,speed,wait_frac,speed_tg_peak\n";
+
+static int batched_row(const edgellm_batched_bench_info *info, const edgellm_batched_bench_row *r, void *user)
+{
+    batched_out *o = user;
+    o->info = *info;
+    o->n_rows++;
+    if (r->wait_frac > o->max_wait) o->max_wait = r->wait_frac;
+    if (r->b == 1) o->s_tg_b1 = r->s_tg;
+    if (o->fmt == 0) {
+        if (!o->header_done) {
+            printf("\n%s: %s, %d thread%s, KV %s, n_ctx %d per sequence (%d sequences)\n\n", o->path, info->model_type,
+                   info->n_threads, info->n_threads == 1 ? "" : "s", cli_kv_type_name(info->kv_type), info->n_ctx,
+                   info->n_seq);
+            printf("|%6s | %6s | %4s | %6s | %8s | %8s | %8s | %8s | %8s | %8s |\n", "PP", "TG", "B", "N_KV", "T_PP s",
+                   "S_PP t/s", "T_TG s", "S_TG t/s", "T s", "S t/s");
+            printf("|%6s-|-%6s-|-%4s-|-%6s-|-%8s-|-%8s-|-%8s-|-%8s-|-%8s-|-%8s-|\n", "------", "------", "----",
+                   "------", "--------", "--------", "--------", "--------", "--------", "--------");
+            o->header_done = true;
+        }
+        printf("|%6d | %6d | %4d | %6d | %8.3f | %8.2f | %8.3f | %8.2f | %8.3f | %8.2f |\n", r->pp, r->tg, r->b,
+               r->n_kv, r->t_pp, r->s_pp, r->t_tg, r->s_tg, r->t, r->s);
+    } else if (o->fmt == 1) {
+        cli_csv_str(stdout, o->path);
+        putchar(',');
+        cli_csv_str(stdout, info->model_type);
+        const char *kv = cli_kv_type_name(info->kv_type);
+        printf(",%d,%s,%s,%d,%llu,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.4f,%.6f\n", info->n_threads, kv, kv,
+               info->n_ctx, (unsigned long long)info->kv_bytes_per_seq, r->pp, r->tg, r->b, r->n_kv, r->t_pp, r->s_pp,
+               r->t_tg, r->s_tg, r->t, r->s, r->wait_frac, r->s_tg_peak);
+    } else {
+        printf("%s  {\"model_filename\": ", *o->first_json ? "" : ",\n");
+        *o->first_json = false;
+        cli_json_str(stdout, o->path);
+        printf(", \"model_type\": ");
+        cli_json_str(stdout, info->model_type);
+        const char *kv = cli_kv_type_name(info->kv_type);
+        printf(", \"n_threads\": %d, \"type_k\": \"%s\", \"type_v\": \"%s\", \"n_ctx_seq\": %d, \"kv_bytes_per_seq\": "
+               "%llu, \"pp\": %d, \"tg\": %d, \"pl\": %d, \"n_kv\": %d, \"t_pp\": %.6f, \"speed_pp\": %.6f, "
+               "\"t_tg\": %.6f, \"speed_tg\": %.6f, \"t\": %.6f, \"speed\": %.6f, \"wait_frac\": %.4f, "
+               "\"speed_tg_peak\": %.6f}",
+               info->n_threads, kv, kv, info->n_ctx, (unsigned long long)info->kv_bytes_per_seq, r->pp, r->tg, r->b,
+               r->n_kv, r->t_pp, r->s_pp, r->t_tg, r->s_tg, r->t, r->s, r->wait_frac, r->s_tg_peak);
+    }
+    if (r->b == 1) o->peak_b1 = r->s_tg_peak;
+    if (o->s_tg_b1 > 0 && r->b > 1) {
+        const size_t len = strlen(o->ratios);
+        snprintf(o->ratios + len, sizeof o->ratios - len, "%sB=%d %.2fx", len ? ", " : "", r->b, r->s_tg / o->s_tg_b1);
+    }
+    {
+        const size_t len = strlen(o->peaks);
+        snprintf(o->peaks + len, sizeof o->peaks - len, "%sB=%d %.1f t/s", len ? ", " : "", r->b, r->s_tg_peak);
+        if (o->peak_b1 > 0 && r->b > 1)
+            snprintf(o->peaks + strlen(o->peaks), sizeof o->peaks - strlen(o->peaks), " (%.2fx)",
+                     r->s_tg_peak / o->peak_b1);
+    }
+    fflush(stdout);
+    return 0;
+}
+
+/* md: what the table does not say (KV bytes against plan's formula, S_TG ratios, load). */
+static void batched_footer(const batched_out *o, const char *cpu)
+{
+    const edgellm_batched_bench_info *in = &o->info;
+    edgellm_plan_model pm;
+    edgellm_error err = {0};
+    uint64_t plan_kv = 0;
+    if (edgellm_plan_model_from_gguf(o->path, &pm, &err) == EDGELLM_OK)
+        plan_kv = edgellm_plan_kv_bytes(pm.n_layer, in->n_ctx, pm.n_head_kv, pm.head_dim, in->kv_type);
+    printf("\nKV cache per sequence: %.2f MiB (%d cells, %s; plan computes %.2f MiB)\n",
+           (double)in->kv_bytes_per_seq / 1048576.0, in->n_ctx, cli_kv_type_name(in->kv_type), (double)plan_kv / 1048576.0);
+    if (o->ratios[0]) printf("aggregate generation (S_TG) vs B=1: %s\n", o->ratios);
+    if (o->peaks[0]) printf("fastest TG step, as aggregate tok/s: %s\n", o->peaks);
+    if (o->max_wait >= 0.05)   /* a shared machine: the rows understate the code */
+        printf("note: other processes held the cores up to %.0f %% of the threads' time (run-queue wait)\n",
+               100.0 * o->max_wait);
+    char k[128];
+    edgellm_kernels_describe(k, sizeof k);
+    printf("CPU: %s; kernels: %s\n", cpu, k);
+}
+
+static int run_batched(const char *const *models, int n_models, const edgellm_bench_params *bp, const int *sizes,
+                       int n_sizes, int format)
+{
+    char cpu[128];
+    edgellm_bench_cpu_info(cpu, sizeof cpu);
+    bool first_json = true;
+    int rc = 0;
+    if (format == 1) fputs(batched_csv_header, stdout);
+    if (format == 2) printf("[\n");
+    for (int mi = 0; mi < n_models; mi++)
+        for (int ti = 0; ti < CLI_MAX(bp->n_threads_list, 1); ti++) {
+            edgellm_batched_bench_params p = edgellm_batched_bench_default_params();
+            p.n_prompt = bp->n_prompt;
+            p.n_gen = bp->n_gen;
+            for (int i = 0; i < n_sizes; i++) p.sizes[i] = sizes[i];
+            p.n_sizes = n_sizes;
+            p.n_threads = bp->n_threads_list > 0 ? bp->threads[ti] : 0;
+            p.kv_type = bp->kv_type;
+            p.n_reps = bp->n_reps;
+            p.warmup = bp->warmup;
+            p.progress = bp->progress;
+            batched_out o = {.fmt = format, .path = models[mi], .first_json = &first_json};
+            edgellm_error err = {0};
+            if (edgellm_batched_bench(models[mi], &p, batched_row, &o, &err) != EDGELLM_OK) {
+                if (p.progress) fprintf(stderr, "\n");
+                cli_print_error("bench", &err);
+                rc = 1;
+                continue;
+            }
+            if (format == 0) batched_footer(&o, cpu);
+        }
+    if (format == 2) printf("\n]\n");
+    return rc;
+}
+
 static const cli_choice formats[] = {{"md", 0}, {"csv", 1}, {"json", 2}, {NULL, 0}};
 
 int cmd_bench(int argc, char **argv)
@@ -235,7 +369,9 @@ int cmd_bench(int argc, char **argv)
     edgellm_bench_params p = edgellm_bench_default_params();
     const char *models[MAX_MODELS];
     cli_list model_list = {models, 0, MAX_MODELS};
-    int bandwidth = 0, format = 0;
+    int bandwidth = 0, format = 0, n_reps_given = 0;
+    int sizes[EDGELLM_BATCHED_MAX_SIZES], n_sizes = 0;
+    int_list batch_sizes = {sizes, &n_sizes, EDGELLM_BATCHED_MAX_SIZES, 1, 64, "batch sizes"};
     int_list threads = {p.threads, &p.n_threads_list, EDGELLM_BENCH_MAX_THREADS_LIST, 1, 64, "thread counts"};
     int_list depths = {p.depths, &p.n_depths, EDGELLM_BENCH_MAX_DEPTHS, 0, 1 << 20, "depths"};
     const cli_opt opts[] = {
@@ -249,8 +385,12 @@ int cmd_bench(int argc, char **argv)
         {CLI_CUSTOM("-d", "--n-depth", "LIST", &depths, parse_int_list),
          .help = "context depths, comma-separated: each test also runs with that many tokens already in the KV "
                  "cache, as \"tg64 @ d1024\"", .def = "0"},
-        {CLI_INT("-r", "--repetitions", "N", &p.n_reps, 1, 1000), .show_default = 1,
-         .help = "runs per test, reported as mean ± stddev"},
+        {CLI_INT("-r", "--repetitions", "N", &p.n_reps, 1, 1000), .show_default = 1, .count = &n_reps_given,
+         .help = "runs per test, reported as mean ± stddev (with -b: runs per batch size, mean; default 1)"},
+        {CLI_CUSTOM("-b", "--batch", "LIST", &batch_sizes, parse_int_list),
+         .help = "batched decoding, as llama.cpp's llama-batched-bench: for each B (comma-separated), B sequences "
+                 "prefill -p tokens each in one pass, then generate -n tokens together; prints PP, TG, B, N_KV, "
+                 "T_PP s, S_PP t/s, T_TG s, S_TG t/s (aggregate generation), T s, S t/s"},
         {CLI_ENUM("-o", "--output", "FMT", &format, formats), .help = "md, csv or json", .def = "md"},
         {CLI_OPT_KV_TYPE(&p.kv_type)},
         {CLI_FLAG(NULL, "--bandwidth", &bandwidth, 1),
@@ -264,6 +404,7 @@ int cmd_bench(int argc, char **argv)
     const cli_command cmd = {
         .name = "bench",
         .synopsis = "edgellm bench -m MODEL.gguf [-m MODEL2.gguf ...] [options]\n"
+                    "edgellm bench -m MODEL.gguf -b 1,2,4,8 [-p PP] [-n TG] [-t LIST] [-o md|csv|json]\n"
                     "edgellm bench --bandwidth [-t LIST] [-o md|csv|json]",
         .about = "Measure prompt processing (pp) and text generation (tg) speed, time to first token, load time,\n"
                  "peak memory and the bandwidth roofline, as llama-bench does.",
@@ -276,6 +417,11 @@ int cmd_bench(int argc, char **argv)
     if (n_models == 0 && !bandwidth) return cli_args_missing(&cmd, argc, "give -m MODEL.gguf (or --bandwidth)");
     if (p.n_prompt == 0 && p.n_gen == 0 && n_models)
         return cli_args_error(&cmd, "-p 0 and -n 0 leave nothing to measure");
+    if (n_sizes > 0) {
+        if (p.n_gen == 0) return cli_args_error(&cmd, "-b needs -n >= 1 (the tokens each sequence generates)");
+        if (bandwidth || p.n_depths > 0 || p.bw_gbps > 0 || !p.cold_load)
+            return cli_args_error(&cmd, "-b does not take --bandwidth, -d, --bw-gbps or --no-cold");
+    }
     /* every model must open (a readable, valid GGUF) before anything reaches stdout; a note
      * when the tests reach past a model's trained context (speed is measured all the same;
      * a model's output there is another matter) */
@@ -291,6 +437,11 @@ int cmd_bench(int argc, char **argv)
         if (train > 0 && reach > train)
             fprintf(stderr, "edgellm bench: note: %s: the tests reach %ld positions (-d + -p + -n), past its trained "
                             "context length %lld; the speed is measured all the same\n", models[mi], reach, train);
+    }
+    if (n_sizes > 0) {   /* every model opened above */
+        if (!n_reps_given) p.n_reps = 1;
+        if (isatty(fileno(stderr))) p.progress = progress;
+        return run_batched(models, n_models, &p, sizes, n_sizes, format);
     }
     if (bandwidth) {
         double gbps;

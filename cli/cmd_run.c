@@ -7,6 +7,7 @@
  * speed, and why generation stopped.
  * -n counts generated tokens (as llama.cpp's -n), not positions (as llama2.c's -n). */
 #include "commands.h"
+#include "run_batch.h"
 #include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -65,7 +66,8 @@ int cmd_run(int argc, char **argv)
     edgellm_generate_params gp = edgellm_generate_default_params();
     edgellm_model_params mp = edgellm_model_default_params();
     edgellm_ctx_params cp = edgellm_ctx_default_params();
-    int n_seed = 0;
+    int n_seed = 0, n_batch = 8, n_batch_given = 0;
+    const char *batch_file = NULL, *out_path = NULL;
     const cli_opt opts[] = {
         {CLI_OPT_MODEL(&model_path), .help = "GGUF model", .required = 1},
         {CLI_STRING("-p", "--prompt", "TEXT", &prompt), .help = "prompt text",
@@ -93,19 +95,39 @@ int cmd_run(int argc, char **argv)
         {CLI_FLAG(NULL, "--no-bos", &gp.add_bos, 0),
          .help = "do not prepend BOS to the prompt (an empty prompt still starts from BOS: there is nothing "
                  "else to start from)"},
+        {CLI_GROUP("offline batch")},
+        {CLI_PATH(NULL, "--batch-file", "FILE.jsonl", &batch_file),
+         .help = "generate for every line {\"prompt\": \"...\", \"n_predict\": N, \"id\": ...} (n_predict, alias "
+                 "max_tokens, and id optional; -n is the default); the options above apply to every prompt; -c is "
+                 "per sequence (default: the longest prompt + its n_predict)"},
+        {CLI_INT("-b", "--batch", "N", &n_batch, 1, 64), .count = &n_batch_given, .show_default = 1,
+         .help = "sequences decoding together; a finished one takes the next prompt at once (continuous batching)"},
+        {CLI_PATH("-o", "--output", "OUT.jsonl", &out_path),
+         .help = "one JSON line per prompt, in input order: index, id, prompt, text, n_prompt, n_generated, stop "
+                 "(eos, length, ctx_full), ttft_ms, tok_s", .def = "stdout"},
     };
     const cli_command cmd = {
-        .name = "run", .synopsis = "edgellm run -m MODEL.gguf [-p PROMPT | -f PROMPT_FILE] [options]",
+        .name = "run",
+        .synopsis = "edgellm run -m MODEL.gguf [-p PROMPT | -f PROMPT_FILE] [options]\n"
+                    "edgellm run -m MODEL.gguf --batch-file PROMPTS.jsonl [-b N] [-o OUT.jsonl] [options]",
         .about = "Generate text from a prompt: the prompt and then each generated piece on stdout; load time,\n"
-                 "speeds and why generation stopped on stderr.",
+                 "speeds and why generation stopped on stderr. With --batch-file, many prompts decode together\n"
+                 "and the results are JSON lines; a summary (aggregate tok/s) goes to stderr.",
         .opts = opts, .n_opts = CLI_N_OPTS(opts),
     };
     const int parsed = cli_args_parse(&cmd, argc, argv);
     if (parsed != CLI_ARGS_GO) return parsed;
     cp.n_threads = mp.n_threads;
     if (prompt && prompt_file) return cli_args_error(&cmd, "give -p or -f, not both");
+    if (batch_file && (prompt || prompt_file)) return cli_args_error(&cmd, "give -p/-f or --batch-file, not both");
+    if (!batch_file && (out_path || n_batch_given)) return cli_args_error(&cmd, "-b and -o go with --batch-file");
     const bool have_seed = n_seed > 0;
     if (!have_seed) gp.sampling.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+    if (batch_file) {
+        const cli_run_batch_opts bo = {.model_path = model_path, .batch_file = batch_file, .out_path = out_path,
+                                       .n_batch = n_batch, .gp = gp, .mp = mp, .cp = cp, .have_seed = have_seed};
+        return cli_run_batch(&bo);
+    }
 
     int rc = 1;
     edgellm_error err = {0};

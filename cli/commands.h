@@ -56,6 +56,8 @@ double cli_time_ms(void);
 /* Text inputs (prompt files, eval texts, task sets, tokenize -f): at most this many bytes,
  * so that /dev/zero or an endless pipe ends in an error instead of filling memory. */
 #define CLI_MAX_TEXT_BYTES ((size_t)256 << 20)
+#define CLI_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define CLI_MAX(a, b) ((a) > (b) ? (a) : (b))
 /* Read all of path (a file, pipe or device; not a directory) into a NUL-terminated
  * malloc'd buffer of *len bytes. NULL and err->msg = "PATH: problem" when it cannot be
  * opened or read, is a directory, holds more than CLI_MAX_TEXT_BYTES, or memory runs out.

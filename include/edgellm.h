@@ -352,6 +352,12 @@ typedef int (*edgellm_batch_callback)(int index, int32_t token, const char *piec
 EDGELLM_API edgellm_status edgellm_generate_batch(edgellm_ctx *c, const char *const *prompts, int n_prompts,
                                                   const edgellm_generate_params *p, edgellm_batch_callback cb,
                                                   void *user, edgellm_generate_stats *stats, edgellm_error *err);
+/* The same with each prompt's own parameters: params[i] (n_predict, sampling, add_bos,
+ * prompt_tokens when prompts[i] is NULL; seq and append are ignored) for prompts[i]. */
+EDGELLM_API edgellm_status edgellm_generate_batch_each(edgellm_ctx *c, const char *const *prompts,
+                                                       const edgellm_generate_params *const *params, int n_prompts,
+                                                       edgellm_batch_callback cb, void *user,
+                                                       edgellm_generate_stats *stats, edgellm_error *err);
 
 /* ---- diagnostics: the kernels in use ("avx512 + gfni, ...") snprintf-style; whether an
  * architecture (general.architecture) runs; their names ("llama, qwen2") ---- */

@@ -644,6 +644,72 @@ EDGELLM_API void edgellm_bench_cpu_info(char *buf, size_t size);
 EDGELLM_API edgellm_status edgellm_bench(const char *model_path, const edgellm_bench_params *p,
                                          edgellm_bench_report *report, edgellm_error *err);
 
+/* Batched decoding (`edgellm bench -b`), with the definitions of llama.cpp's batched-bench,
+ * prompt not shared (ggml-org/llama.cpp tools/batched-bench/batched-bench.cpp): for each
+ * batch size B, B sequences each prefill PP tokens in one edgellm_decode_batch of B x PP
+ * tokens (T_PP), then TG steps of one edgellm_decode_batch holding one token of every
+ * sequence (T_TG). Token ids are fixed pseudo-random ids; no sampling is timed. The
+ * context has max(B) sequences of PP + TG cells each. */
+#define EDGELLM_BATCHED_MAX_SIZES 16
+
+typedef struct {
+    int    n_prompt;           /* PP: prompt tokens per sequence, >= 0 (default 128)       */
+    int    n_gen;              /* TG: generated tokens per sequence, >= 1 (default 64)     */
+    int    sizes[EDGELLM_BATCHED_MAX_SIZES];   /* batch sizes B, each 1..64                */
+    int    n_sizes;            /* 0: B = 1, 2, 4, 8                                        */
+    int    n_threads;          /* <= 0: physical cores                                     */
+    int    kv_type;            /* edgellm_ctx_params.kv_type (default EDGELLM_TYPE_F32)    */
+    int    n_reps;             /* runs per B, reported as the mean of their times (default 1,
+                                  as batched-bench)                                        */
+    int    warmup;             /* 1 (default): one untimed PP pass + one TG step of every
+                                  sequence before the first B                             */
+    edgellm_progress_fn progress;   /* may be NULL: called before each B                   */
+    void  *progress_user;
+} edgellm_batched_bench_params;
+
+/* What every row shares (the model and context of the run). */
+typedef struct {
+    char     model_type[128];  /* "llama 1.1B Q4_0"                                        */
+    uint64_t model_size;       /* bytes of tensor data                                     */
+    uint64_t model_n_params;
+    int      n_threads;
+    int      kv_type;
+    int      n_seq;            /* sequences of the context: max(B)                          */
+    int      n_ctx;            /* cells per sequence: PP + TG                               */
+    uint64_t kv_bytes_per_seq; /* K and V bytes of one sequence's n_ctx cells, as allocated */
+} edgellm_batched_bench_info;
+
+/* One row, batched-bench's columns. */
+typedef struct {
+    int    pp, tg, b;          /* PP, TG, B                                                */
+    int    n_kv;               /* N_KV = B x (PP + TG): cells the run fills                */
+    double t_pp;               /* T_PP s: the prompt pass of B x PP tokens                 */
+    double s_pp;               /* S_PP t/s = B x PP / T_PP                                 */
+    double t_tg;               /* T_TG s: the TG steps                                     */
+    double s_tg;               /* S_TG t/s = B x TG / T_TG: aggregate generation speed      */
+    double t;                  /* T s = T_PP + T_TG                                         */
+    double s;                  /* S t/s = B x (PP + TG) / T                                 */
+    double wait_frac;          /* run-queue wait / (wall x threads) during the timed runs
+                                  (other processes took the cores); -1 when unknown        */
+    double s_tg_peak;          /* B / the fastest TG step: the aggregate speed of an
+                                  undisturbed step (on a shared machine S_TG mixes in the
+                                  steps other processes slowed; not a batched-bench column) */
+} edgellm_batched_bench_row;
+
+/* Called once per batch size, in the order of p->sizes; non-zero stops the run
+ * (EDGELLM_ERR_CANCELLED). */
+typedef int (*edgellm_batched_bench_fn)(const edgellm_batched_bench_info *info, const edgellm_batched_bench_row *row,
+                                        void *user);
+
+EDGELLM_API edgellm_batched_bench_params edgellm_batched_bench_default_params(void);
+
+/* Run the batched test on model_path, calling on_row for each batch size. Statuses: those
+ * of edgellm_model_load / edgellm_ctx_new / edgellm_decode_batch, EDGELLM_ERR_MISUSE (PP <
+ * 0, TG < 1, a size outside 1..64, more than EDGELLM_BATCHED_MAX_SIZES sizes, n_reps outside
+ * 1..1000), EDGELLM_ERR_CANCELLED. Uses the CPU for as long as it takes; run alone. */
+EDGELLM_API edgellm_status edgellm_batched_bench(const char *model_path, const edgellm_batched_bench_params *p,
+                                                 edgellm_batched_bench_fn on_row, void *user, edgellm_error *err);
+
 /* ------------------------------------------------------------------------------------
  * Numeric check (`edgellm info --check`): scan every tensor of a GGUF file for NaN/inf.
  * ---------------------------------------------------------------------------------- */

@@ -1,7 +1,8 @@
 /*
  * generate.c — the public generation calls (include/edgellm.h, "generation") on top of the
  * engine of gen.c: edgellm_generate (one stream, prefilled in one pass), edgellm_generate_batch
- * (continuous batching over the context's sequences) and the asynchronous jobs
+ * and edgellm_generate_batch_each (continuous batching over the context's sequences, one
+ * parameter set for all prompts or one each) and the asynchronous jobs
  * (edgellm_generate_async: edgellm_generate on a worker thread).
  *
  * Jobs: the worker runs the generation with the context marked busy (public calls on it
@@ -83,6 +84,7 @@ typedef struct {
     const char *const *prompts;
     int n_prompts, next;
     const edgellm_generate_params *p;
+    const edgellm_generate_params *const *each;   /* per prompt (edgellm_generate_batch_each), or NULL */
     edgellm_batch_callback cb;
     void *user;
     edgellm_generate_stats *stats;
@@ -98,12 +100,15 @@ static int batch_piece(void *user, int index, int32_t token, const char *piece, 
 static bool batch_begin_next(batch_run *b, edgellm_gen *g, int seq)
 {
     if (b->next >= b->n_prompts) return false;
+    const int index = b->next++;
     edgellm_generate_params p = edgellm_generate_default_params();
-    edgellm_sized_in(&p, sizeof p, b->p, "edgellm_generate_params", NULL);
+    edgellm_sized_in(&p, sizeof p, b->each ? b->each[index] : b->p, "edgellm_generate_params", NULL);
     p.seq = seq;
     p.append = 0;
-    const int index = b->next++;
-    if (edgellm_gen_begin(g, b->c, index, b->prompts[index] ? b->prompts[index] : "", &p))   /* named in the message */
+    /* a shared p's prompt_tokens belong to no prompt in particular: a NULL prompt is "" */
+    const char *prompt = b->prompts ? b->prompts[index] : NULL;
+    if (!prompt && !b->each) prompt = "";
+    if (edgellm_gen_begin(g, b->c, index, prompt, &p))   /* named in the message */
         snprintf(g->err.msg + strlen(g->err.msg), sizeof g->err.msg - strlen(g->err.msg), " (prompt %d)", index);
     return true;
 }
@@ -115,17 +120,24 @@ static bool batch_refill(void *user, edgellm_gen *g)
     return batch_begin_next(b, g, g->seq);
 }
 
-edgellm_status edgellm_generate_batch(edgellm_ctx *c, const char *const *prompts, int n_prompts,
-                                      const edgellm_generate_params *p, edgellm_batch_callback cb, void *user,
-                                      edgellm_generate_stats *stats, edgellm_error *err)
+/* Both batch calls: one shared p, or each[i] per prompt. */
+static edgellm_status generate_batch(edgellm_ctx *c, const char *const *prompts, int n_prompts,
+                                     const edgellm_generate_params *p, const edgellm_generate_params *const *each,
+                                     edgellm_batch_callback cb, void *user, edgellm_generate_stats *stats,
+                                     edgellm_error *err)
 {
-    if (!c || (!prompts && n_prompts > 0) || n_prompts < 0)
+    if (!c || (!prompts && !each && n_prompts > 0) || n_prompts < 0)
         return edgellm_fail(err, EDGELLM_ERR_MISUSE, "generate_batch: NULL context or prompts, or n_prompts %d < 0",
                             n_prompts);
     if (atomic_load(&c->busy)) return busy_refusal(c, "generate_batch", err);
-    edgellm_generate_params check = edgellm_generate_default_params();
-    edgellm_status rc = edgellm_sized_in(&check, sizeof check, p, "edgellm_generate_params", err);
-    if (rc) return rc;
+    edgellm_status rc = EDGELLM_OK;
+    for (int i = 0; i < (each ? n_prompts : 1); i++) {
+        edgellm_generate_params check = edgellm_generate_default_params();
+        if ((rc = edgellm_sized_in(&check, sizeof check, each ? each[i] : p, "edgellm_generate_params", err))) {
+            if (each && err) snprintf(err->msg + strlen(err->msg), sizeof err->msg - strlen(err->msg), " (params[%d])", i);
+            return rc;
+        }
+    }
     for (int i = 0; stats && i < n_prompts; i++) {
         edgellm_generate_stats st = {.size = sizeof st};
         if (!edgellm_sized_out(&stats[i], &st, sizeof st))
@@ -136,7 +148,8 @@ edgellm_status edgellm_generate_batch(edgellm_ctx *c, const char *const *prompts
     const int n_slots = EDGELLM_MIN(c->n_seq, EDGELLM_MAX(n_prompts, 1));
     edgellm_gen *gens = edgellm_calloc((size_t)n_slots, sizeof *gens);
     if (!gens) return edgellm_fail_nomem(err, "generate_batch");
-    batch_run b = {.c = c, .prompts = prompts, .n_prompts = n_prompts, .p = p, .cb = cb, .user = user, .stats = stats};
+    batch_run b = {.c = c, .prompts = prompts, .n_prompts = n_prompts, .p = p, .each = each, .cb = cb, .user = user,
+                   .stats = stats};
     for (int s = 0; s < n_slots && rc == EDGELLM_OK; s++)
         if (batch_begin_next(&b, &gens[s], s) && gens[s].rc) {
             rc = gens[s].rc;
@@ -146,6 +159,25 @@ edgellm_status edgellm_generate_batch(edgellm_ctx *c, const char *const *prompts
     for (int s = 0; s < n_slots; s++) edgellm_gen_end(&gens[s]);
     edgellm_free(gens);
     return rc;
+}
+
+edgellm_status edgellm_generate_batch(edgellm_ctx *c, const char *const *prompts, int n_prompts,
+                                      const edgellm_generate_params *p, edgellm_batch_callback cb, void *user,
+                                      edgellm_generate_stats *stats, edgellm_error *err)
+{
+    return generate_batch(c, prompts, n_prompts, p, NULL, cb, user, stats, err);
+}
+
+edgellm_status edgellm_generate_batch_each(edgellm_ctx *c, const char *const *prompts,
+                                           const edgellm_generate_params *const *params, int n_prompts,
+                                           edgellm_batch_callback cb, void *user, edgellm_generate_stats *stats,
+                                           edgellm_error *err)
+{
+    if (!params && n_prompts > 0)
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "generate_batch_each: params is NULL");
+    for (int i = 0; i < n_prompts; i++)
+        if (!params[i]) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "generate_batch_each: params[%d] is NULL", i);
+    return generate_batch(c, prompts, n_prompts, NULL, params, cb, user, stats, err);
 }
 
 /* ---------------------------------------------------------------------- jobs ---- */

@@ -600,3 +600,183 @@ done:
     edgellm_free(dp_tok);
     return rc;
 }
+
+/* ------------------------------------------------------------ batched ---- */
+/*
+ * edgellm_batched_bench: llama.cpp's batched-bench (ggml-org/llama.cpp
+ * tools/batched-bench/batched-bench.cpp), prompt not shared, decode pattern "0123 0123 ...":
+ *   clear the cache; T_PP = one edgellm_decode_batch of B x PP tokens (sequence j at
+ *   positions 0..PP-1, the last token of each giving logits); T_TG = TG calls of
+ *   edgellm_decode_batch with one token per sequence at position PP + i;
+ *   S_PP = B x PP / T_PP, S_TG = B x TG / T_TG, T = T_PP + T_TG, S = B x (PP + TG) / T,
+ *   N_KV = B x (PP + TG).
+ * batched-bench runs each configuration once after one 16-token warm-up; here the warm-up
+ * is one PP pass of the largest B and one TG step (every weight read, the first-pass
+ * schedule of matmul.c spent), and n_reps runs per B are averaged (time, then speed).
+ * s_tg_peak (B / the fastest TG step of the runs) is added: on a shared machine the mean
+ * S_TG mixes in steps that other processes slowed, the fastest step shows the code.
+ */
+
+edgellm_batched_bench_params edgellm_batched_bench_default_params(void)
+{
+    edgellm_batched_bench_params p;
+    memset(&p, 0, sizeof p);
+    p.n_prompt = 128;
+    p.n_gen = 64;
+    p.n_reps = 1;
+    p.warmup = 1;
+    return p;
+}
+
+/* One run of B sequences: the prompt pass and the TG steps, in seconds. */
+static edgellm_status batched_run(edgellm_ctx *c, int B, int pp, int tg, const int32_t *tok, int32_t *bt, int32_t *bs,
+                                  int32_t *bp, double *t_pp, double *t_tg, double *t_step_min, edgellm_error *err)
+{
+    edgellm_status rc = edgellm_seq_clear(c, -1, err);
+    if (rc != EDGELLM_OK) return rc;
+    int m = 0;
+    for (int j = 0; j < B; j++)
+        for (int i = 0; i < pp; i++) {
+            bt[m] = tok[(size_t)j * (size_t)(pp + tg) + (size_t)i];
+            bs[m] = j;
+            bp[m++] = i;
+        }
+    double t0 = edgellm_time_ms();
+    if (m > 0) {
+        const edgellm_batch b = {.size = sizeof b, .n_tokens = m, .tokens = bt, .seq = bs, .pos = bp};
+        if ((rc = edgellm_decode_batch(c, &b, err)) != EDGELLM_OK) return rc;
+    }
+    double t1 = edgellm_time_ms(), ts = t1;
+    for (int i = 0; i < tg; i++) {
+        for (int j = 0; j < B; j++) {
+            bt[j] = tok[(size_t)j * (size_t)(pp + tg) + (size_t)(pp + i)];
+            bs[j] = j;
+            bp[j] = pp + i;
+        }
+        const edgellm_batch b = {.size = sizeof b, .n_tokens = B, .tokens = bt, .seq = bs, .pos = bp};
+        if ((rc = edgellm_decode_batch(c, &b, err)) != EDGELLM_OK) return rc;
+        const double te = edgellm_time_ms();
+        if (i == 0 || (te - ts) / 1000.0 < *t_step_min) *t_step_min = (te - ts) / 1000.0;
+        ts = te;
+    }
+    double t2 = edgellm_time_ms();
+    *t_pp = (t1 - t0) / 1000.0;
+    *t_tg = (t2 - t1) / 1000.0;
+    return EDGELLM_OK;
+}
+
+edgellm_status edgellm_batched_bench(const char *path, const edgellm_batched_bench_params *pp,
+                                     edgellm_batched_bench_fn on_row, void *user, edgellm_error *err)
+{
+    if (!path) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "batched bench: NULL path");
+    edgellm_batched_bench_params p = pp ? *pp : edgellm_batched_bench_default_params();
+    if (p.n_sizes == 0) {
+        static const int dflt[] = {1, 2, 4, 8};
+        memcpy(p.sizes, dflt, sizeof dflt);
+        p.n_sizes = 4;
+    }
+    if (p.n_prompt < 0 || p.n_gen < 1 || p.n_prompt > (1 << 20) || p.n_gen > (1 << 20) || p.n_reps < 1 ||
+        p.n_reps > 1000 || p.n_sizes < 0 || p.n_sizes > EDGELLM_BATCHED_MAX_SIZES)
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "batched bench: PP %d must be >= 0, TG %d >= 1, runs %d in "
+                            "1..1000, at most %d batch sizes", p.n_prompt, p.n_gen, p.n_reps,
+                            EDGELLM_BATCHED_MAX_SIZES);
+    int max_b = 0;
+    for (int i = 0; i < p.n_sizes; i++) {
+        if (p.sizes[i] < 1 || p.sizes[i] > 64)
+            return edgellm_fail(err, EDGELLM_ERR_MISUSE, "batched bench: batch size %d outside 1..64", p.sizes[i]);
+        max_b = EDGELLM_MAX(max_b, p.sizes[i]);
+    }
+    if (p.n_threads <= 0) p.n_threads = EDGELLM_MIN(edgellm_n_physical_cores(), EDGELLM_MAX_THREADS);
+    if (p.n_threads > EDGELLM_MAX_THREADS)
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "batched bench: thread count %d outside 1..%d", p.n_threads,
+                            EDGELLM_MAX_THREADS);
+    const int per_seq = p.n_prompt + p.n_gen;
+    if ((int64_t)max_b * per_seq > (1 << 24))
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "batched bench: B %d x (PP + TG) %d cells is too many", max_b,
+                            per_seq);
+
+    edgellm_model *m = NULL;
+    edgellm_ctx *c = NULL;
+    int32_t *tok = NULL, *bt = NULL, *bs = NULL, *bp = NULL;
+    edgellm_status rc = edgellm_model_load(path, NULL, &m, err);
+    if (rc != EDGELLM_OK) return rc;
+    edgellm_bench_report desc;   /* for describe(): model_type, sizes */
+    memset(&desc, 0, sizeof desc);
+    describe(m, &desc);
+    edgellm_batched_bench_info info;
+    memset(&info, 0, sizeof info);
+    snprintf(info.model_type, sizeof info.model_type, "%s", desc.model_type);
+    info.model_size = desc.model_size;
+    info.model_n_params = desc.model_n_params;
+    info.n_threads = p.n_threads;
+    info.kv_type = p.kv_type;
+
+    edgellm_ctx_params cp = edgellm_ctx_default_params();
+    cp.n_ctx = per_seq;
+    cp.n_threads = p.n_threads;
+    cp.kv_type = p.kv_type;
+    cp.n_seq = max_b;
+    if ((rc = edgellm_ctx_new(m, &cp, &c, err)) != EDGELLM_OK) goto done;
+    info.n_seq = c->n_seq;
+    info.n_ctx = c->n_ctx;
+    info.kv_bytes_per_seq = c->kv.size_bytes / (size_t)c->n_seq;
+
+    const size_t n_tok = (size_t)max_b * (size_t)per_seq;
+    tok = edgellm_malloc(n_tok * sizeof *tok);
+    bt = edgellm_malloc(n_tok * sizeof *bt);
+    bs = edgellm_malloc(n_tok * sizeof *bs);
+    bp = edgellm_malloc(n_tok * sizeof *bp);
+    if (!tok || !bt || !bs || !bp) { rc = edgellm_fail_nomem(err, path); goto done; }
+    fill_tokens(tok, (int)n_tok, m->hp.n_vocab, 4);
+
+    if (p.warmup) {
+        double a, b, m1;
+        if ((rc = batched_run(c, max_b, p.n_prompt, 1, tok, bt, bs, bp, &a, &b, &m1, err)) != EDGELLM_OK) goto done;
+    }
+    for (int si = 0; si < p.n_sizes; si++) {
+        const int B = p.sizes[si];
+        if (p.progress) {
+            char what[64];
+            snprintf(what, sizeof what, "B=%d: PP %d, TG %d, %d thread%s", B, p.n_prompt, p.n_gen, p.n_threads,
+                     p.n_threads == 1 ? "" : "s");
+            if (p.progress(p.progress_user, (double)si / p.n_sizes, what)) {
+                rc = edgellm_fail(err, EDGELLM_ERR_CANCELLED, "%s: bench cancelled", path);
+                goto done;
+            }
+        }
+        edgellm_batched_bench_row row;
+        memset(&row, 0, sizeof row);
+        row.pp = p.n_prompt, row.tg = p.n_gen, row.b = B;
+        row.n_kv = B * per_seq;
+        const double wait_t0 = edgellm_time_ms(), wait0 = runqueue_seconds();
+        double step_min = 0;
+        for (int r = 0; r < p.n_reps; r++) {
+            double a, b, m1 = 0;
+            if ((rc = batched_run(c, B, p.n_prompt, p.n_gen, tok, bt, bs, bp, &a, &b, &m1, err)) != EDGELLM_OK) goto done;
+            row.t_pp += a / p.n_reps;
+            row.t_tg += b / p.n_reps;
+            if (r == 0 || m1 < step_min) step_min = m1;
+        }
+        row.s_tg_peak = step_min > 0 ? B / step_min : 0;
+        const double wait1 = runqueue_seconds(), wait_s = (edgellm_time_ms() - wait_t0) * 1e-3;
+        row.wait_frac = wait_s > 0 && wait0 >= 0 && wait1 >= 0 ? (wait1 - wait0) / (wait_s * p.n_threads) : -1;
+        row.s_pp = row.t_pp > 0 ? (double)B * p.n_prompt / row.t_pp : 0;
+        row.s_tg = row.t_tg > 0 ? (double)B * p.n_gen / row.t_tg : 0;
+        row.t = row.t_pp + row.t_tg;
+        row.s = row.t > 0 ? (double)B * per_seq / row.t : 0;
+        if (on_row && on_row(&info, &row, user)) {
+            rc = edgellm_fail(err, EDGELLM_ERR_CANCELLED, "%s: bench cancelled", path);
+            goto done;
+        }
+    }
+    if (p.progress && p.progress(p.progress_user, 1.0, "done"))
+        rc = edgellm_fail(err, EDGELLM_ERR_CANCELLED, "%s: bench cancelled", path);
+done:
+    edgellm_ctx_free(c);
+    edgellm_model_free(m);
+    edgellm_free(tok);
+    edgellm_free(bt);
+    edgellm_free(bs);
+    edgellm_free(bp);
+    return rc;
+}

@@ -182,8 +182,8 @@ static void fill_row(const plan_job *j, const edgellm_plan_params *p, const edge
     row->max_ctx = max_ctx_within(j, &w, row->budget_bytes);
     uint64_t kv_read = edgellm_plan_kv_bytes(j->m->n_layer, j->n_ctx, j->m->n_head_kv, j->m->head_dim, j->kv_type);
     row->read_bytes_per_token = w.read_bytes + kv_read;
-    double steps = edgellm_plan_decode_steps_per_s(j->m, j->d, w.read_bytes, w.dec_params, j->n_ctx, j->kv_type,
-                                                   j->batch, j->eff);
+    double steps = edgellm_plan_batch_steps_per_s(j->m, j->d, w.read_bytes, w.dec_params, w.batch_params, j->n_ctx,
+                                                  j->kv_type, j->batch, j->eff);
     row->decode_tps = steps * p->calibration;
     row->decode_tps_total = row->decode_tps * j->batch;
     double pp_ms = edgellm_plan_prefill_ms(j->m, j->d, w.read_bytes, w.pp_params, 512, j->eff);
@@ -295,20 +295,20 @@ static void recommend_offline(const plan_job *j, const edgellm_plan_params *p, c
     edgellm_plan_weights w;
     edgellm_plan_recipe_weights(&recipes[pick], j->t, j->n, j->m->n_layer, j->m->tied_embeddings, &w);
     uint64_t budget = budget_of(j);
-    /* b sequences decoded side by side, each at the decode kernels' cost per multiply-add
-     * (as `--batch` rows are): the batch that fits and gives the most tokens per second in
-     * total, the smallest of equals; where compute already bounds one sequence, batching
-     * gains nothing and b stays 1 */
-    const double alone = edgellm_plan_decode_steps_per_s(j->m, j->d, w.read_bytes, w.dec_params, j->n_ctx,
-                                                         j->kv_type, 1, j->eff) * p->calibration;
+    /* b sequences decoded together (as `--batch` rows are: EDGELLM_PLAN_BATCH_MODEL): the
+     * batch that fits and gives the most tokens per second in total, the smallest of
+     * equals; where compute already bounds one sequence, batching gains little and b stays
+     * small */
+    const double alone = edgellm_plan_batch_steps_per_s(j->m, j->d, w.read_bytes, w.dec_params, w.batch_params,
+                                                        j->n_ctx, j->kv_type, 1, j->eff) * p->calibration;
     int b = 1, fits = 1;
     double best = alone;
     for (int k = 2; k <= EDGELLM_PLAN_MAX_BATCH; k++) {
         if (total_at(j, &w, j->n_ctx, k) > budget) break;
         fits = k;
         const double total = k * p->calibration *
-                             edgellm_plan_decode_steps_per_s(j->m, j->d, w.read_bytes, w.dec_params, j->n_ctx,
-                                                             j->kv_type, k, j->eff);
+                             edgellm_plan_batch_steps_per_s(j->m, j->d, w.read_bytes, w.dec_params, w.batch_params,
+                                                            j->n_ctx, j->kv_type, k, j->eff);
         if (total > best * 1.0001) { best = total; b = k; }
     }
     r->offline_batch = b;

@@ -38,6 +38,18 @@
 #define EDGELLM_PLAN_EFF_PEAK     0.65
 #define EDGELLM_PLAN_ROW_OVERHEAD_S 10e-9
 #define EDGELLM_PLAN_SYNC_OVERHEAD_S 22e-6
+/* Batched decode (several sequences, one token each per step; edgellm_plan_batch_steps_per_s):
+ * the weights are read once per step and each row unpacked once for all its tokens (the
+ * tile kernels' 2-8-token path, src/kernels/x86/gemm_q8_avx512.c), so the per-row cost
+ * is paid once per step, and each sequence after the first costs only its products: at
+ * the prefill kernel's cost per multiply-add where that is the cheaper (the tile-kernel
+ * types), else at the decode kernel's (types computed by a dot per row and token).
+ * Measured: a 512 x 2048 L2-resident Q4_0 matrix, 1 thread (best of 3000): 13.3 us for
+ * one token, +4.96 us per further token (423 GFLOP/s; Q4_0 prefill's figure is 302).
+ * Counted per token as before, the model said 2.4x at B = 4 and 8 for a tinyllama-shape
+ * Q4_0 on the Zen 5 VM (compute-bound from B = 4); `edgellm bench -b` measured more (see
+ * docs/planning.md, "Batched decode"). */
+#define EDGELLM_PLAN_BATCH_MODEL 1
 /* Prompt tokens processed per forward pass (llama-bench's default -ub 512, its README). */
 #define EDGELLM_PLAN_UBATCH 512
 /* Fixed runtime memory: executable, libc, thread stacks, allocator slack. Peak RSS from
@@ -124,6 +136,8 @@ typedef struct {
     uint64_t pp_params;       /* matmul_params, each tensor's times its type's prefill cost
                                  and decode cost (edgellm_plan_kernel_cost): the compute  */
     uint64_t dec_params;      /* a token takes, in Q4_0-prefill multiply-adds            */
+    uint64_t batch_params;    /* the same for each further sequence of a batched step: at
+                                 the cheaper of the two costs (EDGELLM_PLAN_BATCH_MODEL) */
     uint64_t n_params;
 } edgellm_plan_weights;
 
@@ -151,10 +165,16 @@ double edgellm_plan_flops_per_token(const edgellm_plan_model *m, uint64_t matmul
  * the output matrix (n_vocab rows). */
 double edgellm_plan_rows_per_token(const edgellm_plan_model *m);
 /* Decode steps per second of `batch` sequences at context position n_ctx (see the
- * calibration comment above): streaming (read_bytes + batch * KV) / (bw * eff), plus
- * batch x rows x EDGELLM_PLAN_ROW_OVERHEAD_S over the cores, plus n_layer x
- * EDGELLM_PLAN_SYNC_OVERHEAD_S when more than one core works; never faster than the
- * compute over the big cores (little cores slow decode down, ggml-org/llama.cpp#7176). */
+ * calibration comments above): streaming (read_bytes + batch * KV) / (bw * eff), plus
+ * rows x EDGELLM_PLAN_ROW_OVERHEAD_S over the cores (once per step: a row is unpacked
+ * once for all the step's tokens), plus n_layer x EDGELLM_PLAN_SYNC_OVERHEAD_S when more
+ * than one core works; never faster than the compute over the big cores (little cores
+ * slow decode down, ggml-org/llama.cpp#7176): the first sequence's tokens at dec_params,
+ * each further one at batch_params (EDGELLM_PLAN_BATCH_MODEL). */
+double edgellm_plan_batch_steps_per_s(const edgellm_plan_model *m, const edgellm_plan_device *d,
+                                      uint64_t read_bytes, uint64_t dec_params, uint64_t batch_params, int n_ctx,
+                                      int kv_type, int batch, double efficiency);
+/* edgellm_plan_batch_steps_per_s with batch_params = matmul_params. */
 double edgellm_plan_decode_steps_per_s(const edgellm_plan_model *m, const edgellm_plan_device *d,
                                        uint64_t read_bytes, uint64_t matmul_params, int n_ctx, int kv_type,
                                        int batch, double efficiency);

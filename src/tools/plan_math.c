@@ -284,7 +284,7 @@ void edgellm_plan_recipe_weights(const edgellm_plan_recipe *r, const edgellm_pla
 {
     (void)tied;   /* a tied token_embd already carries the OUTPUT role */
     memset(out, 0, sizeof *out);
-    double pp = 0, dec = 0;
+    double pp = 0, dec = 0, bat = 0;
     for (size_t i = 0; i < n; i++) {
         uint64_t bytes;
         const int type = edgellm_plan_tensor_type(r, &t[i], n_layer);   /* a file row: the file's type */
@@ -303,11 +303,13 @@ void edgellm_plan_recipe_weights(const edgellm_plan_recipe *r, const edgellm_pla
                 out->matmul_params += params;
                 pp += cpp * (double)params;
                 dec += cdec * (double)params;
+                bat += (cpp < cdec ? cpp : cdec) * (double)params;
             }
         }
     }
     out->pp_params = pp < 9e18 ? (uint64_t)llround(pp) : UINT64_MAX / 2;   /* absurd shapes: no UB */
     out->dec_params = dec < 9e18 ? (uint64_t)llround(dec) : UINT64_MAX / 2;
+    out->batch_params = bat < 9e18 ? (uint64_t)llround(bat) : UINT64_MAX / 2;
 }
 
 /* ------------------------------------------------------------------- memory ---- */
@@ -372,19 +374,30 @@ double edgellm_plan_rows_per_token(const edgellm_plan_model *m)
     return (double)m->n_layer * (q + 2 * kv + m->n_embd + 2.0 * m->n_ff + m->n_embd) + m->n_vocab;
 }
 
-double edgellm_plan_decode_steps_per_s(const edgellm_plan_model *m, const edgellm_plan_device *d, uint64_t read_bytes,
-                                       uint64_t matmul_params, int n_ctx, int kv_type, int batch, double efficiency)
+double edgellm_plan_batch_steps_per_s(const edgellm_plan_model *m, const edgellm_plan_device *d, uint64_t read_bytes,
+                                      uint64_t dec_params, uint64_t batch_params, int n_ctx, int kv_type, int batch,
+                                      double efficiency)
 {
     double kv = (double)edgellm_plan_kv_bytes(m->n_layer, n_ctx, m->n_head_kv, m->head_dim, kv_type);
     double bw = d->bw_gbps * 1e9 * (efficiency > 0 ? efficiency : 1.0);
     int cores = d->n_big_cores > 0 ? d->n_big_cores : d->n_little_cores;
     if (cores < 1) cores = 1;
+    if (batch < 1) batch = 1;
     double t_mem = ((double)read_bytes + batch * kv) / (bw > 0 ? bw : 1.0);
-    t_mem += batch * edgellm_plan_rows_per_token(m) * EDGELLM_PLAN_ROW_OVERHEAD_S / cores;
+    t_mem += edgellm_plan_rows_per_token(m) * EDGELLM_PLAN_ROW_OVERHEAD_S / cores;   /* once per step */
     if (cores > 1) t_mem += m->n_layer * EDGELLM_PLAN_SYNC_OVERHEAD_S;
-    double t_cmp = batch * edgellm_plan_flops_per_token(m, matmul_params, n_ctx) / (compute_gflops(d) * 1e9);
+    double t_cmp = (edgellm_plan_flops_per_token(m, dec_params, n_ctx) +
+                    (batch - 1) * edgellm_plan_flops_per_token(m, batch_params, n_ctx)) /
+                   (compute_gflops(d) * 1e9);
     double t = t_mem > t_cmp ? t_mem : t_cmp;
     return t > 0 ? 1.0 / t : 0.0;
+}
+
+double edgellm_plan_decode_steps_per_s(const edgellm_plan_model *m, const edgellm_plan_device *d, uint64_t read_bytes,
+                                       uint64_t matmul_params, int n_ctx, int kv_type, int batch, double efficiency)
+{
+    return edgellm_plan_batch_steps_per_s(m, d, read_bytes, matmul_params, matmul_params, n_ctx, kv_type, batch,
+                                          efficiency);
 }
 
 double edgellm_plan_prefill_ms(const edgellm_plan_model *m, const edgellm_plan_device *d, uint64_t read_bytes,
