@@ -3,9 +3,10 @@
 # as a user of the library would: the README's embedding example (examples/embed.c, which the
 # README shows verbatim) with `pkg-config edgellm` (the core alone, shared library), and a
 # tools program with `pkg-config edgellm-tools` (static). Runs the example on MODEL when it
-# exists. usage: test_install.sh SOURCE_DIR BUILD_DIR [MODEL]
+# exists. usage: test_install.sh SOURCE_DIR BUILD_DIR [MODEL [CFLAGS]] (CFLAGS: a sanitized
+# build's -fsanitize flags, which programs linked with its libraries need too)
 set -eu
-src=$1 build=$2 model=${3:-}
+src=$1 build=$2 model=${3:-} cflags=${4:-}
 [ -n "$model" ] && [ ! -f "$model" ] && [ -f "$src/tests/fixtures/models/stories260K/stories260K.gguf" ] &&
     model=$src/tests/fixtures/models/stories260K/stories260K.gguf   # the repository copy
 P=$(mktemp -d "${TMPDIR:-/tmp}/edgellm-install-XXXXXX")
@@ -27,7 +28,7 @@ awk '/<!-- examples\/embed.c -->/ {want = 1; next} want && /^```c$/ {inside = 1;
 cmp -s "$P/readme-embed.c" "$src/examples/embed.c" || fail "README's embedding example differs from examples/embed.c"
 
 # The core alone: compiles with edgellm.h, links libedgellm.so and nothing of the tools.
-cc -std=c11 -Wall -Wextra -Werror "$src/examples/embed.c" $(pkg-config --cflags --libs edgellm) -o "$P/embed" ||
+cc -std=c11 -Wall -Wextra -Werror $cflags "$src/examples/embed.c" $(pkg-config --cflags --libs edgellm) -o "$P/embed" ||
     fail "examples/embed.c does not build against the installed core"
 libdir=$(pkg-config --variable=libdir edgellm)
 LD_LIBRARY_PATH=$libdir ldd "$P/embed" | grep -q "libedgellm.so" || fail "embed is not linked to libedgellm.so"
@@ -44,7 +45,7 @@ int main(void) {
     return m.n_params == 1100048384ull ? 0 : 1;
 }
 PROG
-cc -std=c11 "$P/tools.c" $(pkg-config --cflags --libs edgellm-tools) -o "$P/tools" || fail "tools program does not build"
+cc -std=c11 $cflags "$P/tools.c" $(pkg-config --cflags --libs edgellm-tools) -o "$P/tools" || fail "tools program does not build"
 "$P/tools" >/dev/null || fail "tools program failed"
 
 if [ -n "$model" ] && [ -f "$model" ]; then
