@@ -211,6 +211,7 @@ typedef struct {
     char     file_label[24];  /* the file's precision ("Q4_K_M", "F32"...)               */
     uint64_t file_weight_bytes; /* sum of the file's tensor sizes                        */
     uint64_t file_bytes;      /* size of the whole file                                  */
+    int      head_dim_v;      /* per head of V when it differs from head_dim (K); 0: same */
 } edgellm_plan_model;
 
 /* A device. Figures of the built-in catalogue carry their sources in plan_catalog.c. */
@@ -252,7 +253,8 @@ typedef struct {
     int      weight_exact;    /* 1: sum of the file's tensor sizes; 0: from bits/weight   */
     double   bpw;             /* weight bits per parameter over all tensors              */
     uint64_t weight_bytes;
-    uint64_t kv_bytes;        /* 2 * n_layer * n_ctx * n_head_kv * head_dim * bytes(kv) * batch */
+    uint64_t kv_bytes;        /* n_layer * n_ctx * n_head_kv * (head_dim of K + of V) *
+                                 bytes(kv) * batch (edgellm_plan_model_kv_bytes)          */
     uint64_t scratch_bytes;   /* activations, attention scores, logits                   */
     uint64_t overhead_bytes;  /* runtime and tokenizer tables                            */
     uint64_t total_bytes;
@@ -319,7 +321,8 @@ EDGELLM_API edgellm_plan_params edgellm_plan_default_params(void);
  * Statuses: EDGELLM_ERR_NOT_FOUND (unknown model or device name: the message lists the
  * valid names), EDGELLM_ERR_MISUSE (n_ctx < 0, batch < 1, unsupported kv_type, a shape
  * that does not divide, an unknown name in `types`), EDGELLM_ERR_IO / EDGELLM_ERR_FORMAT
- * (the model file cannot be read or is not GGUF), EDGELLM_ERR_UNSUPPORTED (a GGUF file
+ * (the model file cannot be read, is not GGUF, or its shape does not hold together),
+ * EDGELLM_ERR_UNSUPPORTED (a GGUF file
  * without the llama-style shape keys), EDGELLM_ERR_NOMEM. */
 EDGELLM_API edgellm_status edgellm_plan(const edgellm_plan_params *p, edgellm_plan_report *report,
                                         edgellm_error *err);
@@ -328,6 +331,10 @@ EDGELLM_API edgellm_status edgellm_plan(const edgellm_plan_params *p, edgellm_pl
  * head_dim elements of kv_type (F32 4, F16 2, Q8_0 34 per 32). 0 when the type is not
  * F32/F16/Q8_0, a row does not fill whole Q8_0 blocks, or an argument is negative. */
 EDGELLM_API uint64_t edgellm_plan_kv_bytes(int n_layer, int n_ctx, int n_head_kv, int head_dim, int kv_type);
+/* The KV cache of a model at n_ctx positions: K rows of n_head_kv * head_dim and V rows of
+ * n_head_kv * head_dim_v (head_dim when 0), each as edgellm_plan_kv_bytes counts half of
+ * its bytes; 0 under the same conditions. */
+EDGELLM_API uint64_t edgellm_plan_model_kv_bytes(const edgellm_plan_model *m, int n_ctx, int kv_type);
 
 /* The built-in catalogues: counts, entries by index (copied, n_params filled in), lookup
  * by name (case-insensitive; EDGELLM_ERR_NOT_FOUND lists the valid names). */
