@@ -260,7 +260,7 @@ typedef struct {
     size_t   size;            /* sizeof(edgellm_sampler_params)                              */
     float    temperature;     /* <= 0: greedy (argmax after the penalties, lowest id on ties) */
     int      top_k;           /* 0: off                                                      */
-    float    top_p;           /* 1.0: off                                                    */
+    float    top_p;           /* 1.0: off; 0.0: the most likely token only                   */
     float    min_p;           /* 0.0: off                                                    */
     float    repeat_penalty;  /* 1.0: off; positive logits /= r, negative *= r               */
     int      repeat_last_n;   /* window of previous tokens the penalty looks at              */

@@ -135,7 +135,7 @@ static void test_run_bad_flags_exit_2(void)
     NEED_SHARED(model, "models/stories260K/stories260K.gguf");
     const char *bad[] = {
         "--bogus",           "-n",                "-n -3",             "-n abc",
-        "--temp -0.5",       "--temp x",          "--top-p 0",         "--top-p 1.5",
+        "--temp -0.5",       "--temp x",          "--top-p -0.1",      "--top-p 1.5",
         "--min-p 2",         "--top-k -1",        "--repeat-penalty 0", "--seed -1",
         "-c 0",              "-t 0",              "-p a -f b",          "extra",
     };
@@ -309,6 +309,22 @@ static void test_run_generate_api(void)
     edgellm_model_free(m);
 }
 
+/* Regression, issue 25: `--top-p 0` exited 2; as in llama.cpp it keeps the most likely token
+ * only, so sampling at any temperature and seed prints the greedy text. */
+static void test_regress_25_run_top_p_0_is_greedy(void)
+{
+    NEED_SHARED(model, "models/stories260K/stories260K.gguf");
+    char args[1024], err[8192];
+    char *greedy = NULL, *top0 = NULL;
+    snprintf(args, sizeof args, "run -m %s -p 'Once upon a time' -n 24 --temp 0", model);
+    CHECK_EQ(run_cli(args, &greedy, err, sizeof err), 0);
+    snprintf(args, sizeof args, "run -m %s -p 'Once upon a time' -n 24 --temp 1.3 --top-k 0 --seed 9 --top-p 0", model);
+    CHECK_EQ(run_cli(args, &top0, err, sizeof err), 0);
+    CHECK(greedy && top0 && !strcmp(greedy, top0));
+    free(greedy);
+    free(top0);
+}
+
 int main(void)
 {
     RUN(test_run_stories260k_gguf_prompt_greedy);
@@ -317,6 +333,7 @@ int main(void)
     RUN(test_run_babyllama_converted_empty_prompt_greedy);
     RUN(test_run_aidreams_converted_ctx_full);
     RUN(test_run_bad_flags_exit_2);
+    RUN(test_regress_25_run_top_p_0_is_greedy);
     RUN(test_run_errors_exit_1_and_name_the_file);
     RUN(test_run_prompt_file_and_seed);
     RUN(test_run_generate_api);
