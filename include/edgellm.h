@@ -191,7 +191,8 @@ typedef struct edgellm_ctx edgellm_ctx;
 typedef struct {
     size_t size;     /* sizeof(edgellm_ctx_params)                                          */
     int n_ctx;       /* KV cells per sequence; <= 0: the model's context_length, at most 4096 */
-    int n_threads;   /* <= 0: the model params' value                                       */
+    int n_threads;   /* <= 0: the model params' value; more than the CPUs the process may use
+                        (its affinity mask) runs that many, with a warning to the log      */
     int kv_type;     /* EDGELLM_TYPE_F32 (default), _F16 (half) or _Q8_0 (34 bytes per 32,
                         head_dim a multiple of 32); another: EDGELLM_ERR_UNSUPPORTED        */
     int n_seq;       /* sequences, 1 (default) .. 64; the cache holds n_seq x n_ctx cells   */
@@ -205,6 +206,7 @@ EDGELLM_API void edgellm_ctx_free(edgellm_ctx *c);
 EDGELLM_API const edgellm_model *edgellm_ctx_model(const edgellm_ctx *c);
 EDGELLM_API int  edgellm_ctx_n_ctx(const edgellm_ctx *c);    /* cells per sequence           */
 EDGELLM_API int  edgellm_ctx_n_seq(const edgellm_ctx *c);
+EDGELLM_API int  edgellm_ctx_n_threads(const edgellm_ctx *c); /* threads it runs (0: NULL)  */
 /* Stop the decode or generation running on c, from any thread or a signal handler (a flag,
  * as sqlite3_interrupt): within one layer it returns EDGELLM_ERR_CANCELLED, adding nothing;
  * c stays usable. The next call that starts work clears it (no call running: no effect). */
