@@ -826,6 +826,9 @@ typedef struct {
     int     ref_top_k;        /* reference entries per position (n_vocab: exact KLD)      */
     int     kld_exact;        /* 1: the whole vocabulary was compared                     */
     char    ref_name[128];    /* the reference's file name                                */
+    int64_t n_kld_inf;        /* positions where the model gives probability 0 to a token the
+                                 reference does not: their KLD is +inf, and so are the mean
+                                 and the maximum (terms where the reference gives 0 count 0) */
 } edgellm_eval_compare_result;
 
 /* Compare model m with a reference: either a live model `ref` (exact) or a file written by
