@@ -86,6 +86,9 @@ static void print_report(FILE *f, const edgellm_plan_report *r)
     if (m->from_file)
         fprintf(f, "        file: %s, %.2f MiB, trained context %d\n", m->file_label, m->file_bytes / 1048576.0,
                 m->n_ctx_train);
+    if (m->rope_scaling[0])
+        fprintf(f, "        rope scaling: %s%s\n", m->rope_unsupported ? "edgellm run refuses this file: " : "",
+                m->rope_scaling);
     fprintf(f, "        source: %s\n", m->source);
     if (m->arch[0] && !edgellm_arch_supported(m->arch))   /* plan covers more than run */
         fprintf(f, "        note: edgellm run does not run the %s architecture yet (it runs %s); the figures\n"

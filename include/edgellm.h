@@ -141,6 +141,14 @@ typedef struct {
     float  rope_freq_base, rms_eps;
     int    tied_output;       /* 1 when the output matrix is token_embd                   */
     uint64_t n_params, weight_bytes;   /* elements and bytes of all tensors               */
+    /* RoPE frequency scaling, as llama.cpp applies the file's rope.scaling.* keys and
+     * rope_freqs.weight (Llama 3.x); `edgellm info` describes it in words */
+    int    rope_scaling;       /* 0 none, 1 linear, 2 yarn                                 */
+    float  rope_scaling_factor;/* angles / factor (linear, yarn); 1 for none               */
+    int    rope_n_ctx_orig;    /* yarn: the original context; else the file's context_length */
+    float  rope_attn_factor;   /* cos and sin are scaled by it (yarn: 1 + 0.1 ln factor, times
+                                  rope.scaling.attn_factor); 1: none                       */
+    int    rope_n_freq_factors;/* per-pair frequency divisors from rope_freqs.weight; 0: none */
 } edgellm_model_info;
 
 /* Fill the first out->size bytes of *out. EDGELLM_ERR_MISUSE for NULL or size 0. */

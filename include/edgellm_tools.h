@@ -164,6 +164,15 @@ EDGELLM_API int edgellm_gguf_meta_get_array(const edgellm_gguf_meta *g, const ch
                                             uint64_t *count);
 EDGELLM_API int edgellm_gguf_meta_array_str(const edgellm_gguf_meta *g, const char *key, uint64_t j,
                                             const char **str, size_t *len);
+/* The file's RoPE frequency scaling as edgellm_model_load reads it (<arch>.rope.scaling.*,
+ * rope_freqs.weight), in one line into buf[size]: "none", "linear, factor 4 (positions /
+ * 4)", "yarn, factor 4, original context 32768, correction dims 0..19, magnitude 1.1386",
+ * "...; frequency factors from rope_freqs.weight (64 values, 1 .. 8)". EDGELLM_OK, or the
+ * status and message the loader would give (EDGELLM_ERR_UNSUPPORTED for a type edgellm
+ * does not implement, such as longrope; EDGELLM_ERR_FORMAT for a bad value); buf is then
+ * "". EDGELLM_ERR_MISUSE for NULL arguments. */
+EDGELLM_API edgellm_status edgellm_gguf_meta_rope_scaling(const edgellm_gguf_meta *g, char *buf, size_t size,
+                                                          edgellm_error *err);
 
 /* Tensors: their count, and entry i copied into *out (EDGELLM_ERR_MISUSE when i is out of
  * range or an argument NULL). */
@@ -212,6 +221,10 @@ typedef struct {
     uint64_t file_weight_bytes; /* sum of the file's tensor sizes                        */
     uint64_t file_bytes;      /* size of the whole file                                  */
     int      head_dim_v;      /* per head of V when it differs from head_dim (K); 0: same */
+    char     rope_scaling[200]; /* a file's RoPE frequency scaling as edgellm runs it ("none",
+                                   "yarn, factor 4, ..."), or why edgellm run refuses it
+                                   (rope_unsupported); "" for a catalogue model or a shape */
+    int      rope_unsupported;  /* 1: a scaling type edgellm does not implement            */
 } edgellm_plan_model;
 
 /* A device. Figures of the built-in catalogue carry their sources in plan_catalog.c. */

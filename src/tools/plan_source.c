@@ -8,7 +8,9 @@
  * ARCH.attention.head_count_kv (default: head_count), ARCH.feed_forward_length,
  * ARCH.context_length (optional), ARCH.attention.key_length (head_dim of K; default
  * n_embd / n_head), ARCH.attention.value_length (head_dim of V; default n_embd / n_head, as
- * ggml-org/llama.cpp src/llama-model.cpp reads both), general.file_type and edgellm.quant.scheme (label; optional; the
+ * ggml-org/llama.cpp src/llama-model.cpp reads both), ARCH.rope.scaling.* and
+ * rope_freqs.weight (the RoPE frequency scaling, described as the model loader reads it:
+ * src/model/rope_scaling.c), general.file_type and edgellm.quant.scheme (label; optional; the
  * tensors decide, see file_precision). n_vocab is token_embd's ne[1];
  * embeddings are tied when there is no output.weight. The file is mapped and its tables
  * validated by the GGUF reader; tensor data pages are never touched.
@@ -16,6 +18,7 @@
 #include "plan.h"
 #include "quantize.h"
 #include "../format/gguf.h"
+#include "../model/model.h"
 #include "../tensor/types.h"
 #include <ctype.h>
 #include <stdio.h>
@@ -291,6 +294,15 @@ edgellm_status edgellm_plan_gguf_tensors(const char *path, edgellm_plan_model *m
     if (m->head_dim_v == m->head_dim) m->head_dim_v = 0;   /* the usual case: one head_dim */
     m->n_ff = (int)n_ff;
     m->n_ctx_train = (int)n_ctx;
+    edgellm_rope_config rope;
+    edgellm_error rerr = {0};
+    if (edgellm_rope_config_read(g, path, m->arch, 0, &rope, &rerr) == EDGELLM_OK) {
+        edgellm_rope_config_describe(&rope, m->rope_scaling, sizeof m->rope_scaling);
+    } else {   /* still planned (the shape is what it is); the report says run refuses it */
+        const char *why = strstr(rerr.msg, ": ");
+        snprintf(m->rope_scaling, sizeof m->rope_scaling, "%.199s", why ? why + 2 : rerr.msg);
+        m->rope_unsupported = 1;
+    }
 
     const edgellm_gguf_tensor *embd = edgellm_gguf_find_tensor(g, "token_embd.weight");
     if (!embd || embd->n_dims < 2) {
