@@ -325,6 +325,9 @@ static void print_compare(const edgellm_eval_compare_result *r, const eval_flags
     printf("KLD median      %10.6f\n", r->kld_median);
     printf("KLD 99%%         %10.6f\n", r->kld_p99);
     printf("KLD max         %10.6f\n", r->kld_max);
+    if (r->n_kld_inf)
+        printf("note:       KLD is +inf at %lld of %lld positions: the model gives probability 0 to a token the "
+               "reference does not\n", (long long)r->n_kld_inf, (long long)r->model.n_scored);
     printf("same top token  %10.3f +/- %.3f %%\n", r->top1_pct, r->top1_err_pct);
     printf("mean dp         %+10.3f %%\n", r->dp_mean_pct);
     printf("RMS dp          %10.3f %%\n", r->dp_rms_pct);

@@ -3,6 +3,8 @@
  * is in a GGUF file, without running it.
  *
  * Prints, in this order: the file (GGUF version, alignment, size, where tensor data starts);
+ * the architecture and its RoPE frequency scaling as edgellm runs it (none, linear, yarn,
+ * rope_freqs.weight factors; a type edgellm refuses is named with the reason);
  * every metadata key with its value (general.*, then <arch>.* — the hyperparameters — then
  * tokenizer.*, then the rest; arrays as "[N x TYPE]"); a tokenizer summary (model, pre,
  * vocabulary size, bos/eos/unk ids and their text); the tensor table (name, type, shape in
@@ -238,6 +240,12 @@ int cmd_info(int argc, char **argv)
     } else {
         printf("architecture: (none: general.architecture is absent)\n");
     }
+    char rope[320];
+    edgellm_error rerr = {0};
+    if (edgellm_gguf_meta_rope_scaling(g, rope, sizeof rope, &rerr) == EDGELLM_OK)
+        printf("rope scaling: %s\n", rope);
+    else   /* the file is still shown; edgellm run refuses it with this message */
+        printf("rope scaling: not run by edgellm: %s\n", rerr.msg);
 
     int key_w = 0;
     for (int64_t i = 0; i < edgellm_gguf_meta_n_keys(g); i++) {

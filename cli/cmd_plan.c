@@ -78,12 +78,17 @@ static void print_report(FILE *f, const edgellm_plan_report *r)
     char params[32];
     if (m->n_params >= 1000000000ull) snprintf(params, sizeof params, "%.2f B", m->n_params / 1e9);
     else snprintf(params, sizeof params, "%.2f M", m->n_params / 1e6);
-    fprintf(f, "model   %s (%s): %d layers, n_embd %d, %d heads (%d KV, head_dim %d), n_ff %d, vocab %d, %s params%s\n",
-            m->name, m->arch, m->n_layer, m->n_embd, m->n_head, m->n_head_kv, m->head_dim, m->n_ff, m->n_vocab, params,
-            m->tied_embeddings ? ", tied embeddings" : "");
+    char vdim[24] = "";   /* V's head_dim when it differs from K's (attention.value_length) */
+    if (m->head_dim_v > 0 && m->head_dim_v != m->head_dim) snprintf(vdim, sizeof vdim, ", V %d", m->head_dim_v);
+    fprintf(f, "model   %s (%s): %d layers, n_embd %d, %d heads (%d KV, head_dim %d%s), n_ff %d, vocab %d, %s params%s\n",
+            m->name, m->arch, m->n_layer, m->n_embd, m->n_head, m->n_head_kv, m->head_dim, vdim, m->n_ff, m->n_vocab,
+            params, m->tied_embeddings ? ", tied embeddings" : "");
     if (m->from_file)
         fprintf(f, "        file: %s, %.2f MiB, trained context %d\n", m->file_label, m->file_bytes / 1048576.0,
                 m->n_ctx_train);
+    if (m->rope_scaling[0])
+        fprintf(f, "        rope scaling: %s%s\n", m->rope_unsupported ? "edgellm run refuses this file: " : "",
+                m->rope_scaling);
     fprintf(f, "        source: %s\n", m->source);
     if (m->arch[0] && !edgellm_arch_supported(m->arch))   /* plan covers more than run */
         fprintf(f, "        note: edgellm run does not run the %s architecture yet (it runs %s); the figures\n"

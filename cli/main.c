@@ -209,6 +209,13 @@ static void install_signal_cleanup(void)
     signal(SIGXFSZ, SIG_IGN);
 }
 
+/* The library's warnings (edgellm_log; it never prints itself): one stderr line each,
+ * "edgellm CMD: warning: ...". Information and debug messages stay silent. */
+static void print_warning(edgellm_log_level level, const char *msg, void *user)
+{
+    fprintf(stderr, "edgellm %s: %s: %s\n", (const char *)user, level == EDGELLM_LOG_ERROR ? "error" : "warning", msg);
+}
+
 int main(int argc, char **argv)
 {
     install_signal_cleanup();
@@ -224,7 +231,10 @@ int main(int argc, char **argv)
         return 0;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
+        if (!strcmp(argv[1], commands[i].name)) {
+            edgellm_log_set(print_warning, (void *)commands[i].name, EDGELLM_LOG_WARN);
+            return commands[i].fn(argc - 1, argv + 1);
+        }
     fprintf(stderr, "edgellm: unknown command '%s'\nsee 'edgellm --help'\n", argv[1]);
     return 2;
 }

@@ -141,6 +141,14 @@ typedef struct {
     float  rope_freq_base, rms_eps;
     int    tied_output;       /* 1 when the output matrix is token_embd                   */
     uint64_t n_params, weight_bytes;   /* elements and bytes of all tensors               */
+    /* RoPE frequency scaling, as llama.cpp applies the file's rope.scaling.* keys and
+     * rope_freqs.weight (Llama 3.x); `edgellm info` describes it in words */
+    int    rope_scaling;       /* 0 none, 1 linear, 2 yarn                                 */
+    float  rope_scaling_factor;/* angles / factor (linear, yarn); 1 for none               */
+    int    rope_n_ctx_orig;    /* yarn: the original context; else the file's context_length */
+    float  rope_attn_factor;   /* cos and sin are scaled by it (yarn: 1 + 0.1 ln factor, times
+                                  rope.scaling.attn_factor); 1: none                       */
+    int    rope_n_freq_factors;/* per-pair frequency divisors from rope_freqs.weight; 0: none */
 } edgellm_model_info;
 
 /* Fill the first out->size bytes of *out. EDGELLM_ERR_MISUSE for NULL or size 0. */
@@ -191,7 +199,8 @@ typedef struct edgellm_ctx edgellm_ctx;
 typedef struct {
     size_t size;     /* sizeof(edgellm_ctx_params)                                          */
     int n_ctx;       /* KV cells per sequence; <= 0: the model's context_length, at most 4096 */
-    int n_threads;   /* <= 0: the model params' value                                       */
+    int n_threads;   /* <= 0: the model params' value; more than the CPUs the process may use
+                        (its affinity mask) runs that many, with a warning to the log      */
     int kv_type;     /* EDGELLM_TYPE_F32 (default), _F16 (half) or _Q8_0 (34 bytes per 32,
                         head_dim a multiple of 32); another: EDGELLM_ERR_UNSUPPORTED        */
     int n_seq;       /* sequences, 1 (default) .. 64; the cache holds n_seq x n_ctx cells   */
@@ -205,6 +214,7 @@ EDGELLM_API void edgellm_ctx_free(edgellm_ctx *c);
 EDGELLM_API const edgellm_model *edgellm_ctx_model(const edgellm_ctx *c);
 EDGELLM_API int  edgellm_ctx_n_ctx(const edgellm_ctx *c);    /* cells per sequence           */
 EDGELLM_API int  edgellm_ctx_n_seq(const edgellm_ctx *c);
+EDGELLM_API int  edgellm_ctx_n_threads(const edgellm_ctx *c); /* threads it runs (0: NULL)  */
 /* Stop the decode or generation running on c, from any thread or a signal handler (a flag,
  * as sqlite3_interrupt): within one layer it returns EDGELLM_ERR_CANCELLED, adding nothing;
  * c stays usable. The next call that starts work clears it (no call running: no effect). */
@@ -260,7 +270,7 @@ typedef struct {
     size_t   size;            /* sizeof(edgellm_sampler_params)                              */
     float    temperature;     /* <= 0: greedy (argmax after the penalties, lowest id on ties) */
     int      top_k;           /* 0: off                                                      */
-    float    top_p;           /* 1.0: off                                                    */
+    float    top_p;           /* 1.0: off; 0.0: the most likely token only                   */
     float    min_p;           /* 0.0: off                                                    */
     float    repeat_penalty;  /* 1.0: off; positive logits /= r, negative *= r               */
     int      repeat_last_n;   /* window of previous tokens the penalty looks at              */

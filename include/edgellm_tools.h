@@ -164,6 +164,15 @@ EDGELLM_API int edgellm_gguf_meta_get_array(const edgellm_gguf_meta *g, const ch
                                             uint64_t *count);
 EDGELLM_API int edgellm_gguf_meta_array_str(const edgellm_gguf_meta *g, const char *key, uint64_t j,
                                             const char **str, size_t *len);
+/* The file's RoPE frequency scaling as edgellm_model_load reads it (<arch>.rope.scaling.*,
+ * rope_freqs.weight), in one line into buf[size]: "none", "linear, factor 4 (positions /
+ * 4)", "yarn, factor 4, original context 32768, correction dims 0..19, magnitude 1.1386",
+ * "...; frequency factors from rope_freqs.weight (64 values, 1 .. 8)". EDGELLM_OK, or the
+ * status and message the loader would give (EDGELLM_ERR_UNSUPPORTED for a type edgellm
+ * does not implement, such as longrope; EDGELLM_ERR_FORMAT for a bad value); buf is then
+ * "". EDGELLM_ERR_MISUSE for NULL arguments. */
+EDGELLM_API edgellm_status edgellm_gguf_meta_rope_scaling(const edgellm_gguf_meta *g, char *buf, size_t size,
+                                                          edgellm_error *err);
 
 /* Tensors: their count, and entry i copied into *out (EDGELLM_ERR_MISUSE when i is out of
  * range or an argument NULL). */
@@ -211,6 +220,11 @@ typedef struct {
     char     file_label[24];  /* the file's precision ("Q4_K_M", "F32"...)               */
     uint64_t file_weight_bytes; /* sum of the file's tensor sizes                        */
     uint64_t file_bytes;      /* size of the whole file                                  */
+    int      head_dim_v;      /* per head of V when it differs from head_dim (K); 0: same */
+    char     rope_scaling[200]; /* a file's RoPE frequency scaling as edgellm runs it ("none",
+                                   "yarn, factor 4, ..."), or why edgellm run refuses it
+                                   (rope_unsupported); "" for a catalogue model or a shape */
+    int      rope_unsupported;  /* 1: a scaling type edgellm does not implement            */
 } edgellm_plan_model;
 
 /* A device. Figures of the built-in catalogue carry their sources in plan_catalog.c. */
@@ -252,7 +266,8 @@ typedef struct {
     int      weight_exact;    /* 1: sum of the file's tensor sizes; 0: from bits/weight   */
     double   bpw;             /* weight bits per parameter over all tensors              */
     uint64_t weight_bytes;
-    uint64_t kv_bytes;        /* 2 * n_layer * n_ctx * n_head_kv * head_dim * bytes(kv) * batch */
+    uint64_t kv_bytes;        /* n_layer * n_ctx * n_head_kv * (head_dim of K + of V) *
+                                 bytes(kv) * batch (edgellm_plan_model_kv_bytes)          */
     uint64_t scratch_bytes;   /* activations, attention scores, logits                   */
     uint64_t overhead_bytes;  /* runtime and tokenizer tables                            */
     uint64_t total_bytes;
@@ -319,7 +334,8 @@ EDGELLM_API edgellm_plan_params edgellm_plan_default_params(void);
  * Statuses: EDGELLM_ERR_NOT_FOUND (unknown model or device name: the message lists the
  * valid names), EDGELLM_ERR_MISUSE (n_ctx < 0, batch < 1, unsupported kv_type, a shape
  * that does not divide, an unknown name in `types`), EDGELLM_ERR_IO / EDGELLM_ERR_FORMAT
- * (the model file cannot be read or is not GGUF), EDGELLM_ERR_UNSUPPORTED (a GGUF file
+ * (the model file cannot be read, is not GGUF, or its shape does not hold together),
+ * EDGELLM_ERR_UNSUPPORTED (a GGUF file
  * without the llama-style shape keys), EDGELLM_ERR_NOMEM. */
 EDGELLM_API edgellm_status edgellm_plan(const edgellm_plan_params *p, edgellm_plan_report *report,
                                         edgellm_error *err);
@@ -328,6 +344,10 @@ EDGELLM_API edgellm_status edgellm_plan(const edgellm_plan_params *p, edgellm_pl
  * head_dim elements of kv_type (F32 4, F16 2, Q8_0 34 per 32). 0 when the type is not
  * F32/F16/Q8_0, a row does not fill whole Q8_0 blocks, or an argument is negative. */
 EDGELLM_API uint64_t edgellm_plan_kv_bytes(int n_layer, int n_ctx, int n_head_kv, int head_dim, int kv_type);
+/* The KV cache of a model at n_ctx positions: K rows of n_head_kv * head_dim and V rows of
+ * n_head_kv * head_dim_v (head_dim when 0), each as edgellm_plan_kv_bytes counts half of
+ * its bytes; 0 under the same conditions. */
+EDGELLM_API uint64_t edgellm_plan_model_kv_bytes(const edgellm_plan_model *m, int n_ctx, int kv_type);
 
 /* The built-in catalogues: counts, entries by index (copied, n_params filled in), lookup
  * by name (case-insensitive; EDGELLM_ERR_NOT_FOUND lists the valid names). */
@@ -819,6 +839,9 @@ typedef struct {
     int     ref_top_k;        /* reference entries per position (n_vocab: exact KLD)      */
     int     kld_exact;        /* 1: the whole vocabulary was compared                     */
     char    ref_name[128];    /* the reference's file name                                */
+    int64_t n_kld_inf;        /* positions where the model gives probability 0 to a token the
+                                 reference does not: their KLD is +inf, and so are the mean
+                                 and the maximum (terms where the reference gives 0 count 0) */
 } edgellm_eval_compare_result;
 
 /* Compare model m with a reference: either a live model `ref` (exact) or a file written by

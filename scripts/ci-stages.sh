@@ -47,7 +47,7 @@ ctest_counts() {
 }
 
 # ---- deps ---------------------------------------------------------------------------
-pkgs="build-essential cmake libcjson-dev clang libclang-rt-14-dev valgrind gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
+pkgs="build-essential cmake libcjson-dev clang libclang-rt-14-dev valgrind gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user python3-numpy"
 missing=""
 for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then

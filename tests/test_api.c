@@ -4,6 +4,7 @@
  * (same logits, bit for bit, as loading the file by path). */
 #include "test_util.h"
 #include <fcntl.h>
+#include <sched.h>
 
 static void test_version_matches_header(void)
 {
@@ -176,6 +177,58 @@ static void test_load_memory_and_fd_match_the_file(void)
     free(bytes);
 }
 
+/* Regression, issue 25: 64 threads on 2 CPUs decoded ~50x slower than 1 thread (every
+ * hand-off waited for a descheduled thread). A context now runs at most as many threads as
+ * the process may use CPUs, says so once through the log, and computes the same logits.
+ * Checked with the affinity mask cut to one CPU (restored after), as under `taskset -c N`. */
+static void test_regress_25_threads_capped_at_usable_cpus(void)
+{
+#if defined(__linux__) && defined(CPU_COUNT)
+    NEED_SHARED(path, "models/stories260K/stories260K.gguf");
+    cpu_set_t all, one;
+    if (sched_getaffinity(0, sizeof all, &all) != 0) { printf("  (no affinity mask here)\n"); return; }
+    edgellm_model *m = NULL;
+    CHECK_OK(edgellm_model_load(path, NULL, &m, NULL));
+    if (!m) return;
+    const int32_t toks[3] = {1, 200, 300};
+    float *ref = malloc(3 * 512 * sizeof(float)), *got = malloc(3 * 512 * sizeof(float));
+    edgellm_ctx_params cp = edgellm_ctx_default_params();
+    cp.n_threads = 1;
+    edgellm_ctx *c = NULL;
+    CHECK_OK(edgellm_ctx_new(m, &cp, &c, NULL));
+    CHECK_OK(edgellm_decode(c, toks, 3, ref, NULL));
+    edgellm_ctx_free(c);
+    CPU_ZERO(&one);
+    for (int k = 0; k < CPU_SETSIZE; k++)
+        if (CPU_ISSET(k, &all)) { CPU_SET(k, &one); break; }
+    CHECK_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+    log_seen seen = {0};
+    edgellm_log_set(on_log, &seen, EDGELLM_LOG_WARN);
+    cp.n_threads = 8;
+    CHECK_OK(edgellm_ctx_new(m, &cp, &c, NULL));
+    CHECK_EQ(edgellm_ctx_n_threads(c), 1);
+    CHECK_EQ(seen.n, 1);
+    CHECK(strstr(seen.last, "8 threads requested") && strstr(seen.last, "1 CPU") && strstr(seen.last, "stories260K"));
+    CHECK_OK(edgellm_decode(c, toks, 3, got, NULL));
+    CHECK(memcmp(ref, got, 3 * 512 * sizeof(float)) == 0);
+    edgellm_ctx_free(c);
+    CHECK_OK(edgellm_ctx_new(m, &cp, &c, NULL));   /* said once */
+    CHECK_EQ(seen.n, 1);
+    edgellm_ctx_free(c);
+    edgellm_log_set(NULL, NULL, EDGELLM_LOG_DEBUG);
+    CHECK_EQ(sched_setaffinity(0, sizeof all, &all), 0);
+    cp.n_threads = 1;
+    CHECK_OK(edgellm_ctx_new(m, &cp, &c, NULL));
+    CHECK_EQ(edgellm_ctx_n_threads(c), 1);
+    edgellm_ctx_free(c);
+    free(ref);
+    free(got);
+    edgellm_model_free(m);
+#else
+    printf("  (no affinity mask on this OS)\n");
+#endif
+}
+
 int main(void)
 {
     RUN(test_version_matches_header);
@@ -183,5 +236,6 @@ int main(void)
     RUN(test_sized_structs_from_an_older_header);
     RUN(test_log_callback);
     RUN(test_load_memory_and_fd_match_the_file);
+    RUN(test_regress_25_threads_capped_at_usable_cpus);
     return test_summary();
 }

@@ -794,6 +794,130 @@ static void test_eval_cli_commands(void)
     CHECK_EQ(cli(args, out, sizeof out), 2);
 }
 
+/* Regression, issue 25: a reference probability of exactly 0 (ln p = -inf: a masked logit,
+ * or a saved file with -inf entries) made KLD mean, median, p99 and max NaN (0 * -inf), and
+ * PPL(ref) "inf +/- -nan". Terms where the reference gives 0 count 0; where the model gives
+ * 0 to a token the reference allows, that position's KLD is +inf, counted, and the
+ * summaries say inf, never NaN. Both record kinds: the whole vocabulary (a live reference,
+ * edgellm_eval_record_full) and saved top-k entries with a rest bucket. */
+static void test_regress_25_kld_with_zero_probabilities(void)
+{
+    edgellm_eval_acc a;
+    CHECK_OK(edgellm_eval_acc_init(&a, 4, 8, NULL));
+    float lp[4];
+    edgellm_eval_ref_record rec;
+    const float ref_logits[4] = {0.0f, 1.0f, -INFINITY, 2.0f};   /* token 2 masked */
+    edgellm_eval_record_full(ref_logits, 4, 3, lp, &rec);
+    CHECK(isinf(lp[2]) && lp[2] < 0);
+    /* the model puts mass on token 2, which the reference rules out: term 0, KLD finite */
+    const float m1[4] = {0.0f, 1.0f, 0.5f, 2.0f};
+    edgellm_eval_acc_add(&a, &rec, m1);
+    CHECK_EQ(a.n_kld_inf, 0);
+    const double lse_r = log(exp(0.0) + exp(1.0) + exp(2.0)), lse_m = log(exp(0.0) + exp(1.0) + exp(0.5) + exp(2.0));
+    double want = 0;   /* float-rounded log-probs, as the accumulator keeps them */
+    for (int v = 0; v < 4; v++)
+        if (v != 2)
+            want += exp((double)(float)(ref_logits[v] - lse_r)) *
+                    ((double)(float)(ref_logits[v] - lse_r) - (double)(float)(m1[v] - lse_m));
+    CHECK_NEAR(a.kld[0], want, 1e-6);
+    /* the model rules out token 1, which the reference allows: +inf, counted */
+    const float m2[4] = {0.0f, -INFINITY, 0.5f, 2.0f};
+    edgellm_eval_acc_add(&a, &rec, m2);
+    CHECK_EQ(a.n_kld_inf, 1);
+    CHECK(isinf(a.kld[1]) && a.kld[1] > 0);
+    /* saved top-2 entries {3, 1} and a rest bucket: the model rules out token 1 again */
+    const int32_t ids[2] = {3, 1};
+    const float tl[2] = {lp[3], lp[1]};
+    const edgellm_eval_ref_record top = {.target = 3, .target_lp = lp[3], .top = 3, .rest_lp = lp[0], .n = 2,
+                                         .ids = ids, .lp = tl};
+    edgellm_eval_acc_add(&a, &top, m2);
+    CHECK_EQ(a.n_kld_inf, 2);
+    edgellm_eval_acc_add(&a, &top, m1);   /* finite */
+    CHECK(isfinite(a.kld[3]));
+    edgellm_eval_compare_result r;
+    memset(&r, 0, sizeof r);
+    edgellm_eval_acc_finish(&a, &r);
+    CHECK_EQ(r.n_kld_inf, 2);
+    CHECK(isinf(r.kld_mean) && isinf(r.kld_err) && isinf(r.kld_max) && isinf(r.kld_p99));
+    CHECK(isfinite(r.kld_median) || isinf(r.kld_median));   /* 2 of 4 infinite: on the edge, not NaN */
+    CHECK(!isnan(r.kld_median) && !isnan(r.ln_ratio_mean) && !isnan(r.ln_ratio_err) && !isnan(r.dp_mean_pct));
+    edgellm_eval_acc_free(&a);
+    /* the summaries' helpers on infinite samples */
+    const float inf2[3] = {0.5f, INFINITY, INFINITY};
+    CHECK(isinf(edgellm_eval_quantile_sorted(inf2, 3, 0.5)));
+    CHECK(isinf(edgellm_eval_quantile_sorted(inf2, 3, 0.75)));
+    double mean, err;
+    edgellm_eval_mean_err(INFINITY, INFINITY, 3, &mean, &err);
+    CHECK(isinf(mean) && isinf(err));
+}
+
+/* The same through a saved-logits file: at the first position its least likely entry is
+ * set to -inf (the sum stays 1 to the file check's 1e-3), at the second the target's, the
+ * others renormalised (as a model with that logit masked would have saved them); compared
+ * with the model that saved it. The first position's KLD is exactly 0 (the patched term
+ * counts 0, the others are equal), PPL(ref) is inf, no summary is NaN and the CLI prints no
+ * "nan". */
+static void test_regress_25_kld_saved_logits_with_minus_inf(void)
+{
+    NEED_SHARED(mpath, STORIES);
+    NEED_SHARED(tpath, VAL_TEXT);
+    size_t len = 0;
+    char *text = read_file(tpath, &len);
+    edgellm_model *m = load(mpath, 0);
+    if (!m || !text) { CHECK(0); free(text); edgellm_model_free(m); return; }
+    const char *f = tmp_path("minus-inf.logits");
+    edgellm_eval_params p = params256(1);
+    p.top_k = 100000;   /* the whole vocabulary */
+    edgellm_error err = {0};
+    CHECK_OK(edgellm_eval_save_logits(m, text, len, &p, f, NULL, &err));
+    size_t n = 0;
+    char *b = read_file(f, &n);
+    CHECK(b != NULL && n > 512);
+    if (!b) { free(text); edgellm_model_free(m); return; }
+    uint32_t nv, k, target;
+    memcpy(&nv, b + 16, 4);
+    memcpy(&k, b + 20, 4);
+    CHECK_EQ(k, nv);
+    const size_t rs = 12 + 8 * (size_t)k;
+    const float minf = -INFINITY;
+    char *r0 = b + 512, *r1 = r0 + rs;
+    float *lp0 = (float *)(r0 + 12 + 4 * (size_t)k), *lp1 = (float *)(r1 + 12 + 4 * (size_t)k);
+    memcpy(&target, r0, 4);
+    uint32_t last;
+    memcpy(&last, r0 + 12 + 4 * ((size_t)k - 1), 4);
+    CHECK(last != target);
+    lp0[k - 1] = minf;                   /* entries are sorted: the last is the least likely */
+    memcpy(&target, r1, 4);
+    memcpy(r1 + 4, &minf, 4);
+    double pt = 0;
+    for (uint32_t j = 0; j < k; j++) {
+        uint32_t id;
+        memcpy(&id, r1 + 12 + 4 * j, 4);
+        if (id == target) { pt = exp((double)lp1[j]); lp1[j] = minf; }
+    }
+    CHECK(pt > 0 && pt < 0.999);
+    for (uint32_t j = 0; j < k; j++)
+        if (!isinf(lp1[j])) lp1[j] = (float)((double)lp1[j] - log1p(-pt));
+    CHECK_EQ(write_file(f, b, n), 0);
+    free(b);
+    edgellm_eval_params fp = edgellm_eval_default_params();
+    fp.n_ctx = 0;
+    edgellm_eval_compare_result r;
+    CHECK_OK(edgellm_eval_compare(m, NULL, f, text, len, &fp, &r, &err));
+    CHECK_EQ(r.n_kld_inf, 0);
+    CHECK(isfinite(r.kld_mean) && isfinite(r.kld_max) && isfinite(r.kld_p99) && r.kld_median == 0.0);
+    CHECK_NEAR(r.kld_max, -log1p(-pt), 1e-3 * -log1p(-pt) + 1e-6);   /* position 2: sum p' ln(p'/p) */
+    CHECK(isinf(r.ref.ppl) && !isnan(r.ref.ppl_err));
+    CHECK(!isnan(r.kld_err) && !isnan(r.ln_ratio_mean) && !isnan(r.ln_ratio_err) && !isnan(r.delta_ppl_pct));
+    char args[2048], out[16384];
+    snprintf(args, sizeof args, "eval compare -m %s --ref-logits %s -f %s", mpath, f, tpath);
+    CHECK_EQ(cli(args, out, sizeof out), 0);
+    CHECK(strstr(out, "nan") == NULL);
+    CHECK(strstr(out, "KLD mean") != NULL);
+    edgellm_model_free(m);
+    free(text);
+}
+
 int main(void)
 {
     RUN(test_eval_stats_helpers);
@@ -810,5 +934,7 @@ int main(void)
     RUN(test_eval_cli_jsonl_errors_name_the_line);
     RUN(test_eval_cli_task_warns_past_training);
     RUN(test_eval_cli_commands);
+    RUN(test_regress_25_kld_with_zero_probabilities);
+    RUN(test_regress_25_kld_saved_logits_with_minus_inf);
     return test_summary();
 }

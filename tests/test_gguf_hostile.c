@@ -329,6 +329,13 @@ static void mk_dup_kv(buf *b)
     with_extra_kv(b, &e, 1, 32);
     b_free(&e);
 }
+static void mk_empty_key(buf *b)   /* the second key (index 1) is "" */
+{
+    buf e = {0};
+    kv_u32(&e, "", 7);
+    with_extra_kv(b, &e, 1, 32);
+    b_free(&e);
+}
 static void mk_data_short(buf *b) { mk_base(b); b->n -= 1; }
 static void mk_data_missing(buf *b) { mk_base(b); b->n -= 96; }
 
@@ -409,6 +416,7 @@ static const hostile_case CASES[] = {
     {"overlap_reordered", mk_overlap_reordered, NULL, NULL},
     {"duplicate_tensor", mk_dup_tensor, "alpha.weight", NULL},
     {"duplicate_kv", mk_dup_kv, "general.architecture", NULL},
+    {"empty_key", mk_empty_key, "metadata key 1 is empty", NULL},
     {"data_short_1_byte", mk_data_short, "beta.weight", NULL},
     {"data_missing", mk_data_missing, NULL, NULL},
 };

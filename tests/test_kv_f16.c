@@ -17,6 +17,7 @@
 #include "kernels/ops.h"
 #include "model/model.h"
 #include "tools/bench.h"
+#include "tiny_model.h"
 
 #define REF "data/reference/"
 #define STORIES "models/stories260K/stories260K.gguf"
@@ -200,6 +201,102 @@ static void test_cli_kv_type(void)
     CHECK(strlen(a) > 20 && strcmp(a, b) == 0);
 }
 
+/* ---- saturation (issue 25) ---- */
+
+typedef struct { int n; char last[512]; } warn_log;
+static void on_warn(edgellm_log_level level, const char *msg, void *user)
+{
+    warn_log *w = user;
+    if (level > EDGELLM_LOG_WARN) return;
+    w->n++;
+    snprintf(w->last, sizeof w->last, "%s", msg);
+}
+
+/* One layer, one head of 32, byte vocabulary; token t embeds as e_{t % 32}, so its normed
+ * input is e_{t % 32} * sqrt(32) and its value row holds one element of value_scale *
+ * sqrt(32); wo brings the attention back to ~0.6. */
+static bool write_big_value_model(const char *path, float value_scale)
+{
+    tiny_model *t = tiny_new(TINY_BYTE_VOCAB, 32, 1, 1, 1, 32, 64);
+    t->byte_vocab = 1;
+    for (int v = 0; v < TINY_BYTE_VOCAB; v++) {
+        t->token_embd[v * 32 + v % 32] = 1.0f;
+        for (int d = 0; d < 32; d++) t->output[v * 32 + d] = 0.1f * sinf(0.7f * (float)v + (float)d);
+    }
+    for (int d = 0; d < 32; d++) {
+        t->L[0].wv[d * 32 + d] = value_scale;
+        t->L[0].wo[d * 32 + d] = 0.1f / value_scale;
+    }
+    bool ok = tiny_write(t, path);
+    tiny_free(t);
+    return ok;
+}
+
+/* Regression, issue 25: values beyond IEEE half's range (a model whose V rows reach ~67,900)
+ * became inf in an F16 cache, and decoding failed with "NaN or inf in the logits" where an
+ * F32 cache ran. Now they are stored as +-65504, counted (one element per token here) and
+ * said once through the log; the logits stay finite and near the F32 cache's. The Q8_0
+ * cache's block scale likewise (its quantizer holds the scale at 65504 past 127 x 65504). */
+static void test_regress_25_kv_saturates_instead_of_inf(void)
+{
+    static const struct { int type; float scale; uint16_t stored; } cases[] = {
+        {EDGELLM_TYPE_F16, 12000.0f, 0x7BFF},      /* v = 67,882: half rounding gives inf */
+        {EDGELLM_TYPE_Q8_0, 2000000.0f, 0x7BFF},   /* v = 1.13e7 > 127 x 65504: scale 65504 */
+    };
+    const int32_t toks[3] = {1, TINY_BYTE(0x41), TINY_BYTE(0xF0)};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/big-values-%s.gguf", test_tmpdir(), edgellm_type_name(cases[i].type));
+        CHECK(write_big_value_model(path, cases[i].scale));
+        edgellm_model *m = test_load_model(path);
+        CHECK(m != NULL);
+        if (!m) continue;
+        const int V = TINY_BYTE_VOCAB;
+        float *l32 = malloc(3 * (size_t)V * sizeof(float)), *lq = malloc(3 * (size_t)V * sizeof(float));
+        edgellm_ctx_params cp = edgellm_ctx_default_params();
+        cp.n_threads = 1;
+        edgellm_ctx *c = NULL;
+        CHECK_OK(edgellm_ctx_new(m, &cp, &c, NULL));
+        CHECK_OK(edgellm_decode(c, toks, 3, l32, NULL));
+        CHECK_EQ(c->kv.n_saturated, 0);
+        edgellm_ctx_free(c);
+        warn_log w = {0};
+        edgellm_log_set(on_warn, &w, EDGELLM_LOG_WARN);
+        cp.kv_type = cases[i].type;
+        edgellm_error err = {0};
+        CHECK_OK(edgellm_ctx_new(m, &cp, &c, NULL));
+        CHECK_EQ(edgellm_decode(c, toks, 3, lq, &err), EDGELLM_OK);
+        if (err.msg[0]) fprintf(stderr, "   %s: %s\n", edgellm_type_name(cases[i].type), err.msg);
+        CHECK_EQ(c->kv.n_saturated, 3);
+        CHECK_EQ(w.n, 1);
+        CHECK(strstr(w.last, edgellm_type_name(cases[i].type)) && strstr(w.last, "65504"));
+        /* the stored value: the largest half (F16 element t % 32; the Q8_0 block's scale) */
+        const uint8_t *row = (const uint8_t *)edgellm_kv_v_head(&c->kv, 0, 0, 0) + 1 * c->kv.row_bytes;
+        uint16_t h;
+        memcpy(&h, cases[i].type == EDGELLM_TYPE_F16 ? row + 2 * (TINY_BYTE(0x41) % 32) : row, 2);
+        CHECK_EQ(h, cases[i].stored);
+        double worst = 0;
+        for (int k = 0; k < 3 * V; k++) {
+            CHECK(isfinite(lq[k]));
+            worst = fmax(worst, fabs((double)lq[k] - l32[k]));
+        }
+        CHECK(worst < 0.05);   /* the attention term is 0.1 x 65504 / 67882 of 0.1 x 5.66 */
+        edgellm_ctx_free(c);
+        edgellm_log_set(NULL, NULL, EDGELLM_LOG_DEBUG);
+        /* the CLI runs (it printed "NaN or inf in the logits" and exited 1) and warns once */
+        char cmd[4096], out[8192];
+        snprintf(cmd, sizeof cmd, "%s run -m %s -p '' -n 3 --temp 0 --kv-type %s", EDGELLM_CLI, path,
+                 cases[i].type == EDGELLM_TYPE_F16 ? "f16" : "q8_0");
+        CHECK_EQ(run_capture(cmd, out, sizeof out), 0);
+        CHECK(strstr(out, "warning: KV cache") != NULL);
+        CHECK(strstr(out, "NaN or inf") == NULL);
+        free(l32);
+        free(lq);
+        edgellm_model_free(m);
+        remove(path);
+    }
+}
+
 int main(void)
 {
     RUN(test_attend_f16_kernel);
@@ -209,5 +306,6 @@ int main(void)
     RUN(test_kv_bytes_halved);
     RUN(test_bad_kv_type_refused);
     RUN(test_cli_kv_type);
+    RUN(test_regress_25_kv_saturates_instead_of_inf);
     return test_summary();
 }

@@ -15,6 +15,7 @@
 #include "test_util.h"
 #include "tools/plan.h"
 #include "tools/quantize.h"
+#include "format/gguf.h"
 #ifdef EDGELLM_HAVE_CJSON
 #include <cjson/cJSON.h>
 #endif
@@ -1338,6 +1339,88 @@ static void test_escape_json_csv_utf8(void)
     free(buf);
 }
 
+/* A GGUF file with only the metadata plan reads and a token_embd of n_vocab rows of n_embd
+ * (zeros); key_length / value_length 0 are left out. */
+static void write_shape_gguf(const char *path, int n_layer, int n_embd, int n_head, int n_head_kv, int key_len,
+                             int val_len, int n_vocab)
+{
+    edgellm_gguf_writer *w = edgellm_gguf_writer_new();
+    float *embd = calloc((size_t)n_embd * (size_t)(n_vocab > 0 ? n_vocab : 1), sizeof(float));
+    const int64_t ne[2] = {n_embd, n_vocab};
+    CHECK(w && embd);
+    edgellm_gguf_writer_set_str(w, "general.architecture", "llama");
+    edgellm_gguf_writer_set_u32(w, "llama.block_count", (uint32_t)n_layer);
+    edgellm_gguf_writer_set_u32(w, "llama.embedding_length", (uint32_t)n_embd);
+    edgellm_gguf_writer_set_u32(w, "llama.attention.head_count", (uint32_t)n_head);
+    edgellm_gguf_writer_set_u32(w, "llama.attention.head_count_kv", (uint32_t)n_head_kv);
+    edgellm_gguf_writer_set_u32(w, "llama.feed_forward_length", 4 * (uint32_t)n_embd);
+    edgellm_gguf_writer_set_u32(w, "llama.context_length", 8192);
+    if (key_len) edgellm_gguf_writer_set_u32(w, "llama.attention.key_length", (uint32_t)key_len);
+    if (val_len) edgellm_gguf_writer_set_u32(w, "llama.attention.value_length", (uint32_t)val_len);
+    edgellm_gguf_writer_add_tensor(w, "token_embd.weight", EDGELLM_TYPE_F32, 2, ne, embd);
+    CHECK_OK(edgellm_gguf_writer_write(w, path, NULL));
+    edgellm_gguf_writer_free(w);
+    free(embd);
+}
+
+/* Regression, issue 25: plan read attention.key_length as the head_dim of K and V, so a file
+ * with key_length 192 and value_length 128 (32 layers, 8 KV heads, n_ctx 8192, F16) got
+ * 1,610,612,736 KV bytes (V counted as 192) instead of 2 x 32 x 8192 x 8 x (192 + 128) / 2 =
+ * 1,342,177,280, and the bytes read per decoded token were off by the same 268 MB. */
+static void test_regress_25_plan_reads_value_length(void)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/kv-192-128.gguf", test_tmpdir());
+    write_shape_gguf(path, 32, 4096, 32, 8, 192, 128, 4);
+    edgellm_plan_model m;
+    CHECK_OK(edgellm_plan_model_from_gguf(path, &m, NULL));
+    CHECK_EQ(m.head_dim, 192);
+    CHECK_EQ(m.head_dim_v, 128);
+    CHECK_EQ(edgellm_plan_model_kv_bytes(&m, 8192, EDGELLM_TYPE_F16), 1342177280ull);
+    edgellm_plan_params p = params_for(path, "pi5-8gb", 8192);
+    p.kv_type = EDGELLM_TYPE_F16;
+    edgellm_plan_report *r = new_report();
+    CHECK_OK(edgellm_plan(&p, r, NULL));
+    CHECK_EQ(r->rows[0].kv_bytes, 1342177280ull);
+    edgellm_plan_weights w;
+    edgellm_plan_tensor *t = NULL;
+    size_t n = 0;
+    CHECK_OK(edgellm_plan_gguf_tensors(path, &m, &t, &n, NULL));
+    edgellm_plan_recipe rc;
+    CHECK_OK(edgellm_plan_recipe_from_name("F32", &rc, NULL));
+    rc.file = 1;
+    edgellm_plan_recipe_weights(&rc, t, n, m.n_layer, m.tied_embeddings, &w);
+    CHECK_EQ(r->rows[0].read_bytes_per_token, w.read_bytes + 1342177280ull);
+    free(r);
+    edgellm_free(t);
+    /* without the two keys: n_embd / n_head for both, one head_dim */
+    write_shape_gguf(path, 32, 4096, 32, 8, 0, 0, 4);
+    CHECK_OK(edgellm_plan_model_from_gguf(path, &m, NULL));
+    CHECK_EQ(m.head_dim, 128);
+    CHECK_EQ(m.head_dim_v, 0);
+    CHECK_EQ(edgellm_plan_model_kv_bytes(&m, 8192, EDGELLM_TYPE_F16), 2ull * 32 * 8192 * 8 * 128 * 2);
+    /* the CLI names V's head_dim */
+    char args[700];
+    write_shape_gguf(path, 32, 4096, 32, 8, 192, 128, 4);
+    snprintf(args, sizeof args, "--model %s --device pi5-8gb --ctx 8192", path);
+    CHECK_EQ(cli(args), 0);
+    CHECK(strstr(out, "head_dim 192, V 128") != NULL);
+    remove(path);
+}
+
+/* Regression, issue 25: plan on a file whose shape does not hold together (a token_embd of
+ * 0 rows) exited 2, which the README reserves for a wrong command line; a bad file is 1. */
+static void test_regress_25_plan_bad_file_shape_exits_1(void)
+{
+    char path[600], args[700];
+    snprintf(path, sizeof path, "%s/zero-vocab.gguf", test_tmpdir());
+    write_shape_gguf(path, 2, 64, 8, 2, 0, 0, 0);
+    snprintf(args, sizeof args, "--model %s --device pi5-8gb", path);
+    CHECK_EQ(cli(args), 1);
+    CHECK(strstr(out, "zero-vocab.gguf") != NULL);
+    remove(path);
+}
+
 int main(void)
 {
     RUN(test_escape_json_csv_utf8);
@@ -1377,5 +1460,7 @@ int main(void)
     RUN(test_plan_cli_json_matches_schema);
     RUN(test_plan_cli_device_and_eval_files);
     RUN(test_plan_eval_results_round_trip);
+    RUN(test_regress_25_plan_reads_value_length);
+    RUN(test_regress_25_plan_bad_file_shape_exits_1);
     return test_summary();
 }

@@ -15,6 +15,7 @@
  *     own final newline). */
 #include "test_util.h"
 #include <stdbool.h>
+#include "tiny_model.h"
 
 /* A path in this binary's temp dir; each call gets its own slot, valid until exit. */
 static const char *tmp_path(const char *name)
@@ -135,7 +136,7 @@ static void test_run_bad_flags_exit_2(void)
     NEED_SHARED(model, "models/stories260K/stories260K.gguf");
     const char *bad[] = {
         "--bogus",           "-n",                "-n -3",             "-n abc",
-        "--temp -0.5",       "--temp x",          "--top-p 0",         "--top-p 1.5",
+        "--temp -0.5",       "--temp x",          "--top-p -0.1",      "--top-p 1.5",
         "--min-p 2",         "--top-k -1",        "--repeat-penalty 0", "--seed -1",
         "-c 0",              "-t 0",              "-p a -f b",          "extra",
     };
@@ -309,6 +310,106 @@ static void test_run_generate_api(void)
     edgellm_model_free(m);
 }
 
+/* Regression, issue 25: `--top-p 0` exited 2; as in llama.cpp it keeps the most likely token
+ * only, so sampling at any temperature and seed prints the greedy text. */
+static void test_regress_25_run_top_p_0_is_greedy(void)
+{
+    NEED_SHARED(model, "models/stories260K/stories260K.gguf");
+    char args[1024], err[8192];
+    char *greedy = NULL, *top0 = NULL;
+    snprintf(args, sizeof args, "run -m %s -p 'Once upon a time' -n 24 --temp 0", model);
+    CHECK_EQ(run_cli(args, &greedy, err, sizeof err), 0);
+    snprintf(args, sizeof args, "run -m %s -p 'Once upon a time' -n 24 --temp 1.3 --top-k 0 --seed 9 --top-p 0", model);
+    CHECK_EQ(run_cli(args, &top0, err, sizeof err), 0);
+    CHECK(greedy && top0 && !strcmp(greedy, top0));
+    free(greedy);
+    free(top0);
+}
+
+/* Well-formed UTF-8 (Unicode 15.0 §3.9, Table 3-7): no stray, overlong, surrogate or
+ * truncated sequence. */
+static bool valid_utf8(const unsigned char *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        const unsigned c = s[i];
+        size_t len = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+        if (!len || i + len > n) return false;
+        unsigned lo = 0x80, hi = 0xBF;
+        if (c == 0xE0) lo = 0xA0;
+        if (c == 0xED) hi = 0x9F;
+        if (c == 0xF0) lo = 0x90;
+        if (c == 0xF4) hi = 0x8F;
+        for (size_t k = 1; k < len; k++) {
+            if (s[i + k] < (k == 1 ? lo : 0x80) || s[i + k] > (k == 1 ? hi : 0xBF)) return false;
+        }
+        i += len;
+    }
+    return true;
+}
+
+/* A model whose greedy continuation of BOS is the byte tokens F0 9F A6 99 (U+1F999, 🦙) and
+ * then </s>: token i of that chain embeds as e_i, every layer adds 0, and output row
+ * succ(i) is 10 e_i. */
+static const char *llama_emoji_model(void)
+{
+    static char path[600];
+    if (path[0]) return path;
+    snprintf(path, sizeof path, "%s/llama-emoji.gguf", test_tmpdir());
+    tiny_model *t = tiny_new(TINY_BYTE_VOCAB, 8, 1, 1, 1, 8, 64);
+    t->byte_vocab = 1;
+    const int chain[6] = {1, TINY_BYTE(0xF0), TINY_BYTE(0x9F), TINY_BYTE(0xA6), TINY_BYTE(0x99), 2};
+    for (int i = 0; i < 5; i++) {
+        t->token_embd[chain[i] * 8 + i] = 1.0f;
+        t->output[chain[i + 1] * 8 + i] = 10.0f;
+    }
+    if (!tiny_write(t, path)) path[0] = 0;
+    tiny_free(t);
+    return path;
+}
+
+/* Regression, issue 25 (streaming): the four byte-fallback tokens of 🦙 printed the invalid
+ * bytes f0 9f under `run -n 2`, and the callback got one raw byte per call. Pieces carry
+ * whole characters: -n 2 stops with two bytes held, which come out as U+FFFD (one per
+ * byte, in a last callback with token -1); -n 4 gives the character whole, in the call of
+ * its last byte. */
+static void test_regress_25_stream_keeps_utf8_whole(void)
+{
+    const char *path = llama_emoji_model();
+    CHECK(path[0] != 0);
+    if (!path[0]) return;
+    char args[1024], err[8192];
+    char *out = NULL;
+    snprintf(args, sizeof args, "run -m %s -p '' -n 2 --temp 0", path);
+    CHECK_EQ(run_cli(args, &out, err, sizeof err), 0);
+    CHECK(out && valid_utf8((const unsigned char *)out, strlen(out)));
+    CHECK(out && strstr(out, "\xF0\x9F") == NULL && strstr(out, "\xEF\xBF\xBD\xEF\xBF\xBD") != NULL);
+    free(out);
+    out = NULL;
+    snprintf(args, sizeof args, "run -m %s -p '' -n 4 --temp 0", path);
+    CHECK_EQ(run_cli(args, &out, err, sizeof err), 0);
+    CHECK(out && valid_utf8((const unsigned char *)out, strlen(out)) && strstr(out, "\xF0\x9F\xA6\x99") != NULL);
+    free(out);
+
+    edgellm_model *m = NULL;
+    edgellm_ctx *ctx = NULL;
+    CHECK_OK(edgellm_model_load(path, NULL, &m, NULL));
+    if (!m) return;
+    CHECK_OK(edgellm_ctx_new(m, NULL, &ctx, NULL));
+    edgellm_generate_params gp = edgellm_generate_default_params();
+    gp.sampling.temperature = 0;
+    gp.n_predict = 2;
+    collect c = {0};
+    CHECK_OK(edgellm_generate(ctx, "", &gp, collect_cb, &c, NULL, NULL));
+    CHECK_EQ(c.calls, 3);                                   /* two tokens, then token -1 */
+    CHECK(c.len == 6 && !memcmp(c.text, "\xEF\xBF\xBD\xEF\xBF\xBD", 6));
+    collect c4 = {0};
+    gp.n_predict = 8;                                       /* 4 bytes, then </s> */
+    CHECK_OK(edgellm_generate(ctx, "", &gp, collect_cb, &c4, NULL, NULL));
+    CHECK(c4.len == 4 && !memcmp(c4.text, "\xF0\x9F\xA6\x99", 4));
+    edgellm_ctx_free(ctx);
+    edgellm_model_free(m);
+}
+
 int main(void)
 {
     RUN(test_run_stories260k_gguf_prompt_greedy);
@@ -317,8 +418,10 @@ int main(void)
     RUN(test_run_babyllama_converted_empty_prompt_greedy);
     RUN(test_run_aidreams_converted_ctx_full);
     RUN(test_run_bad_flags_exit_2);
+    RUN(test_regress_25_run_top_p_0_is_greedy);
     RUN(test_run_errors_exit_1_and_name_the_file);
     RUN(test_run_prompt_file_and_seed);
     RUN(test_run_generate_api);
+    RUN(test_regress_25_stream_keeps_utf8_whole);
     return test_summary();
 }

@@ -22,7 +22,7 @@
  *
  * Validation (every check overflow-safe, every count bounded by the bytes that remain, so no
  * allocation is ever proportional to an unchecked number): string and array lengths, value
- * types, bool values 0/1, nesting depth of arrays, duplicate keys, general.alignment (a
+ * types, bool values 0/1, nesting depth of arrays, empty and duplicate keys, general.alignment (a
  * power of two, at least 8), n_dims in 1..4, non-negative dims whose product fits in int64, known tensor
  * types, row length a multiple of the type's block size, offsets aligned, inside the file and
  * not overlapping, unique tensor names.
@@ -231,6 +231,8 @@ static edgellm_status parse_kv(edgellm_gguf *g, cursor *c)
         gguf_kv *kv = &g->kv[i];
         char name[80];
         if ((rc = rd_str(c, &kv->key, MAX_KEY_LEN, "metadata key"))) return rc;
+        if (kv->key.len == 0)   /* docs/gguf.md: keys are dotted lower_snake_case names */
+            return edgellm_fail(c->err, EDGELLM_ERR_FORMAT, "%s: metadata key %lld is empty", c->path, (long long)i);
         key_for_msg(kv->key, name, sizeof name);
         uint32_t t = 0;
         if ((rc = rd(c, &t, 4, "value type"))) return rc;

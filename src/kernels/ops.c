@@ -5,7 +5,9 @@
  *  - RMSNorm: x / sqrt(mean(x^2) + eps) * w  (Zhang & Sennrich 2019, arXiv:1910.07467).
  *  - RoPE: pair i of a head turns by pos * base^(-2i/rope_dim) (Su et al. 2021,
  *    arXiv:2104.09864). GGUF stores llama Q/K so that pairs are adjacent; qwen2 (like
- *    GPT-NeoX) pairs dimension i with i + rope_dim/2.
+ *    GPT-NeoX) pairs dimension i with i + rope_dim/2. Frequency scaling (linear, YaRN,
+ *    per-pair factors) changes the angles and magnitude of the table only, as ggml's
+ *    rope_ext does (ops.h, edgellm_rope_table_scaled).
  *  - SwiGLU: silu(gate) * up (Shazeer 2020, arXiv:2002.05202).
  *  - Attention: softmax(q·k / sqrt(head_dim)) v with the max subtracted before exp; over a
  *    float or an IEEE-half cache (halves widened exactly before use).
@@ -141,6 +143,25 @@ void edgellm_rope_table(float *cos_t, float *sin_t, int64_t pos, int rope_dim, f
         double theta = (double)pos * pow((double)freq_base, -2.0 * i / rope_dim);
         cos_t[i] = (float)cos(theta);
         sin_t[i] = (float)sin(theta);
+    }
+}
+
+void edgellm_rope_table_scaled(float *cos_t, float *sin_t, int64_t pos, int rope_dim, float freq_base,
+                               const edgellm_rope_scaling *s)
+{
+    const double span = fmax(0.001, s->corr_high - s->corr_low);
+    for (int i = 0; i < rope_dim / 2; i++) {
+        double extrap = (double)pos * pow((double)freq_base, -2.0 * i / rope_dim);
+        if (s->freq_factors) extrap /= (double)s->freq_factors[i];
+        const double interp = s->freq_scale * extrap;
+        double theta = interp;
+        if (s->ext_factor != 0.0) {
+            const double ramp = 1.0 - fmin(1.0, fmax(0.0, ((double)i - s->corr_low) / span));
+            const double mix = ramp * s->ext_factor;
+            theta = interp * (1.0 - mix) + extrap * mix;
+        }
+        cos_t[i] = (float)(cos(theta) * s->mscale);
+        sin_t[i] = (float)(sin(theta) * s->mscale);
     }
 }
 

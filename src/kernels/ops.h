@@ -36,6 +36,36 @@ float edgellm_expf_vec(float x);
  * pos * freq_base^(-2i/rope_dim), i in 0..rope_dim/2-1 (computed in double). */
 void edgellm_rope_table(float *cos_t, float *sin_t, int64_t pos, int rope_dim, float freq_base);
 
+/* RoPE frequency scaling: the parameters of ggml's rope_ext (ggml-org/llama.cpp
+ * ggml/src/ggml-cpu/ops.cpp, rope_yarn and ggml_rope_cache_init; ggml/src/ggml.c,
+ * ggml_rope_yarn_corr_dims), set from a model's metadata by edgellm_rope_config_read
+ * (src/model/rope_scaling.c, which derives each from the file's keys). */
+typedef struct {
+    const float *freq_factors;   /* [rope_dim/2]: pair i's angle is divided by freq_factors[i]
+                                  * (rope_freqs.weight, Llama 3's "llama3" scaling); NULL: none */
+    double freq_scale;           /* interpolated angle = freq_scale x angle (1/factor); 1: none */
+    double ext_factor;           /* YaRN: > 0 mixes the original angle back in by a ramp over
+                                  * the pairs; 0: the interpolated angle everywhere        */
+    double corr_low, corr_high;  /* YaRN: the ramp is 1 (original angle) for pair i <= low,
+                                  * 0 (interpolated) for i >= high, linear in i between    */
+    double mscale;               /* cos and sin are multiplied by it (YaRN's attention
+                                  * temperature, times rope.scaling.attn_factor); 1: none  */
+} edgellm_rope_scaling;
+
+/* edgellm_rope_table with scaling s (computed in double): per pair i,
+ *   extrap = pos * freq_base^(-2i/rope_dim) / freq_factors[i]
+ *   interp = freq_scale * extrap
+ *   theta  = interp * (1 - mix) + extrap * mix,  mix = ext_factor * (1 - clamp((i - low) /
+ *            max(0.001, high - low), 0, 1))   (theta = interp when ext_factor is 0)
+ *   cos_t[i] = cos(theta) * mscale,  sin_t[i] = sin(theta) * mscale.
+ * The ramp is YaRN's (Peng et al. 2023, arXiv:2309.00071, "NTK-by-parts": dimensions whose
+ * wavelength is short against the original context keep their angle, long ones are
+ * interpolated) as its reference code and ggml compute it: linear in the pair index between
+ * the correction dims. Neutral s (NULL factors, freq_scale 1, mscale 1) gives the angles of
+ * edgellm_rope_table. */
+void edgellm_rope_table_scaled(float *cos_t, float *sin_t, int64_t pos, int rope_dim, float freq_base,
+                               const edgellm_rope_scaling *s);
+
 /* Rotate the first rope_dim dims of each of n_heads heads of x[n_heads][head_dim] in place.
  * Adjacent layout (arch llama): pairs (x[2i], x[2i+1]).
  * NeoX layout (arch qwen2):    pairs (x[i], x[i + rope_dim/2]).

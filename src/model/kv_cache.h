@@ -35,6 +35,10 @@ typedef struct {
     void  *k;            /* [n_layer][n_head_kv][n_seq][n_ctx][head_dim] of type */
     void  *v;            /* the same                                          */
     size_t size_bytes;   /* of k and v together                               */
+    uint64_t n_saturated;/* elements stored at the type's largest magnitude instead of
+                          * overflowing: F16 values |x| >= 65520 (IEEE rounding would
+                          * give inf) as +-65504; Q8_0 blocks past 127 x 65504 with the
+                          * scale held at 65504 (counted per element clamped)      */
 } edgellm_kv_cache;
 
 /* Allocate for n_layer × n_head_kv × n_seq × n_ctx × head_dim (all > 0) elements of `type`
@@ -47,7 +51,10 @@ void edgellm_kv_cache_free(edgellm_kv_cache *kv);   /* NULL-safe; leaves kv empt
 
 /* Write the K and V rows of layer `il`, sequence `seq`, cell `cell` from float rows
  * k[kv_dim], v[kv_dim] (heads one after another, as the projections give them; converted
- * to the cache type head by head). */
+ * to the cache type head by head). A finite value beyond the type's range saturates (F16:
+ * +-65504, never inf; Q8_0: the block's scale at 65504) and counts in kv->n_saturated; the
+ * first one is said once through edgellm_log (a warning). Rows within range are converted
+ * by the dispatched converter, bit for bit as weights are. */
 void edgellm_kv_cache_store(edgellm_kv_cache *kv, int il, int seq, int cell, const float *k, const float *v);
 
 /* Cells [from, from + n) of sequence src -> cells [to, to + n) of sequence dst, every layer

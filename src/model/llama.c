@@ -7,7 +7,7 @@
  *   per layer:
  *     xb = rmsnorm(x) * attn_norm
  *     q = wq·xb (+bq)   k = wk·xb (+bk)   v = wv·xb (+bv)
- *     rope(q), rope(k) at pos;  cache[layer][pos] = k, v
+ *     rope(q), rope(k) at pos (frequency scaling included);  cache[layer][pos] = k, v
  *     att[h] = softmax(q_h · K_{h/group}ᵀ / sqrt(head_dim)) · V_{h/group} over positions 0..pos
  *     x += wo·att
  *     xb = rmsnorm(x) * ffn_norm
@@ -166,8 +166,12 @@ edgellm_status edgellm_llama_forward(edgellm_ctx *c, const edgellm_chunk *ch)
     for (int t = 0; t < n; t++) {                                       /* x[n][n_embd] */
         const uint8_t *row = (const uint8_t *)m->token_embd.data + (size_t)ch->tokens[t] * m->token_embd.row_bytes;
         embed(row, c->x + t * E, E);
-        edgellm_rope_table(c->rope_cos + (size_t)t * half, c->rope_sin + (size_t)t * half, ch->pos[t], hp->rope_dim,
-                           hp->rope_freq_base);
+        if (hp->rope.scaled)                                           /* rope_scaling.c */
+            edgellm_rope_table_scaled(c->rope_cos + (size_t)t * half, c->rope_sin + (size_t)t * half, ch->pos[t],
+                                      hp->rope_dim, hp->rope_freq_base, &hp->rope.table);
+        else
+            edgellm_rope_table(c->rope_cos + (size_t)t * half, c->rope_sin + (size_t)t * half, ch->pos[t],
+                               hp->rope_dim, hp->rope_freq_base);
     }
     for (int il = 0; il < hp->n_layer; il++) {
         if (atomic_load_explicit(&c->abort, memory_order_relaxed)) return EDGELLM_ERR_CANCELLED;

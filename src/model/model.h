@@ -15,6 +15,7 @@
 #include "../common/threadpool.h"
 #include "../format/gguf.h"
 #include "../kernels/matmul.h"
+#include "../kernels/ops.h"
 #include "kv_cache.h"
 #include <stdatomic.h>
 
@@ -35,6 +36,35 @@ const edgellm_arch *edgellm_arch_find(const char *name, size_t len);
 /* "llama, qwen2": the supported names, for error messages. */
 const char *edgellm_arch_list(void);
 
+/* ---- RoPE frequency scaling (rope_scaling.c) ---- */
+typedef enum {
+    EDGELLM_ROPE_SCALING_NONE = 0,
+    EDGELLM_ROPE_SCALING_LINEAR = 1,   /* angles / factor (position interpolation)        */
+    EDGELLM_ROPE_SCALING_YARN = 2      /* YaRN: interpolation ramped over the dimensions   */
+} edgellm_rope_scaling_type;
+
+typedef struct {
+    edgellm_rope_scaling_type type;    /* <arch>.rope.scaling.type                        */
+    float factor;                      /* <arch>.rope.scaling.factor; 1: none             */
+    int   n_ctx_orig;                  /* YaRN's original context (positions)             */
+    float attn_factor;                 /* <arch>.rope.scaling.attn_factor (1)             */
+    int   n_freq_factors;              /* elements of rope_freqs.weight; 0: absent        */
+    bool  scaled;                      /* the table differs from plain RoPE               */
+    edgellm_rope_scaling table;        /* what the rotation table applies (ops.h); its
+                                        * freq_factors point into the mapping             */
+} edgellm_rope_config;
+
+/* Read a GGUF file's RoPE scaling (keys: rope_scaling.c) for architecture arch. rope_dim:
+ * the model's rotated dimensions, checked against rope_freqs.weight; 0: unknown (taken from
+ * the metadata, for a description). name is used in messages. EDGELLM_ERR_UNSUPPORTED for a
+ * scaling type edgellm does not implement (longrope, ...), EDGELLM_ERR_FORMAT for a bad
+ * value; both name the key. */
+edgellm_status edgellm_rope_config_read(const edgellm_gguf *g, const char *name, const char *arch, int rope_dim,
+                                        edgellm_rope_config *out, edgellm_error *err);
+/* One line: "none", "linear, factor 4 (positions / 4)", "yarn, factor 4, original context
+ * 32768, ...", "...; frequency factors from rope_freqs.weight (64 values, 1 .. 8)". */
+void edgellm_rope_config_describe(const edgellm_rope_config *c, char *buf, size_t size);
+
 /* ---- hyperparameters ---- */
 typedef struct {
     int   n_vocab;               /* rows of token_embd                              */
@@ -49,6 +79,7 @@ typedef struct {
     int   rope_dim;              /* <arch>.rope.dimension_count (= head_dim), even  */
     float rope_freq_base;        /* <arch>.rope.freq_base (= 10000)                 */
     float rms_eps;               /* <arch>.attention.layer_norm_rms_epsilon         */
+    edgellm_rope_config rope;    /* frequency scaling (none unless the file says)   */
 } edgellm_hparams;
 
 /* ---- weights: views into the mapping, borrowed, never freed ---- */

@@ -14,6 +14,7 @@
  *   <arch>.attention.layer_norm_rms_epsilon     required
  *   <arch>.rope.freq_base                       default 10000
  *   <arch>.rope.dimension_count                 default head_dim
+ *   <arch>.rope.scaling.*, rope_freqs.weight    RoPE frequency scaling: rope_scaling.c
  * n_vocab comes from token_embd.weight's shape.
  *
  * Tensors (GGUF ne in ggml order: ne[0] = row length = input dim, ne[1] = rows):
@@ -147,7 +148,7 @@ static edgellm_status read_hparams(loader *L)
     if (hp->rope_dim % 2 != 0)
         return edgellm_fail(L->err, EDGELLM_ERR_FORMAT, "%s: %s.rope.dimension_count %d is odd", L->path, L->arch,
                             hp->rope_dim);
-    return EDGELLM_OK;
+    return edgellm_rope_config_read(L->m->gguf, L->path, L->arch, hp->rope_dim, &hp->rope, L->err);
 }
 
 /* ---- tensors ---- */
@@ -369,9 +370,11 @@ static edgellm_status load(const model_source *src, const char *name, const edge
         if (err) *err = terr;
         goto done;
     }
+    char rope[256];
+    edgellm_rope_config_describe(&m->hp.rope, rope, sizeof rope);
     edgellm_log(EDGELLM_LOG_INFO, "%s: %s, %d layers, n_embd %d, n_vocab %d, %.1f M parameters, %.1f MiB of weights, "
-                "loaded in %.1f ms", name, m->arch->name, m->hp.n_layer, m->hp.n_embd, m->hp.n_vocab,
-                (double)m->n_params / 1e6, (double)m->weight_bytes / 1048576.0, edgellm_time_ms() - t0);
+                "RoPE scaling %s, loaded in %.1f ms", name, m->arch->name, m->hp.n_layer, m->hp.n_embd, m->hp.n_vocab,
+                (double)m->n_params / 1e6, (double)m->weight_bytes / 1048576.0, rope, edgellm_time_ms() - t0);
     *out = m;
     m = NULL;
 done:
@@ -439,6 +442,11 @@ edgellm_status edgellm_model_get_info(const edgellm_model *m, edgellm_model_info
     info.head_dim = hp->head_dim;
     info.n_ff = hp->n_ff;
     info.rope_freq_base = hp->rope_freq_base;
+    info.rope_scaling = (int)hp->rope.type;
+    info.rope_scaling_factor = hp->rope.factor;
+    info.rope_n_ctx_orig = hp->rope.n_ctx_orig;
+    info.rope_attn_factor = (float)hp->rope.table.mscale;
+    info.rope_n_freq_factors = hp->rope.n_freq_factors;
     info.rms_eps = hp->rms_eps;
     info.tied_output = m->tied_output;
     info.n_params = m->n_params;

@@ -19,7 +19,8 @@
  *                      4. softmax over the survivors (max-subtracted, sums in double).
  *                      5. top-p (1 = off; Holtzman et al. 2019, arXiv:1904.09751): keep the
  *                         smallest prefix, in descending probability, whose mass is >= p;
- *                         always at least one token. Without top-k the candidates are not
+ *                         always at least one token: p = 0 keeps the most likely token
+ *                         only, as llama.cpp's top-p sampler (src/llama-sampler.cpp) does. Without top-k the candidates are not
  *                         sorted yet: a linear histogram of the probabilities finds the
  *                         bins that hold the nucleus, and only their tokens are sorted.
  *                      6. min-p (0 = off): drop tokens with prob < min_p * p_max.
@@ -116,8 +117,8 @@ edgellm_status edgellm_sampler_new(const edgellm_sampler_params *p, int n_vocab,
     if (isnan(p->temperature) || isinf(p->temperature))
         return edgellm_fail(err, EDGELLM_ERR_MISUSE, "sampler: temperature must be a finite number");
     if (p->top_k < 0) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "sampler: top_k %d must be >= 0", p->top_k);
-    if (!(p->top_p > 0.0f && p->top_p <= 1.0f))
-        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "sampler: top_p %g must be in (0, 1]", (double)p->top_p);
+    if (!(p->top_p >= 0.0f && p->top_p <= 1.0f))
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "sampler: top_p %g must be in [0, 1]", (double)p->top_p);
     if (!(p->min_p >= 0.0f && p->min_p <= 1.0f))
         return edgellm_fail(err, EDGELLM_ERR_MISUSE, "sampler: min_p %g must be in [0, 1]", (double)p->min_p);
     if (!(p->repeat_penalty > 0.0f) || isinf(p->repeat_penalty))

@@ -103,6 +103,7 @@ void edgellm_eval_mean_err(double sum, double sum2, int64_t n, double *mean, dou
     double m = sum / (double)n;
     *mean = m;
     if (n < 2) { *err = NAN; return; }
+    if (isinf(m)) { *err = INFINITY; return; }   /* an infinite sample: unbounded, not NaN */
     double var = sum2 / (double)n - m * m;
     if (var < 0) var = 0;   /* rounding when every sample is equal */
     *err = sqrt(var / (double)(n - 1));
@@ -126,6 +127,7 @@ double edgellm_eval_quantile_sorted(const float *v, int64_t n, double q)
     int64_t i = (int64_t)floor(pos);
     if (i >= n - 1) return v[n - 1];
     double f = pos - (double)i;
+    if (f == 0.0 || v[i + 1] == v[i]) return v[i];   /* no inf - inf or 0 * inf: never NaN */
     return (double)v[i] + f * ((double)v[i + 1] - (double)v[i]);
 }
 

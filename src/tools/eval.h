@@ -86,9 +86,10 @@ uint64_t edgellm_fnv64(uint64_t h, const void *data, size_t n);
 uint64_t edgellm_eval_tokenizer_hash(const edgellm_tokenizer *t);
 
 /* Mean and standard error of the mean from sum x and sum x^2 over n samples
- * (sqrt(var / (n - 1)), as llama-perplexity). */
+ * (sqrt(var / (n - 1)), as llama-perplexity). An infinite mean has error +inf. */
 void edgellm_eval_mean_err(double sum, double sum2, int64_t n, double *mean, double *err);
-/* Linear-interpolated quantile q in [0, 1] of v[n], sorted in place. NaN when n == 0. */
+/* Linear-interpolated quantile q in [0, 1] of v[n], sorted in place. NaN when n == 0;
+ * +inf when it falls on or between +inf values (never NaN for NaN-free v). */
 double edgellm_eval_quantile_sorted(const float *v, int64_t n, double q);
 void edgellm_eval_sort_floats(float *v, int64_t n);
 
@@ -158,6 +159,7 @@ typedef struct {
     double   s_kld, s2_kld;
     double   s_dp, s2_dp;                             /* p(target) - p_ref(target)       */
     int64_t  n, n_same_top;
+    int64_t  n_kld_inf;                               /* positions whose KLD is +inf     */
     float   *kld;                                     /* [cap] per-position KLD, owned   */
     int64_t  cap;
     uint8_t *mask;                                    /* [n_vocab] scratch               */

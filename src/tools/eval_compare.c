@@ -8,7 +8,11 @@
  * (both rounded to float32, the precision a saved file keeps, so a model compared with
  * itself gives exactly 0):
  *   nll       = -lq[target]                nll_ref = -lp[target]
- *   KLD       = sum_v exp(lp[v]) (lp[v] - lq[v])
+ *   KLD       = sum_v exp(lp[v]) (lp[v] - lq[v]), where a term with exp(lp[v]) = 0 (lp = -inf:
+ *               the reference gives v no probability, or its probability underflows) is 0,
+ *               the limit p ln p -> 0; a term with p > 0 and lq[v] = -inf is +inf (the model
+ *               rules out what the reference allows): such positions are counted, and the
+ *               KLD mean, percentiles and maximum then say inf, never NaN
  *               live reference: every v (exact);
  *               saved top-k:    the k saved v exactly, plus one lumped term for the rest,
  *                               R (ln R - ln Rq), R = P_ref(rest), Rq = P_model(rest).
@@ -69,6 +73,14 @@ void edgellm_eval_record_full(const float *logits, int n_vocab, int32_t target, 
     rec->lp = lp_buf;
 }
 
+/* One KLD term p (lp - lq), p = exp(lp): 0 when p is 0 (0 * -inf would be NaN), +inf when
+ * lq is -inf and p > 0. */
+static double kl_term(double lp, double lq)
+{
+    const double p = exp(lp);
+    return p > 0.0 ? p * (lp - lq) : 0.0;
+}
+
 void edgellm_eval_acc_add(edgellm_eval_acc *a, const edgellm_eval_ref_record *ref, const float *logits)
 {
     const int nv = a->n_vocab;
@@ -76,15 +88,11 @@ void edgellm_eval_acc_add(edgellm_eval_acc *a, const edgellm_eval_ref_record *re
 #define LQ(v) ((double)(float)((double)logits[(v)] - lse))   /* model ln p, rounded like lp */
     double kld = 0.0;
     if (!ref->ids) {
-        for (int v = 0; v < nv; v++) {
-            double lp = ref->lp[v];
-            kld += exp(lp) * (lp - LQ(v));
-        }
+        for (int v = 0; v < nv; v++) kld += kl_term(ref->lp[v], LQ(v));
     } else {
         for (int i = 0; i < ref->n; i++) {
             int32_t v = ref->ids[i];
-            double lp = ref->lp[i];
-            kld += exp(lp) * (lp - LQ(v));
+            kld += kl_term(ref->lp[i], LQ(v));
             a->mask[v] = 1;
         }
         if (ref->n < nv) {
@@ -102,14 +110,16 @@ void edgellm_eval_acc_add(edgellm_eval_acc *a, const edgellm_eval_ref_record *re
 #undef LQ
     double nll = -lq_t, nll_ref = -(double)ref->target_lp;
     double dp = exp(lq_t) - exp((double)ref->target_lp);
+    double diff = nll == nll_ref ? 0.0 : nll - nll_ref;   /* both +inf: no difference, not NaN */
     a->s_nll += nll;
     a->s2_nll += nll * nll;
     a->s_nll_ref += nll_ref;
     a->s2_nll_ref += nll_ref * nll_ref;
-    a->s_diff += nll - nll_ref;
-    a->s2_diff += (nll - nll_ref) * (nll - nll_ref);
+    a->s_diff += diff;
+    a->s2_diff += diff * diff;
     a->s_kld += kld;
     a->s2_kld += kld * kld;
+    if (isinf(kld)) a->n_kld_inf++;
     a->s_dp += dp;
     a->s2_dp += dp * dp;
     if (edgellm_eval_argmax(logits, nv) == ref->top) a->n_same_top++;
@@ -129,6 +139,7 @@ void edgellm_eval_acc_finish(edgellm_eval_acc *a, edgellm_eval_compare_result *o
     out->kld_median = edgellm_eval_quantile_sorted(a->kld, nk, 0.5);
     out->kld_p99 = edgellm_eval_quantile_sorted(a->kld, nk, 0.99);
     out->kld_max = nk ? a->kld[nk - 1] : NAN;
+    out->n_kld_inf = a->n_kld_inf;
     double top = (double)a->n_same_top / (double)n;
     out->top1_pct = 100.0 * top;
     out->top1_err_pct = n > 1 ? 100.0 * sqrt(top * (1.0 - top) / (double)(n - 1)) : NAN;

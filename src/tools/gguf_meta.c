@@ -3,6 +3,7 @@
  * validates all of it on open; nothing here re-checks what it proved. */
 #include "edgellm_tools.h"
 #include "../format/gguf.h"
+#include "../model/model.h"
 
 struct edgellm_gguf_meta {
     edgellm_gguf *g;
@@ -111,4 +112,20 @@ edgellm_status edgellm_gguf_meta_tensor(const edgellm_gguf_meta *m, int64_t i, e
     out->size_bytes = t->size_bytes;
     out->offset = t->offset;
     return EDGELLM_OK;
+}
+
+edgellm_status edgellm_gguf_meta_rope_scaling(const edgellm_gguf_meta *m, char *buf, size_t size, edgellm_error *err)
+{
+    if (!m || !buf || !size) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "edgellm_gguf_meta_rope_scaling: NULL argument");
+    buf[0] = 0;
+    char arch[64] = "";
+    edgellm_str a;
+    if (edgellm_gguf_get_str(m->g, "general.architecture", &a) && a.len < sizeof arch) {
+        memcpy(arch, a.ptr, a.len);
+        arch[a.len] = 0;
+    }
+    edgellm_rope_config c;
+    const edgellm_status rc = edgellm_rope_config_read(m->g, edgellm_gguf_path(m->g), arch, 0, &c, err);
+    if (rc == EDGELLM_OK) edgellm_rope_config_describe(&c, buf, size);
+    return rc;
 }

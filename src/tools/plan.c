@@ -83,7 +83,7 @@ static uint64_t budget_of(const plan_job *j)
 /* Total bytes of a precision at n_ctx positions and `batch` sequences. */
 static uint64_t total_at(const plan_job *j, const edgellm_plan_weights *w, int n_ctx, int batch)
 {
-    uint64_t kv = edgellm_plan_kv_bytes(j->m->n_layer, n_ctx, j->m->n_head_kv, j->m->head_dim, j->kv_type);
+    uint64_t kv = edgellm_plan_model_kv_bytes(j->m, n_ctx, j->kv_type);
     return w->weight_bytes + kv * (uint64_t)batch +
            edgellm_plan_scratch_bytes(j->m, n_ctx, batch, j->d->n_big_cores) + edgellm_plan_overhead_bytes(j->m);
 }
@@ -169,8 +169,7 @@ static void fill_row(const plan_job *j, const edgellm_plan_params *p, const edge
     row->weight_exact = rc->file;
     row->bpw = w.n_params ? 8.0 * (double)w.weight_bytes / (double)w.n_params : 0.0;
     row->weight_bytes = w.weight_bytes;
-    row->kv_bytes = edgellm_plan_kv_bytes(j->m->n_layer, j->n_ctx, j->m->n_head_kv, j->m->head_dim, j->kv_type) *
-                    (uint64_t)j->batch;
+    row->kv_bytes = edgellm_plan_model_kv_bytes(j->m, j->n_ctx, j->kv_type) * (uint64_t)j->batch;
     row->scratch_bytes = edgellm_plan_scratch_bytes(j->m, j->n_ctx, j->batch, j->d->n_big_cores);
     row->overhead_bytes = edgellm_plan_overhead_bytes(j->m);
     row->total_bytes = row->weight_bytes + row->kv_bytes + row->scratch_bytes + row->overhead_bytes;
@@ -180,7 +179,7 @@ static void fill_row(const plan_job *j, const edgellm_plan_params *p, const edge
                    : row->total_bytes <= j->d->usable_bytes ? EDGELLM_PLAN_TIGHT
                                                             : EDGELLM_PLAN_NO_FIT;
     row->max_ctx = max_ctx_within(j, &w, row->budget_bytes);
-    uint64_t kv_read = edgellm_plan_kv_bytes(j->m->n_layer, j->n_ctx, j->m->n_head_kv, j->m->head_dim, j->kv_type);
+    uint64_t kv_read = edgellm_plan_model_kv_bytes(j->m, j->n_ctx, j->kv_type);
     row->read_bytes_per_token = w.read_bytes + kv_read;
     double steps = edgellm_plan_batch_steps_per_s(j->m, j->d, w.read_bytes, w.dec_params, w.batch_params, j->n_ctx,
                                                   j->kv_type, j->batch, j->eff);
@@ -484,7 +483,9 @@ edgellm_status edgellm_plan(const edgellm_plan_params *pp, edgellm_plan_report *
     edgellm_plan_model *m = &r->model;
     if (m->n_layer <= 0 || m->n_embd <= 0 || m->n_head <= 0 || m->n_head_kv <= 0 || m->head_dim <= 0 ||
         m->n_ff <= 0 || m->n_vocab <= 0 || m->n_head % m->n_head_kv != 0) {
-        rc = edgellm_fail(err, EDGELLM_ERR_MISUSE, "model %s: incomplete or inconsistent shape", m->name);
+        /* from a file, the file is at fault (exit 1), not the command line */
+        rc = edgellm_fail(err, m->from_file ? EDGELLM_ERR_FORMAT : EDGELLM_ERR_MISUSE,
+                          "model %s: incomplete or inconsistent shape", m->name);
         goto done;
     }
     if (!tensors && m->n_layer > EDGELLM_PLAN_MAX_LAYERS) {   /* a shape from the API, unchecked */

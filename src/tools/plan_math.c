@@ -6,6 +6,7 @@
  * Memory (bytes):
  *   weights  = sum over tensors of rows x row_bytes(type(tensor), ne0)
  *   kv       = 2 x n_layer x n_ctx x row_bytes(kv_type, n_head_kv x head_dim)   (x batch)
+ *              (K and V rows apart when V's head_dim differs: attention.value_length)
  *              e.g. Llama-2-7B, 2048 positions, F16: 2 x 32 x 2048 x 4096 x 2 = 1 GiB
  *   scratch  = f32 activations, attention scores and logits (see scratch_bytes)
  *   overhead = executable, libc, stacks + tokenizer tables (n_vocab x 40 B)
@@ -324,6 +325,14 @@ uint64_t edgellm_plan_kv_bytes(int n_layer, int n_ctx, int n_head_kv, int head_d
     return r;
 }
 
+uint64_t edgellm_plan_model_kv_bytes(const edgellm_plan_model *m, int n_ctx, int kv_type)
+{
+    const int dv = m->head_dim_v > 0 ? m->head_dim_v : m->head_dim;
+    const uint64_t k = edgellm_plan_kv_bytes(m->n_layer, n_ctx, m->n_head_kv, m->head_dim, kv_type) / 2;
+    const uint64_t v = edgellm_plan_kv_bytes(m->n_layer, n_ctx, m->n_head_kv, dv, kv_type) / 2;
+    return k && v && k + v >= k ? k + v : 0;
+}
+
 uint64_t edgellm_plan_scratch_bytes(const edgellm_plan_model *m, int n_ctx, int batch, int n_threads)
 {
     const uint64_t E = (uint64_t)m->n_embd, F = (uint64_t)m->n_ff, V = (uint64_t)m->n_vocab;
@@ -378,7 +387,7 @@ double edgellm_plan_batch_steps_per_s(const edgellm_plan_model *m, const edgellm
                                       uint64_t dec_params, uint64_t batch_params, int n_ctx, int kv_type, int batch,
                                       double efficiency)
 {
-    double kv = (double)edgellm_plan_kv_bytes(m->n_layer, n_ctx, m->n_head_kv, m->head_dim, kv_type);
+    double kv = (double)edgellm_plan_model_kv_bytes(m, n_ctx, kv_type);
     double bw = d->bw_gbps * 1e9 * (efficiency > 0 ? efficiency : 1.0);
     int cores = d->n_big_cores > 0 ? d->n_big_cores : d->n_little_cores;
     if (cores < 1) cores = 1;

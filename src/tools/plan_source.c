@@ -6,8 +6,11 @@
  * GGUF keys read (ggml-org/ggml docs/gguf.md), with ARCH =
  * general.architecture: ARCH.block_count, ARCH.embedding_length, ARCH.attention.head_count,
  * ARCH.attention.head_count_kv (default: head_count), ARCH.feed_forward_length,
- * ARCH.context_length (optional), ARCH.attention.key_length (head_dim; default
- * n_embd / n_head), general.file_type and edgellm.quant.scheme (label; optional; the
+ * ARCH.context_length (optional), ARCH.attention.key_length (head_dim of K; default
+ * n_embd / n_head), ARCH.attention.value_length (head_dim of V; default n_embd / n_head, as
+ * ggml-org/llama.cpp src/llama-model.cpp reads both), ARCH.rope.scaling.* and
+ * rope_freqs.weight (the RoPE frequency scaling, described as the model loader reads it:
+ * src/model/rope_scaling.c), general.file_type and edgellm.quant.scheme (label; optional; the
  * tensors decide, see file_precision). n_vocab is token_embd's ne[1];
  * embeddings are tied when there is no output.weight. The file is mapped and its tables
  * validated by the GGUF reader; tensor data pages are never touched.
@@ -15,6 +18,7 @@
 #include "plan.h"
 #include "quantize.h"
 #include "../format/gguf.h"
+#include "../model/model.h"
 #include "../tensor/types.h"
 #include <ctype.h>
 #include <stdio.h>
@@ -255,7 +259,7 @@ edgellm_status edgellm_plan_gguf_tensors(const char *path, edgellm_plan_model *m
     memcpy(m->arch, arch.ptr, arch.len);
     m->arch[arch.len] = 0;
 
-    int64_t n_layer = 0, n_embd = 0, n_head = 0, n_head_kv = -1, n_ff = 0, n_ctx = 0, key_len = 0;
+    int64_t n_layer = 0, n_embd = 0, n_head = 0, n_head_kv = -1, n_ff = 0, n_ctx = 0, key_len = 0, val_len = 0;
     const char *missing = NULL;
     if (!get_arch_int(g, m->arch, "block_count", &n_layer)) missing = "block_count";
     else if (!get_arch_int(g, m->arch, "embedding_length", &n_embd)) missing = "embedding_length";
@@ -269,10 +273,12 @@ edgellm_status edgellm_plan_gguf_tensors(const char *path, edgellm_plan_model *m
     get_arch_int(g, m->arch, "attention.head_count_kv", &n_head_kv);
     get_arch_int(g, m->arch, "context_length", &n_ctx);
     get_arch_int(g, m->arch, "attention.key_length", &key_len);
+    get_arch_int(g, m->arch, "attention.value_length", &val_len);
     if (n_head_kv < 0) n_head_kv = n_head;
     if (n_layer <= 0 || n_layer > 100000 || n_embd <= 0 || n_embd > (1 << 20) || n_head <= 0 || n_head > 65536 ||
         n_head_kv <= 0 || n_head % n_head_kv != 0 || n_ff <= 0 || n_ff > (1 << 24) || n_ctx < 0 ||
-        n_ctx > (1 << 30) || key_len < 0 || key_len > 65536 || (!key_len && n_embd % n_head != 0)) {
+        n_ctx > (1 << 30) || key_len < 0 || key_len > 65536 || val_len < 0 || val_len > 65536 ||
+        ((!key_len || !val_len) && n_embd % n_head != 0)) {
         rc = edgellm_fail(err, EDGELLM_ERR_FORMAT,
                           "%s: implausible shape (n_layer %lld, n_embd %lld, n_head %lld, n_head_kv %lld, n_ff %lld)",
                           path, (long long)n_layer, (long long)n_embd, (long long)n_head, (long long)n_head_kv,
@@ -284,8 +290,19 @@ edgellm_status edgellm_plan_gguf_tensors(const char *path, edgellm_plan_model *m
     m->n_head = (int)n_head;
     m->n_head_kv = (int)n_head_kv;
     m->head_dim = key_len ? (int)key_len : (int)(n_embd / n_head);
+    m->head_dim_v = val_len ? (int)val_len : (int)(n_embd / n_head);
+    if (m->head_dim_v == m->head_dim) m->head_dim_v = 0;   /* the usual case: one head_dim */
     m->n_ff = (int)n_ff;
     m->n_ctx_train = (int)n_ctx;
+    edgellm_rope_config rope;
+    edgellm_error rerr = {0};
+    if (edgellm_rope_config_read(g, path, m->arch, 0, &rope, &rerr) == EDGELLM_OK) {
+        edgellm_rope_config_describe(&rope, m->rope_scaling, sizeof m->rope_scaling);
+    } else {   /* still planned (the shape is what it is); the report says run refuses it */
+        const char *why = strstr(rerr.msg, ": ");
+        snprintf(m->rope_scaling, sizeof m->rope_scaling, "%.199s", why ? why + 2 : rerr.msg);
+        m->rope_unsupported = 1;
+    }
 
     const edgellm_gguf_tensor *embd = edgellm_gguf_find_tensor(g, "token_embd.weight");
     if (!embd || embd->n_dims < 2) {
