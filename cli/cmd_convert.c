@@ -12,9 +12,9 @@ static void print_hf_report(const char *out, const edgellm_hf_convert_report *r,
 {
     fprintf(stderr, "edgellm convert: wrote %s\n", out);
     if (!vocab_only)
-        fprintf(stderr, "  model      %s (%s), %d tensors from %d safetensors file%s, %.1f M parameters, %s%s%s\n", r->arch,
-                r->hf_arch, r->n_tensors, r->n_files, r->n_files == 1 ? "" : "s", (double)r->n_params / 1e6, r->outtype,
-                r->tied ? ", tied embeddings" : "", r->permuted ? ", Q/K rows permuted" : "");
+        fprintf(stderr, "  model      %s (%s), %d tensors from %d safetensors file%s, %.1f M parameters, %s%s%s\n",
+                r->arch, r->hf_arch, r->n_tensors, r->n_files, r->n_files == 1 ? "" : "s", (double)r->n_params / 1e6,
+                r->outtype, r->tied ? ", tied embeddings" : "", r->permuted ? ", Q/K rows permuted" : "");
     if (r->rope_scaling[0]) fprintf(stderr, "  rope       %s scaling\n", r->rope_scaling);
     fprintf(stderr, "  tokenizer  %s from %s, %d tokens", r->tokenizer, r->tokenizer_source, r->n_vocab);
     if (r->n_merges) fprintf(stderr, ", %d merges", r->n_merges);
@@ -52,7 +52,8 @@ int cmd_convert(int argc, char **argv)
         {CLI_PATH(NULL, "--tokenizer", "TOKENIZER.bin", &tok),
          .help = "llama2.c tokenizer.bin with the model's vocab_size tokens (with --llama2c)"},
         {CLI_GROUP("output")},
-        {CLI_PATH("-o", "--output", "OUT.gguf", &out), .required = 1, .help = "GGUF file to write (replaced atomically)"},
+        {CLI_PATH("-o", "--output", "OUT.gguf", &out), .required = 1,
+         .help = "GGUF file to write (replaced atomically)"},
     };
     const cli_command cmd = {
         .name = "convert",

@@ -151,7 +151,10 @@ static int check_vectors(const char *gguf, const char *inp_path, const char *ids
 {
     edgellm_tokenizer *t = NULL;
     edgellm_error err = {0};
-    if (edgellm_tokenizer_load(gguf, &t, &err) != EDGELLM_OK) { fprintf(stderr, "   %s: %s\n", gguf, err.msg); return 0; }
+    if (edgellm_tokenizer_load(gguf, &t, &err) != EDGELLM_OK) {
+        fprintf(stderr, "   %s: %s\n", gguf, err.msg);
+        return 0;
+    }
     size_t inp_len = 0, out_len = 0;
     char *inp = read_file(inp_path, &inp_len), *out = read_file(ids_path, &out_len);
     static const char SEP[] = "\n__ggml_vocab_test__\n";
@@ -164,7 +167,8 @@ static int check_vectors(const char *gguf, const char *inp_path, const char *ids
         if (eol) *eol = 0;
         int32_t expect[1024];
         int n_expect = 0, n = 0;
-        for (char *tok = strtok(line, " "); tok && n_expect < 1024; tok = strtok(NULL, " ")) expect[n_expect++] = atoi(tok);
+        for (char *tok = strtok(line, " "); tok && n_expect < 1024; tok = strtok(NULL, " "))
+            expect[n_expect++] = atoi(tok);
         int32_t *ids = encode(t, p, (size_t)(q - p), &n);
         cases++;
         if (ids && n == n_expect && !memcmp(ids, expect, (size_t)n * sizeof *ids)) pass++;
@@ -208,7 +212,9 @@ static void test_hf_vocab_spm_model_equals_llamacpp(void)
     const char *d = make_dir("llama2-spm");
     link_into(d, model, "tokenizer.model");
     char p[1024];
-    for (const char *const *f = (const char *const[]){"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", NULL}; *f; f++) {
+    for (const char *const *f =
+             (const char *const[]){"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", NULL};
+         *f; f++) {
         snprintf(p, sizeof p, "%s/%s", hf, *f);
         link_into(d, p, *f);
     }
@@ -222,7 +228,8 @@ static void test_hf_vocab_spm_model_equals_llamacpp(void)
     CHECK_EQ(array_diff(a, b, "tokenizer.ggml.tokens", diff, 8), 0);
     CHECK_EQ(array_diff(a, b, "tokenizer.ggml.scores", diff, 8), 0);
     CHECK_EQ(array_diff(a, b, "tokenizer.ggml.token_type", diff, 8), 0);
-    for (size_t k = 0; k < sizeof TOKENIZER_KEYS / sizeof *TOKENIZER_KEYS; k++) CHECK(same_scalar(a, b, TOKENIZER_KEYS[k]));
+    for (size_t k = 0; k < sizeof TOKENIZER_KEYS / sizeof *TOKENIZER_KEYS; k++)
+        CHECK(same_scalar(a, b, TOKENIZER_KEYS[k]));
     /* no tokenizer.* key of one that the other lacks */
     for (int pass = 0; pass < 2; pass++) {
         const edgellm_gguf *x = pass ? b : a, *y = pass ? a : b;
@@ -278,10 +285,11 @@ static void test_hf_vocab_phi3_json_equals_llamacpp(void)
     int32_t t32011;
     memcpy(&t32011, (const uint8_t *)types + 4 * 32011, 4);
     CHECK_EQ(t32011, EDGELLM_TOKTYPE_UNUSED);
-    for (const char *const *k = (const char *const[]){"tokenizer.ggml.model", "tokenizer.ggml.pre",
-                                                       "tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id",
-                                                       "tokenizer.ggml.unknown_token_id", "tokenizer.ggml.padding_token_id",
-                                                       "tokenizer.ggml.add_eos_token", NULL}; *k; k++)
+    for (const char *const *k =
+             (const char *const[]){"tokenizer.ggml.model", "tokenizer.ggml.pre", "tokenizer.ggml.bos_token_id",
+                                   "tokenizer.ggml.eos_token_id", "tokenizer.ggml.unknown_token_id",
+                                   "tokenizer.ggml.padding_token_id", "tokenizer.ggml.add_eos_token", NULL};
+         *k; k++)
         CHECK(same_scalar(a, b, *k));
     edgellm_gguf_close(a);
     edgellm_gguf_close(b);
@@ -298,7 +306,8 @@ static void test_hf_vocab_gpt2_files_equal_llamacpp(void)
     NEED_SHARED(hf, "data/hf/gpt2");
     const char *d = make_dir("gpt2");
     char p[1024];
-    for (const char *const *f = (const char *const[]){"vocab.json", "merges.txt", "special_tokens_map.json", NULL}; *f; f++) {
+    for (const char *const *f = (const char *const[]){"vocab.json", "merges.txt", "special_tokens_map.json", NULL}; *f;
+         f++) {
         snprintf(p, sizeof p, "%s/%s", hf, *f);
         link_into(d, p, *f);
     }
@@ -365,15 +374,18 @@ static void test_hf_vocab_roundtrip_llamacpp_files(void)
         CHECK_EQ(array_diff(a, b, "tokenizer.ggml.merges", diff, 16), 0);
         const int64_t nt = array_diff(a, b, "tokenizer.ggml.token_type", diff, 16);
         if (!strcmp(VOCABS[v], "deepseek-coder")) {
-            CHECK_EQ(nt, 7);   /* 32015..32021: <｜fim▁hole｜> <｜fim▁begin｜> <｜fim▁end｜> <pad> <|User|> <|Assistant|> <|EOT|> */
+            CHECK_EQ(
+                nt,
+                7); /* 32015..32021: <｜fim▁hole｜> <｜fim▁begin｜> <｜fim▁end｜> <pad> <|User|> <|Assistant|> <|EOT|> */
             for (int64_t i = 0; i < nt && i < 16; i++) CHECK_EQ(diff[i], 32015 + i);
         } else {
             CHECK_EQ(nt, 0);
         }
-        for (const char *const *k = (const char *const[]){"tokenizer.ggml.model", "tokenizer.ggml.bos_token_id",
-                                                           "tokenizer.ggml.eos_token_id", "tokenizer.ggml.unknown_token_id",
-                                                           "tokenizer.ggml.padding_token_id", "tokenizer.ggml.add_bos_token",
-                                                           "tokenizer.ggml.add_eos_token", "tokenizer.chat_template", NULL};
+        for (const char *const *k =
+                 (const char *const[]){"tokenizer.ggml.model", "tokenizer.ggml.bos_token_id",
+                                       "tokenizer.ggml.eos_token_id", "tokenizer.ggml.unknown_token_id",
+                                       "tokenizer.ggml.padding_token_id", "tokenizer.ggml.add_bos_token",
+                                       "tokenizer.ggml.add_eos_token", "tokenizer.chat_template", NULL};
              *k; k++)
             CHECK(same_scalar(a, b, *k));
         edgellm_str pa = {"default", 7}, pb = {"default", 7};
@@ -432,6 +444,124 @@ static void test_hf_vocab_smollm2_pretokenizer(void)
     edgellm_gguf_close(b);
 }
 
+/* Phi-3's tokenizer.json rewritten the way newer transformers save SentencePiece-style
+ * tokenizers (a Metaspace pre-tokenizer instead of the Prepend/Replace normalizers) gives
+ * the same vocabulary; with prepend_scheme "never", add_space_prefix false. */
+static void test_hf_vocab_metaspace_form(void)
+{
+    NEED_SHARED(hf, "data/hf/phi-3-mini-4k-instruct");
+    char p[1024];
+    snprintf(p, sizeof p, "%s/tokenizer.json", hf);
+    cJSON *j = NULL;
+    CHECK_OK(edgellm_hf_json_load(p, &j, NULL));
+    if (!j) return;
+    const char *outs[2] = {test_tmp_path("metaspace-first.gguf"), test_tmp_path("metaspace-never.gguf")};
+    for (int k = 0; k < 2; k++) {
+        cJSON_ReplaceItemInObjectCaseSensitive(j, "normalizer", cJSON_CreateNull());
+        cJSON *pre = cJSON_CreateObject();
+        cJSON_AddStringToObject(pre, "type", "Metaspace");
+        cJSON_AddStringToObject(pre, "replacement", "\xe2\x96\x81");
+        cJSON_AddStringToObject(pre, "prepend_scheme", k ? "never" : "first");
+        cJSON_AddFalseToObject(pre, "split");
+        cJSON_ReplaceItemInObjectCaseSensitive(j, "pre_tokenizer", pre);
+        char *text = cJSON_PrintUnformatted(j);
+        const char *d = make_dir(k ? "metaspace-never" : "metaspace-first");
+        write_text(d, "tokenizer.json", text);
+        free(text);
+        write_text(d, "config.json", "{\"vocab_size\": 32064}");
+        edgellm_error err = {0};
+        CHECK_OK(convert(d, outs[k], NULL, 1, &err));
+    }
+    cJSON_Delete(j);
+    const char *ref = test_tmp_path("phi3.gguf");   /* test_hf_vocab_phi3_json_equals_llamacpp's */
+    edgellm_gguf *a = open_gguf(outs[0]), *b = open_gguf(ref), *c = open_gguf(outs[1]);
+    if (a && b && c) {
+        int64_t diff[4];
+        for (const char *const *key = (const char *const[]){"tokenizer.ggml.tokens", "tokenizer.ggml.scores",
+                                                             "tokenizer.ggml.token_type", NULL}; *key; key++) {
+            CHECK_EQ(array_diff(a, b, *key, diff, 4), 0);
+            CHECK_EQ(array_diff(c, b, *key, diff, 4), 0);
+        }
+        bool asp = true;
+        CHECK(edgellm_gguf_find_key(a, "tokenizer.ggml.add_space_prefix") < 0);
+        CHECK(edgellm_gguf_get_bool(c, "tokenizer.ggml.add_space_prefix", &asp) && !asp);
+    }
+    edgellm_gguf_close(a);
+    edgellm_gguf_close(b);
+    edgellm_gguf_close(c);
+}
+
+/* Special tokens and templates: generation_config.json's list of ids that end generation
+ * (EOS, then EOT and EOM), a named list of chat templates, a TemplateProcessing
+ * post-processor that adds BOS; and the same keys after export and import. */
+static void test_hf_vocab_special_tokens_and_templates(void)
+{
+    const char *d = make_dir("specials");
+    write_text(
+        d, "tokenizer.json",
+        "{\"added_tokens\": [{\"id\": 3, \"content\": \"<|eot|>\", \"special\": true},"
+        " {\"id\": 4, \"content\": \"<|eom|>\", \"special\": true}, {\"id\": 5, \"content\": \"<|end|>\", \"special\": "
+        "true},"
+        " {\"id\": 6, \"content\": \"<|begin|>\", \"special\": true}, {\"id\": 7, \"content\": \"  \", \"special\": "
+        "false}], \"pre_tokenizer\": {\"type\": \"ByteLevel\", \"add_prefix_space\": false, \"use_regex\": true},"
+        " \"post_processor\": {\"type\": \"TemplateProcessing\", \"single\": [{\"SpecialToken\": {\"id\": "
+        "\"<|begin|>\", \"type_id\": 0}}, {\"Sequence\": {\"id\": \"A\", \"type_id\": 0}}]},"
+        " \"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1, \"ab\": 2}, \"merges\": [[\"a\", \"b\"]]}}");
+    write_text(d, "tokenizer_config.json",
+               "{\"bos_token\": {\"content\": \"<|begin|>\"}, \"chat_template\": [{\"name\": \"default\", "
+               "\"template\": \"D\"}, {\"name\": \"tool use\", \"template\": \"T\"}]}");
+    write_text(d, "generation_config.json", "{\"eos_token_id\": [5, 3, 4]}");
+    write_text(d, "config.json", "{\"vocab_size\": 10}");
+    const char *out = test_tmp_path("specials.gguf"), *ex = test_tmp_path("specials-hf"),
+               *back = test_tmp_path("specials-rt.gguf");
+    edgellm_error err = {0};
+    CHECK_OK(convert(d, out, NULL, 1, &err));
+    edgellm_gguf *g = open_gguf(out);
+    if (g) {
+        int64_t v = -1;
+        bool b = false;
+        CHECK(edgellm_gguf_get_i64(g, "tokenizer.ggml.bos_token_id", &v) && v == 6);
+        CHECK(edgellm_gguf_get_i64(g, "tokenizer.ggml.eos_token_id", &v) && v == 5);
+        CHECK(edgellm_gguf_get_i64(g, "tokenizer.ggml.eot_token_id", &v) && v == 3);
+        CHECK(edgellm_gguf_get_i64(g, "tokenizer.ggml.eom_token_id", &v) && v == 4);
+        CHECK(edgellm_gguf_get_bool(g, "tokenizer.ggml.add_bos_token", &b) && b);
+        CHECK(edgellm_gguf_get_bool(g, "tokenizer.ggml.add_eos_token", &b) && !b);
+        edgellm_str s;
+        CHECK(edgellm_gguf_get_str(g, "tokenizer.chat_template", &s) && edgellm_str_eq(s, "D"));
+        CHECK(edgellm_gguf_get_str(g, "tokenizer.chat_template.tool_use", &s) && edgellm_str_eq(s, "T"));
+        CHECK(edgellm_gguf_arr_str(g, "tokenizer.chat_templates", 0, &s) && edgellm_str_eq(s, "tool_use"));
+        CHECK(edgellm_gguf_arr_str(g, "tokenizer.ggml.tokens", 8, &s) && edgellm_str_eq(s, "[PAD8]"));
+        CHECK(edgellm_gguf_arr_str(g, "tokenizer.ggml.merges", 0, &s) && edgellm_str_eq(s, "a b"));
+        const int32_t *types = edgellm_gguf_arr_data(g, "tokenizer.ggml.token_type");
+        int32_t t[10];
+        memcpy(t, types, sizeof t);
+        CHECK(t[0] == 1 && t[3] == 3 && t[7] == 4 && t[8] == 5);
+    }
+    CHECK_OK(export_hf(out, ex, 1, 0, &err));
+    write_text(ex, "config.json", "{\"vocab_size\": 10}");
+    char gc[600];
+    snprintf(gc, sizeof gc, "%s/generation_config.json", ex);
+    write_file(gc, "{\"eos_token_id\": [5, 3, 4]}", 27);   /* export --vocab-only writes no generation_config.json */
+    CHECK_OK(convert(ex, back, NULL, 1, &err));
+    edgellm_gguf *r = open_gguf(back);
+    if (g && r) {
+        int64_t diff[4];
+        for (const char *const *k = (const char *const[]){"tokenizer.ggml.tokens", "tokenizer.ggml.token_type",
+                                                          "tokenizer.ggml.merges", "tokenizer.chat_templates", NULL};
+             *k; k++)
+            CHECK_EQ(array_diff(g, r, *k, diff, 4), 0);
+        for (const char *const *k =
+                 (const char *const[]){"tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id",
+                                       "tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id",
+                                       "tokenizer.ggml.add_bos_token", "tokenizer.chat_template",
+                                       "tokenizer.chat_template.tool_use", "tokenizer.ggml.pre", NULL};
+             *k; k++)
+            CHECK(same_scalar(g, r, *k));
+    }
+    edgellm_gguf_close(g);
+    edgellm_gguf_close(r);
+}
+
 /* The ids of Llama 2's tokenizer.model, imported in C, equal SentencePiece's own. */
 static void test_hf_spm_ids_equal_sentencepiece(void)
 {
@@ -446,8 +576,9 @@ static void test_hf_spm_ids_equal_sentencepiece(void)
     CHECK_EQ(check_vectors(out, inp, golden), 46);
     /* with python3-sentencepiece: the golden file is what it says today */
     char cmd[2048], res[64];
-    snprintf(cmd, sizeof cmd, "/usr/bin/python3 -c 'import sentencepiece' 2>/dev/null && /usr/bin/python3 %s/hf/spm_ids.py "
-                              "%s %s > %s && cmp -s %s %s && echo same",
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 -c 'import sentencepiece' 2>/dev/null && /usr/bin/python3 %s/hf/spm_ids.py "
+             "%s %s > %s && cmp -s %s %s && echo same",
              EDGELLM_TESTS_DIR, model, inp, test_tmp_path("spm-live.ids"), test_tmp_path("spm-live.ids"), golden);
     if (run_capture(cmd, res, sizeof res) == 0) CHECK(strstr(res, "same") != NULL);
     else fprintf(stderr, "   (python3-sentencepiece not installed: golden ids only)\n");
@@ -463,11 +594,15 @@ static float *run_logits(const char *path, const int32_t *tokens, int n, int *n_
     edgellm_ctx *c = NULL;
     edgellm_error err = {0};
     float *out = NULL;
-    if (edgellm_model_load(path, NULL, &m, &err) != EDGELLM_OK) { fprintf(stderr, "   %s: %s\n", path, err.msg); return NULL; }
+    if (edgellm_model_load(path, NULL, &m, &err) != EDGELLM_OK) {
+        fprintf(stderr, "   %s: %s\n", path, err.msg);
+        return NULL;
+    }
     edgellm_model_info info = {.size = sizeof info};
     edgellm_model_get_info(m, &info);
     *n_vocab = info.n_vocab;
-    if (edgellm_ctx_new(m, NULL, &c, &err) == EDGELLM_OK && (out = calloc((size_t)n * (size_t)info.n_vocab, sizeof *out)) &&
+    if (edgellm_ctx_new(m, NULL, &c, &err) == EDGELLM_OK &&
+        (out = calloc((size_t)n * (size_t)info.n_vocab, sizeof *out)) &&
         edgellm_decode(c, tokens, n, out, &err) != EDGELLM_OK) {
         fprintf(stderr, "   %s: %s\n", path, err.msg);
         free(out);
@@ -571,8 +706,8 @@ static const char *py_checkpoint(const char *preset, const char *extra)
     char name[64], cmd[2048], out[4096];
     snprintf(name, sizeof name, "py-%s", preset);
     snprintf(dir, sizeof dir, "%s", test_tmp_path(name));
-    snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s/hf/hf_checkpoint.py %s --preset %s %s", EDGELLM_TESTS_DIR, dir, preset,
-             extra ? extra : "");
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s/hf/hf_checkpoint.py %s --preset %s %s", EDGELLM_TESTS_DIR, dir,
+             preset, extra ? extra : "");
     int rc = run_capture(cmd, out, sizeof out);
     if (rc != 0) fprintf(stderr, "   %s: exit %d\n%s\n", cmd, rc, out);
     CHECK_EQ(rc, 0);
@@ -584,7 +719,11 @@ static const char *py_checkpoint(const char *preset, const char *extra)
  * GQA, biases, tied heads, BF16 and shards all have to be right. */
 static void check_python_logits(const char *preset, const char *extra)
 {
-    if (!have_numpy()) { fprintf(stderr, "   SKIP: /usr/bin/python3 with numpy (python3-numpy) not found\n"); test_skipped++; return; }
+    if (!have_numpy()) {
+        fprintf(stderr, "   SKIP: /usr/bin/python3 with numpy (python3-numpy) not found\n");
+        test_skipped++;
+        return;
+    }
     const char *dir = py_checkpoint(preset, extra);
     if (!dir) return;
     char gg[600], ref[600];
@@ -698,38 +837,47 @@ typedef struct {
 
 static const st_case ST_CASES[] = {
     {"valid", 0, "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8, EDGELLM_OK, NULL},
-    {"valid, metadata and padding", 0, "{\"__metadata__\":{\"format\":\"pt\"},\"b\":{\"dtype\":\"BF16\",\"shape\":[1,3],"
-     "\"data_offsets\":[0,6]},\"a\":{\"dtype\":\"F16\",\"shape\":[],\"data_offsets\":[6,8]}}   ", 8, EDGELLM_OK, NULL},
+    {"valid, metadata and padding", 0,
+     "{\"__metadata__\":{\"format\":\"pt\"},\"b\":{\"dtype\":\"BF16\",\"shape\":[1,3],"
+     "\"data_offsets\":[0,6]},\"a\":{\"dtype\":\"F16\",\"shape\":[],\"data_offsets\":[6,8]}}   ",
+     8, EDGELLM_OK, NULL},
     {"huge header length", 0xffffffffffffull, "{}", 0, EDGELLM_ERR_FORMAT, "exceeds"},
     {"header past the end", 1000, "{}", 0, EDGELLM_ERR_FORMAT, "runs past the end"},
     {"not an object", 0, "[1, 2]", 0, EDGELLM_ERR_FORMAT, "start with '{'"},
     {"bad JSON", 0, "{\"a\": {\"dtype\": }", 0, EDGELLM_ERR_FORMAT, "not valid JSON"},
     {"garbage after JSON", 0, "{} x", 0, EDGELLM_ERR_FORMAT, "not valid JSON"},
-    {"offsets past the end", 0, "{\"a\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]}}", 8, EDGELLM_ERR_FORMAT,
-     "past the end of the data"},
-    {"overlapping", 0, "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
-     "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}", 12, EDGELLM_ERR_FORMAT, "overlaps"},
-    {"hole", 0, "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
-     "\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,12]}}", 12, EDGELLM_ERR_FORMAT, "belong to no tensor"},
+    {"offsets past the end", 0, "{\"a\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]}}", 8,
+     EDGELLM_ERR_FORMAT, "past the end of the data"},
+    {"overlapping", 0,
+     "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+     "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}",
+     12, EDGELLM_ERR_FORMAT, "overlaps"},
+    {"hole", 0,
+     "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+     "\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,12]}}",
+     12, EDGELLM_ERR_FORMAT, "belong to no tensor"},
     {"bytes after the last tensor", 0, "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 9,
      EDGELLM_ERR_FORMAT, "after the last tensor"},
-    {"dtype x shape != bytes", 0, "{\"a\":{\"dtype\":\"F16\",\"shape\":[3],\"data_offsets\":[0,8]}}", 8, EDGELLM_ERR_FORMAT,
-     "is not the 8 bytes"},
+    {"dtype x shape != bytes", 0, "{\"a\":{\"dtype\":\"F16\",\"shape\":[3],\"data_offsets\":[0,8]}}", 8,
+     EDGELLM_ERR_FORMAT, "is not the 8 bytes"},
     {"shape overflow", 0, "{\"a\":{\"dtype\":\"F32\",\"shape\":[4294967296,4294967296],\"data_offsets\":[0,8]}}", 8,
      EDGELLM_ERR_FORMAT, "overflows"},
-    {"negative dimension", 0, "{\"a\":{\"dtype\":\"F32\",\"shape\":[-2],\"data_offsets\":[0,8]}}", 8, EDGELLM_ERR_FORMAT,
-     "shape[0]"},
-    {"fractional dimension", 0, "{\"a\":{\"dtype\":\"F32\",\"shape\":[2.5],\"data_offsets\":[0,8]}}", 8, EDGELLM_ERR_FORMAT,
-     "shape[0]"},
+    {"negative dimension", 0, "{\"a\":{\"dtype\":\"F32\",\"shape\":[-2],\"data_offsets\":[0,8]}}", 8,
+     EDGELLM_ERR_FORMAT, "shape[0]"},
+    {"fractional dimension", 0, "{\"a\":{\"dtype\":\"F32\",\"shape\":[2.5],\"data_offsets\":[0,8]}}", 8,
+     EDGELLM_ERR_FORMAT, "shape[0]"},
     {"offsets reversed", 0, "{\"a\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[8,0]}}", 8, EDGELLM_ERR_FORMAT,
      "BEGIN <= END"},
     {"three offsets", 0, "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8,8]}}", 8, EDGELLM_ERR_FORMAT,
      "BEGIN <= END"},
-    {"duplicate names", 0, "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
-     "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", 8, EDGELLM_ERR_FORMAT, "listed twice"},
+    {"duplicate names", 0,
+     "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+     "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}",
+     8, EDGELLM_ERR_FORMAT, "listed twice"},
     {"non-UTF-8 name", 0, "{\"a\xff\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4, EDGELLM_ERR_FORMAT,
      "not UTF-8"},
-    {"empty name", 0, "{\"\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4, EDGELLM_ERR_FORMAT, "empty name"},
+    {"empty name", 0, "{\"\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4, EDGELLM_ERR_FORMAT,
+     "empty name"},
     {"unknown dtype", 0, "{\"a\":{\"dtype\":\"Q4\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4, EDGELLM_ERR_FORMAT,
      "not a safetensors dtype"},
     {"integer dtype", 0, "{\"a\":{\"dtype\":\"I64\",\"shape\":[1],\"data_offsets\":[0,8]}}", 8, EDGELLM_ERR_UNSUPPORTED,
@@ -750,7 +898,8 @@ static void test_hf_hostile_safetensors_headers(void)
         edgellm_st_set *s = NULL;
         edgellm_error err = {0};
         const edgellm_status rc = edgellm_st_open_memory(buf, n, "hostile.safetensors", &s, &err);
-        if (rc != c->want || (c->needle && !strstr(err.msg, c->needle)) || (rc && !strstr(err.msg, "hostile.safetensors")))
+        if (rc != c->want || (c->needle && !strstr(err.msg, c->needle)) ||
+            (rc && !strstr(err.msg, "hostile.safetensors")))
             fprintf(stderr, "   case '%s': %s \"%s\"\n", c->what, edgellm_status_name(rc), err.msg);
         CHECK_EQ(rc, c->want);
         if (c->needle) CHECK(strstr(err.msg, c->needle) != NULL);
@@ -872,7 +1021,8 @@ static void test_hf_broken_folders(void)
     expect_convert_fails(d, EDGELLM_ERR_FORMAT, "model.safetensors", "header length");
     /* shards: the index names a file outside the folder */
     d = broken_copy("index-path");
-    write_text(d, "model.safetensors.index.json", "{\"weight_map\": {\"model.norm.weight\": \"../model.safetensors\"}}");
+    write_text(d, "model.safetensors.index.json",
+               "{\"weight_map\": {\"model.norm.weight\": \"../model.safetensors\"}}");
     expect_convert_fails(d, EDGELLM_ERR_FORMAT, "model.norm.weight", "no plain file");
     /* shards: a tensor indexed to another file than the one holding it */
     d = broken_copy("index-wrong");
@@ -930,8 +1080,10 @@ static void test_hf_broken_folders(void)
 static void test_hf_cli(void)
 {
     char err[4096], args[2048];
-    const char *src = test_tmp_path("cli-src.gguf"), *dir = test_tmp_path("cli-hf"), *back = test_tmp_path("cli-back.gguf");
-    snprintf(args, sizeof args, "synth --n-embd 32 --n-layer 1 --n-head 2 --n-ff 64 --n-vocab 280 --type q8_0 -o %s", src);
+    const char *src = test_tmp_path("cli-src.gguf"), *dir = test_tmp_path("cli-hf"),
+               *back = test_tmp_path("cli-back.gguf");
+    snprintf(args, sizeof args, "synth --n-embd 32 --n-layer 1 --n-head 2 --n-ff 64 --n-vocab 280 --type q8_0 -o %s",
+             src);
     CHECK_EQ(test_run_cli(args, NULL, err, sizeof err), 0);
     snprintf(args, sizeof args, "export --hf %s -o %s", src, dir);
     CHECK_EQ(test_run_cli(args, NULL, err, sizeof err), 0);
@@ -960,6 +1112,8 @@ int main(void)
     RUN(test_hf_vocab_gpt2_files_equal_llamacpp);
     RUN(test_hf_vocab_roundtrip_llamacpp_files);
     RUN(test_hf_vocab_smollm2_pretokenizer);
+    RUN(test_hf_vocab_metaspace_form);
+    RUN(test_hf_vocab_special_tokens_and_templates);
     RUN(test_hf_spm_ids_equal_sentencepiece);
     RUN(test_hf_roundtrip_llama_f32);
     RUN(test_hf_roundtrip_qwen2_tied_f32_sharded);

@@ -14,7 +14,9 @@
  *                     tokenizer_config.json, special tokens, chat templates
  *   hf_convert.c      edgellm_convert_hf: the GGUF file (keys, tensor names, Q/K
  *                     permutation, quantization in the same streamed pass)
- *   hf_export.c       edgellm_export_hf: the folder back from a GGUF file
+ *   hf_export.c       edgellm_export_hf: the folder back from a GGUF file (config.json,
+ *                     safetensors)
+ *   hf_export_vocab.c its tokenizer files
  *
  * JSON is read with cJSON (Debian libcjson-dev), as the CLI does; without it the public
  * functions return EDGELLM_ERR_UNSUPPORTED and nothing here is compiled.
@@ -180,6 +182,29 @@ void edgellm_spm_free(edgellm_spm_model *m);
 void edgellm_spm_write(FILE *f, const char *const *piece, const uint64_t *len, const float *score,
                        const int32_t *type, int n, bool add_dummy_prefix, int unk_id, int bos_id, int eos_id,
                        int pad_id);
+
+/* --------------------------------------------------------- hf_export*.c ---- */
+
+/* A folder being written by export: each file through edgellm_output_*; once committed,
+ * a file is registered for edgellm_remove_temp_files (while slots last) until the folder is
+ * renamed into place and the slots released. */
+typedef struct {
+    char path[4096];           /* the temporary folder                                     */
+    int  slots[32];
+    int  n_slots;
+    edgellm_error *err;
+} edgellm_hf_outdir;
+
+edgellm_status edgellm_hf_outdir_open(edgellm_hf_outdir *d, const char *name, edgellm_output **o);
+edgellm_status edgellm_hf_outdir_commit(edgellm_hf_outdir *d, const char *name, edgellm_output *o);
+/* A tokenizer.ggml.*_token_id of g; -1 when absent or not an id. */
+int edgellm_hf_gguf_id(const struct edgellm_gguf *g, const char *key);
+/* The tokenizer files of g into d (hf_export_vocab.c): tokenizer.model (SentencePiece) or
+ * tokenizer.json (byte-level BPE), then tokenizer_config.json; *file names the first.
+ * EDGELLM_ERR_FORMAT (no tokenizer), EDGELLM_ERR_UNSUPPORTED (another tokenizer model, a
+ * pre-tokenizer edgellm has no tokenizer.json form for), those of edgellm_output_*. */
+edgellm_status edgellm_hf_export_tokenizer(const struct edgellm_gguf *g, const char *in_path, int64_t n_ctx,
+                                           edgellm_hf_outdir *d, const char **file);
 
 /* --------------------------------------------------------------- hf_vocab.c ---- */
 

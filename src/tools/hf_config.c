@@ -52,7 +52,8 @@ static edgellm_status get_num(const cfg_ctx *x, const cJSON *obj, const char *ke
     const cJSON *v = edgellm_hf_get(obj, key);
     if (!v || cJSON_IsNull(v)) return EDGELLM_OK;
     if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < lo || v->valuedouble > hi)
-        return edgellm_fail(x->err, EDGELLM_ERR_FORMAT, "%s: \"%s\" must be a number in [%g, %g]", x->path, key, lo, hi);
+        return edgellm_fail(x->err, EDGELLM_ERR_FORMAT, "%s: \"%s\" must be a number in [%g, %g]", x->path, key, lo,
+                            hi);
     *out = v->valuedouble;
     return EDGELLM_OK;
 }
@@ -88,8 +89,8 @@ static void read_generation_config(const char *dir, edgellm_hf_config *c)
 {
     char p[4096];
     cJSON *g = NULL;
-    if (!edgellm_hf_path(p, sizeof p, dir, "generation_config.json") || !edgellm_hf_has_file(dir, "generation_config.json") ||
-        edgellm_hf_json_load(p, &g, NULL) != EDGELLM_OK)
+    if (!edgellm_hf_path(p, sizeof p, dir, "generation_config.json") ||
+        !edgellm_hf_has_file(dir, "generation_config.json") || edgellm_hf_json_load(p, &g, NULL) != EDGELLM_OK)
         return;
     int first = -1;
     c->n_gen_eos = 0;
@@ -139,8 +140,9 @@ static edgellm_status read_rope_scaling(const cfg_ctx *x, edgellm_hf_config *c)
     if (!cJSON_IsString(t) || !strcmp(t->valuestring, "default")) return EDGELLM_OK;
     const char *type = t->valuestring;
     if (strcmp(type, "linear") && strcmp(type, "yarn") && strcmp(type, "llama3"))
-        return edgellm_fail(x->err, EDGELLM_ERR_UNSUPPORTED, "%s: rope_scaling type \"%.32s\" is not supported (linear, "
-                            "yarn, llama3)", x->path, type);
+        return edgellm_fail(x->err, EDGELLM_ERR_UNSUPPORTED,
+                            "%s: rope_scaling type \"%.32s\" is not supported (linear, yarn, llama3)",
+                            x->path, type);
     snprintf(c->rope_type, sizeof c->rope_type, "%s", type);
     c->rope_factor = NAN;
     if ((rc = get_num(x, rp, "factor", 1e-6, 1e6, &c->rope_factor)) ||
@@ -186,17 +188,20 @@ static edgellm_status read_config(const cfg_ctx *x, edgellm_hf_config *c)
     const cJSON *archs = edgellm_hf_get(j, "architectures");
     const cJSON *a0 = cJSON_IsArray(archs) ? archs->child : NULL;
     if (!cJSON_IsString(a0))
-        return edgellm_fail(x->err, EDGELLM_ERR_FORMAT, "%s: no \"architectures\" list naming the model class", x->path);
+        return edgellm_fail(x->err, EDGELLM_ERR_FORMAT, "%s: no \"architectures\" list naming the model class",
+                            x->path);
     snprintf(c->hf_arch, sizeof c->hf_arch, "%s", a0->valuestring);
     if (!strcmp(a0->valuestring, "LlamaForCausalLM") || !strcmp(a0->valuestring, "MistralForCausalLM"))
         snprintf(c->arch, sizeof c->arch, "llama");
     else if (!strcmp(a0->valuestring, "Qwen2ForCausalLM")) snprintf(c->arch, sizeof c->arch, "qwen2");
     else
-        return edgellm_fail(x->err, EDGELLM_ERR_UNSUPPORTED, "%s: architecture %.64s is not supported (LlamaForCausalLM, "
-                            "MistralForCausalLM, Qwen2ForCausalLM)", x->path, a0->valuestring);
+        return edgellm_fail(x->err, EDGELLM_ERR_UNSUPPORTED,
+                            "%s: architecture %.64s is not supported (LlamaForCausalLM, "
+                            "MistralForCausalLM, Qwen2ForCausalLM)",
+                            x->path, a0->valuestring);
     if (edgellm_hf_get(j, "text_config"))
-        return edgellm_fail(x->err, EDGELLM_ERR_UNSUPPORTED, "%s: a \"text_config\" (multimodal model) is not supported",
-                            x->path);
+        return edgellm_fail(x->err, EDGELLM_ERR_UNSUPPORTED,
+                            "%s: a \"text_config\" (multimodal model) is not supported", x->path);
     const int64_t MAXD = 1 << 20;
     int64_t n_layer = 0, n_embd = 0, n_head = 0, n_kv = -1, n_ff = 0, n_vocab = 0, head_dim = -1, n_ctx = 0;
     if ((rc = get_int(x, j, "hidden_size", true, 1, MAXD, &n_embd)) ||
@@ -219,8 +224,9 @@ static edgellm_status read_config(const cfg_ctx *x, edgellm_hf_config *c)
     c->n_ctx = n_ctx;
     c->has_head_dim = head_dim > 0;
     if (!c->has_head_dim && n_embd % n_head)
-        return edgellm_fail(x->err, EDGELLM_ERR_FORMAT, "%s: hidden_size %lld is not a multiple of num_attention_heads %lld",
-                            x->path, (long long)n_embd, (long long)n_head);
+        return edgellm_fail(x->err, EDGELLM_ERR_FORMAT,
+                            "%s: hidden_size %lld is not a multiple of num_attention_heads %lld", x->path,
+                            (long long)n_embd, (long long)n_head);
     c->head_dim = c->has_head_dim ? (int)head_dim : (int)(n_embd / n_head);
     if (c->n_head % c->n_head_kv)
         return edgellm_fail(x->err, EDGELLM_ERR_FORMAT, "%s: num_attention_heads %d is not a multiple of "
@@ -240,7 +246,8 @@ static edgellm_status read_config(const cfg_ctx *x, edgellm_hf_config *c)
     double prf = 1.0;
     if ((rc = get_num(x, j, "partial_rotary_factor", 0, 1, &prf))) return rc;
     if (prf != 1.0)
-        return edgellm_fail(x->err, EDGELLM_ERR_UNSUPPORTED, "%s: partial_rotary_factor %g is not supported", x->path, prf);
+        return edgellm_fail(x->err, EDGELLM_ERR_UNSUPPORTED, "%s: partial_rotary_factor %g is not supported", x->path,
+                            prf);
     const cJSON *tie = edgellm_hf_get(j, "tie_word_embeddings");
     if (cJSON_IsBool(tie)) c->tied = cJSON_IsTrue(tie);
     else if (tie && !cJSON_IsNull(tie))
@@ -260,9 +267,11 @@ edgellm_status edgellm_hf_config_load(const char *dir, edgellm_hf_config *c, edg
     char p[4096];
     init_config(c);
     folder_name(dir, c->name, sizeof c->name);
-    if (!edgellm_hf_path(p, sizeof p, dir, "config.json")) return edgellm_fail(err, EDGELLM_ERR_IO, "%s: path too long", dir);
+    if (!edgellm_hf_path(p, sizeof p, dir, "config.json"))
+        return edgellm_fail(err, EDGELLM_ERR_IO, "%s: path too long", dir);
     if (!edgellm_hf_has_file(dir, "config.json"))
-        return edgellm_fail(err, EDGELLM_ERR_NOT_FOUND, "%s: no config.json (is this a Hugging Face model folder?)", dir);
+        return edgellm_fail(err, EDGELLM_ERR_NOT_FOUND, "%s: no config.json (is this a Hugging Face model folder?)",
+                            dir);
     cJSON *j = NULL;
     edgellm_status rc = edgellm_hf_json_load(p, &j, err);
     if (rc != EDGELLM_OK) return rc;

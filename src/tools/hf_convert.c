@@ -102,7 +102,8 @@ static edgellm_status need(cjob *j, const char *hf, const char *gguf, int64_t ro
     if (!t) {
         if (optional) return EDGELLM_OK;
         return edgellm_fail(j->err, EDGELLM_ERR_FORMAT, "%s: tensor '%s' is missing (a %s checkpoint has it)",
-                            edgellm_st_n_files(j->st) > 1 ? j->dir : edgellm_st_file_path(j->st, 0), hf, j->cfg.hf_arch);
+                            edgellm_st_n_files(j->st) > 1 ? j->dir : edgellm_st_file_path(j->st, 0), hf,
+                            j->cfg.hf_arch);
     }
     const bool ok = rows ? t->n_dims == 2 && t->shape[0] == rows && t->shape[1] == cols
                          : t->n_dims == 1 && t->shape[0] == cols;
@@ -112,7 +113,8 @@ static edgellm_status need(cjob *j, const char *hf, const char *gguf, int64_t ro
             snprintf(got + strlen(got), sizeof got - strlen(got), "%s%lld", d ? ", " : "", (long long)t->shape[d]);
         snprintf(got + strlen(got), sizeof got - strlen(got), "%s]", t->n_dims > 4 ? ", ..." : "");
         if (rows)
-            return edgellm_fail(j->err, EDGELLM_ERR_FORMAT, "%s: tensor '%s' has shape %s; config.json implies [%lld, %lld]",
+            return edgellm_fail(j->err, EDGELLM_ERR_FORMAT,
+                                "%s: tensor '%s' has shape %s; config.json implies [%lld, %lld]",
                                 edgellm_st_file_path(j->st, t->file), hf, got, (long long)rows, (long long)cols);
         return edgellm_fail(j->err, EDGELLM_ERR_FORMAT, "%s: tensor '%s' has shape %s; config.json implies [%lld]",
                             edgellm_st_file_path(j->st, t->file), hf, got, (long long)cols);
@@ -144,7 +146,8 @@ static edgellm_status build_plan(cjob *j)
     if (!j->plan || !j->used) return edgellm_fail_nomem(j->err, j->dir);
     if ((rc = need(j, "model.embed_tokens.weight", "token_embd.weight", V, E, 0, false, NULL))) return rc;
     if (!strcmp(c->rope_type, "llama3")) {
-        if (!(j->rope_factors = edgellm_malloc((size_t)c->head_dim / 2 * sizeof(float)))) return edgellm_fail_nomem(j->err, j->dir);
+        if (!(j->rope_factors = edgellm_malloc((size_t)c->head_dim / 2 * sizeof(float))))
+            return edgellm_fail_nomem(j->err, j->dir);
         edgellm_hf_llama3_rope_factors(c, j->rope_factors);
         plan_entry *e = &j->plan[j->n_plan++];
         snprintf(e->name, sizeof e->name, "rope_freqs.weight");
@@ -155,8 +158,12 @@ static edgellm_status build_plan(cjob *j)
     }
     for (int l = 0; l < c->n_layer; l++) {
         char hf[128], g[64];
-#define NEED(HF, G, R, C, P) do { snprintf(hf, sizeof hf, "model.layers.%d." HF, l); snprintf(g, sizeof g, "blk.%d." G, l); \
-        if ((rc = need(j, hf, g, (R), (C), (P), false, NULL))) return rc; } while (0)
+#define NEED(HF, G, R, C, P)                                                                                           \
+    do {                                                                                                               \
+        snprintf(hf, sizeof hf, "model.layers.%d." HF, l);                                                             \
+        snprintf(g, sizeof g, "blk.%d." G, l);                                                                         \
+        if ((rc = need(j, hf, g, (R), (C), (P), false, NULL))) return rc;                                              \
+    } while (0)
         NEED("input_layernorm.weight", "attn_norm.weight", 0, E, 0);
         NEED("self_attn.q_proj.weight", "attn_q.weight", Q, E, llama ? c->head_dim : 0);
         NEED("self_attn.k_proj.weight", "attn_k.weight", K, E, llama ? c->head_dim : 0);
@@ -177,8 +184,9 @@ static edgellm_status build_plan(cjob *j)
     /* the head: tied unless config.json says otherwise and lm_head.weight is there */
     const edgellm_st_tensor *head = edgellm_st_find(j->st, "lm_head.weight");
     if (c->tied == 0 && !head)
-        return edgellm_fail(j->err, EDGELLM_ERR_FORMAT, "%s: tensor 'lm_head.weight' is missing and tie_word_embeddings is "
-                            "false", j->dir);
+        return edgellm_fail(j->err, EDGELLM_ERR_FORMAT,
+                            "%s: tensor 'lm_head.weight' is missing and tie_word_embeddings is false",
+                            j->dir);
     if (c->tied != 1 && head) {
         if ((rc = need(j, "lm_head.weight", "output.weight", V, E, 0, false, NULL))) return rc;
     } else if (head) {
@@ -189,7 +197,8 @@ static edgellm_status build_plan(cjob *j)
         const edgellm_st_tensor *t = edgellm_st_tensor_at(j->st, i);
         const size_t n = strlen(t->name);
         if (j->used[i] || (n > 20 && !strcmp(t->name + n - 20, ".rotary_emb.inv_freq"))) continue;
-        return edgellm_fail(j->err, EDGELLM_ERR_UNSUPPORTED, "%s: tensor '%s' is not part of a %s that edgellm converts",
+        return edgellm_fail(j->err, EDGELLM_ERR_UNSUPPORTED,
+                            "%s: tensor '%s' is not part of a %s that edgellm converts",
                             edgellm_st_file_path(j->st, t->file), t->name, c->hf_arch);
     }
     return EDGELLM_OK;
@@ -204,7 +213,9 @@ static edgellm_status pick_scheme(cjob *j, const edgellm_hf_convert_params *p, e
         t = "f32";
         for (int i = 0; i < j->n_plan; i++)
             if (j->plan[i].src && j->plan[i].n_dims == 2) {
-                t = j->plan[i].src->dtype == EDGELLM_TYPE_BF16 ? "bf16" : j->plan[i].src->dtype == EDGELLM_TYPE_F16 ? "f16" : "f32";
+                t = j->plan[i].src->dtype == EDGELLM_TYPE_BF16  ? "bf16"
+                    : j->plan[i].src->dtype == EDGELLM_TYPE_F16 ? "f16"
+                                                                : "f32";
                 break;
             }
     }
@@ -228,7 +239,8 @@ static bool set_hparams(edgellm_gguf_writer *w, const edgellm_hf_config *c)
     bool ok = true;
 #define KEY(S) (snprintf(k, sizeof k, "%s." S, c->arch), k)
     ok = ok && edgellm_gguf_writer_set_u32(w, KEY("block_count"), (uint32_t)c->n_layer);
-    if (c->n_ctx > 0 && c->n_ctx <= UINT32_MAX) ok = ok && edgellm_gguf_writer_set_u32(w, KEY("context_length"), (uint32_t)c->n_ctx);
+    if (c->n_ctx > 0 && c->n_ctx <= UINT32_MAX)
+        ok = ok && edgellm_gguf_writer_set_u32(w, KEY("context_length"), (uint32_t)c->n_ctx);
     ok = ok && edgellm_gguf_writer_set_u32(w, KEY("embedding_length"), (uint32_t)c->n_embd);
     ok = ok && edgellm_gguf_writer_set_u32(w, KEY("feed_forward_length"), (uint32_t)c->n_ff);
     ok = ok && edgellm_gguf_writer_set_u32(w, KEY("attention.head_count"), (uint32_t)c->n_head);
@@ -239,10 +251,13 @@ static bool set_hparams(edgellm_gguf_writer *w, const edgellm_hf_config *c)
     } else if (!strcmp(c->rope_type, "yarn")) {
         ok = ok && edgellm_gguf_writer_set_str(w, KEY("rope.scaling.type"), "yarn");
         ok = ok && edgellm_gguf_writer_set_f32(w, KEY("rope.scaling.factor"), (float)c->rope_factor);
-        ok = ok && edgellm_gguf_writer_set_u32(w, KEY("rope.scaling.original_context_length"), (uint32_t)c->rope_orig_ctx);
-        const struct { const char *s; double v; } y[] = {
-            {"rope.scaling.yarn_ext_factor", c->yarn_ext_factor}, {"rope.scaling.yarn_attn_factor", c->yarn_attn_factor},
-            {"rope.scaling.yarn_beta_fast", c->yarn_beta_fast}, {"rope.scaling.yarn_beta_slow", c->yarn_beta_slow}};
+        ok = ok &&
+             edgellm_gguf_writer_set_u32(w, KEY("rope.scaling.original_context_length"), (uint32_t)c->rope_orig_ctx);
+        const struct { const char *s; double v;
+        } y[] = {{"rope.scaling.yarn_ext_factor", c->yarn_ext_factor},
+                 {"rope.scaling.yarn_attn_factor", c->yarn_attn_factor},
+                 {"rope.scaling.yarn_beta_fast", c->yarn_beta_fast},
+                 {"rope.scaling.yarn_beta_slow", c->yarn_beta_slow}};
         for (size_t i = 0; ok && i < sizeof y / sizeof y[0]; i++)
             if (!isnan(y[i].v)) {
                 snprintf(k, sizeof k, "%s.%s", c->arch, y[i].s);
@@ -286,7 +301,8 @@ static void read_row(const void *user, int64_t row, float *out)
     const size_t es = t->dtype == EDGELLM_TYPE_F32 ? 4 : 2;
     const uint8_t *p = t->data + (size_t)hf_row(e, row) * (size_t)n * es;
     if (t->dtype == EDGELLM_TYPE_F32) memcpy(out, p, (size_t)n * 4);
-    else if (t->dtype == EDGELLM_TYPE_F16) for (int64_t i = 0; i < n; i++) out[i] = edgellm_f16_to_f32(edgellm_rd_u16(p + 2 * i));
+    else if (t->dtype == EDGELLM_TYPE_F16)
+        for (int64_t i = 0; i < n; i++) out[i] = edgellm_f16_to_f32(edgellm_rd_u16(p + 2 * i));
     else for (int64_t i = 0; i < n; i++) out[i] = edgellm_bf16_to_f32(edgellm_rd_u16(p + 2 * i));
 }
 
@@ -412,8 +428,11 @@ static edgellm_status convert(cjob *j, const char *out_path, const edgellm_hf_co
     bool edgellm_only = false;
     for (int i = 0; i < j->n_plan; i++) edgellm_only |= j->plan[i].choice.type >= 1000;
     if (ok && !vocab_only) {
-        if (edgellm_only) ok = edgellm_gguf_writer_set_str(w, "edgellm.quant.scheme", scheme.label[0] ? scheme.label : scheme.name);
-        else ok = edgellm_gguf_writer_set_u32(w, "general.file_type", (uint32_t)(scheme.file_type >= 0 ? scheme.file_type : 1));
+        if (edgellm_only)
+            ok = edgellm_gguf_writer_set_str(w, "edgellm.quant.scheme", scheme.label[0] ? scheme.label : scheme.name);
+        else
+            ok = edgellm_gguf_writer_set_u32(w, "general.file_type",
+                                             (uint32_t)(scheme.file_type >= 0 ? scheme.file_type : 1));
         ok = ok && edgellm_gguf_writer_set_u32(w, "general.quantization_version", 2);
     }
     if (ok && j->cfg.arch[0]) ok = set_hparams(w, &j->cfg);

@@ -26,14 +26,14 @@
  * is refused rather than guessed.
  *
  * Everything is written into "OUT_DIR.tmp.PID" (each file through edgellm_output_*), which
- * is renamed to OUT_DIR once all files are complete; on failure it is removed.
+ * is renamed to OUT_DIR once all files are complete; on failure it is removed. The
+ * tokenizer files are hf_export_vocab.c's.
  */
 #include "hf.h"
 
 #ifdef EDGELLM_HAVE_CJSON
 #include "../format/gguf.h"
 #include "../tensor/types.h"
-#include "../tokenizer/tokenizer_internal.h"
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -53,7 +53,7 @@ typedef struct {
 
 typedef struct {
     const char *in, *out_dir;
-    char tmp[4096];
+    edgellm_hf_outdir out;     /* the temporary folder being written                */
     edgellm_gguf *g;
     char arch[16];
     ex_tensor *t;
@@ -64,8 +64,6 @@ typedef struct {
     edgellm_hf_export_params p;
     edgellm_hf_export_report *rep;
     uint64_t done, total;
-    int slots[32];
-    int n_slots;
 } ejob;
 
 edgellm_hf_export_params edgellm_hf_export_default_params(void)
@@ -94,42 +92,39 @@ static bool get_f32(const ejob *j, const char *suffix, float *v)
     return edgellm_gguf_get_f32(j->g, k, v);
 }
 
-static int get_id(const edgellm_gguf *g, const char *key)
+int edgellm_hf_gguf_id(const edgellm_gguf *g, const char *key)
 {
     int64_t v = -1;
     if (!edgellm_gguf_get_i64(g, key, &v) || v < 0 || v >= INT32_MAX) return -1;
     return (int)v;
 }
 
-/* Token id's text (NUL-terminated copy in buf, cut to fit); "" when absent. */
-static const char *token_text(const edgellm_gguf *g, int id, char *buf, size_t size)
-{
-    edgellm_str s;
-    buf[0] = 0;
-    if (id >= 0 && edgellm_gguf_arr_str(g, "tokenizer.ggml.tokens", (uint64_t)id, &s)) {
-        size_t n = s.len < size - 1 ? (size_t)s.len : size - 1;
-        memcpy(buf, s.ptr, n);
-        buf[n] = 0;
-    }
-    return buf;
-}
-
-/* Open TMP/name for writing; the caller writes to edgellm_output_stream and calls done(). */
-static edgellm_status open_out(ejob *j, const char *name, edgellm_output **o)
+edgellm_status edgellm_hf_outdir_open(edgellm_hf_outdir *d, const char *name, edgellm_output **o)
 {
     char p[4096];
-    if (!edgellm_hf_path(p, sizeof p, j->tmp, name)) return edgellm_fail(j->err, EDGELLM_ERR_IO, "%s: path too long", j->tmp);
-    return edgellm_output_open(p, "wb", o, j->err);
+    if (!edgellm_hf_path(p, sizeof p, d->path, name))
+        return edgellm_fail(d->err, EDGELLM_ERR_IO, "%s: path too long", d->path);
+    return edgellm_output_open(p, "wb", o, d->err);
+}
+
+edgellm_status edgellm_hf_outdir_commit(edgellm_hf_outdir *d, const char *name, edgellm_output *o)
+{
+    edgellm_status rc = edgellm_output_commit(o, d->err);
+    char p[4096];
+    if (rc == EDGELLM_OK && d->n_slots < (int)(sizeof d->slots / sizeof d->slots[0]) &&
+        edgellm_hf_path(p, sizeof p, d->path, name))
+        d->slots[d->n_slots++] = edgellm_tmp_register(p, false);   /* removed by a signal until the final rename */
+    return rc;
+}
+
+static edgellm_status open_out(ejob *j, const char *name, edgellm_output **o)
+{
+    return edgellm_hf_outdir_open(&j->out, name, o);
 }
 
 static edgellm_status done(ejob *j, const char *name, edgellm_output *o)
 {
-    edgellm_status rc = edgellm_output_commit(o, j->err);
-    char p[4096];
-    if (rc == EDGELLM_OK && j->n_slots < (int)(sizeof j->slots / sizeof j->slots[0]) &&
-        edgellm_hf_path(p, sizeof p, j->tmp, name))
-        j->slots[j->n_slots++] = edgellm_tmp_register(p, false);   /* removed by a signal until the final rename */
-    return rc;
+    return edgellm_hf_outdir_commit(&j->out, name, o);
 }
 
 /* -------------------------------------------------------------- tensor names ---- */
@@ -193,10 +188,12 @@ static edgellm_status plan(ejob *j)
         if (!tr || !tr->to_float)
             return edgellm_fail(j->err, EDGELLM_ERR_UNSUPPORTED, "%s: tensor '%s' has type %s, which edgellm cannot "
                                 "dequantize", j->in, e->hf, edgellm_type_name(t->type));
-        if (t->n_dims > 2) return edgellm_fail(j->err, EDGELLM_ERR_UNSUPPORTED, "%s: tensor '%s' has %u dimensions", j->in, e->hf, t->n_dims);
+        if (t->n_dims > 2)
+            return edgellm_fail(j->err, EDGELLM_ERR_UNSUPPORTED, "%s: tensor '%s' has %u dimensions", j->in, e->hf,
+                                t->n_dims);
         if (e->perm_hd && (e->perm_hd != hd || hd <= 0 || hd % 2 || t->ne[1] % hd))
-            return edgellm_fail(j->err, EDGELLM_ERR_FORMAT, "%s: tensor '%s' has %lld rows, not whole heads of %lld", j->in,
-                                e->hf, (long long)t->ne[1], (long long)hd);
+            return edgellm_fail(j->err, EDGELLM_ERR_FORMAT, "%s: tensor '%s' has %lld rows, not whole heads of %lld",
+                                j->in, e->hf, (long long)t->ne[1], (long long)hd);
         e->out_type = out_type_of(j, t->type);
         if (tr->is_quantized) j->rep->n_dequantized++;
         e->bytes = t->n_elements * (e->out_type == EDGELLM_TYPE_F32 ? 4 : 2);
@@ -287,7 +284,8 @@ static edgellm_status write_shard(ejob *j, int f)
         }
         j->done += e->t->n_elements;
         j->rep->bytes += e->bytes;
-        if (j->p.progress && j->p.progress(j->p.progress_user, j->total ? (double)j->done / (double)j->total : 1.0, e->hf))
+        if (j->p.progress &&
+            j->p.progress(j->p.progress_user, j->total ? (double)j->done / (double)j->total : 1.0, e->hf))
             rc = edgellm_fail(j->err, EDGELLM_ERR_CANCELLED, "%s: export cancelled", j->in);
     }
     edgellm_free(row);
@@ -365,12 +363,15 @@ static edgellm_status write_config(ejob *j, const edgellm_gguf_tensor *embd)
     if (c.n_layer <= 0 || c.n_embd <= 0 || c.n_ff <= 0 || c.n_head <= 0 || c.n_head_kv <= 0)
         return edgellm_fail(j->err, EDGELLM_ERR_FORMAT, "%s: missing %s hyperparameters", j->in, j->arch);
     if (j->rope_freqs && !llama3_params(j, &c))
-        return edgellm_fail(j->err, EDGELLM_ERR_UNSUPPORTED, "%s: rope_freqs.weight is not Llama 3.1's scaling with low/high "
-                            "frequency factors 1/4 and 8192 original positions: config.json cannot say it", j->in);
+        return edgellm_fail(j->err, EDGELLM_ERR_UNSUPPORTED,
+                            "%s: rope_freqs.weight is not Llama 3.1's scaling with low/high "
+                            "frequency factors 1/4 and 8192 original positions: config.json cannot say it",
+                            j->in);
     edgellm_str st;
     char key[96];
     snprintf(key, sizeof key, "%s.rope.scaling.type", j->arch);
-    const bool scaled = edgellm_gguf_get_str(j->g, key, &st) && (edgellm_str_eq(st, "linear") || edgellm_str_eq(st, "yarn"));
+    const bool scaled =
+        edgellm_gguf_get_str(j->g, key, &st) && (edgellm_str_eq(st, "linear") || edgellm_str_eq(st, "yarn"));
     if (edgellm_gguf_get_str(j->g, key, &st) && !scaled && !edgellm_str_eq(st, "none"))
         return edgellm_fail(j->err, EDGELLM_ERR_UNSUPPORTED, "%s: rope scaling type %.*s cannot be exported", j->in,
                             (int)EDGELLM_MIN(st.len, 32), st.ptr);
@@ -380,8 +381,8 @@ static edgellm_status write_config(ejob *j, const edgellm_gguf_tensor *embd)
     edgellm_status rc = open_out(j, "config.json", &o);
     if (rc != EDGELLM_OK) return rc;
     FILE *f = edgellm_output_stream(o);
-    fprintf(f, "{\n  \"architectures\": [\"%s\"],\n  \"model_type\": \"%s\"", llama ? "LlamaForCausalLM" : "Qwen2ForCausalLM",
-            j->arch);
+    fprintf(f, "{\n  \"architectures\": [\"%s\"],\n  \"model_type\": \"%s\"",
+            llama ? "LlamaForCausalLM" : "Qwen2ForCausalLM", j->arch);
     put_num(f, "hidden_size", c.n_embd, false);
     put_num(f, "intermediate_size", c.n_ff, false);
     put_num(f, "num_hidden_layers", c.n_layer, false);
@@ -399,13 +400,15 @@ static edgellm_status write_config(ejob *j, const edgellm_gguf_tensor *embd)
     const int t0 = j->n ? j->t[0].out_type : EDGELLM_TYPE_F32;
     fprintf(f, ",\n  \"torch_dtype\": \"%s\"",
             t0 == EDGELLM_TYPE_BF16 ? "bfloat16" : t0 == EDGELLM_TYPE_F16 ? "float16" : "float32");
-    const int bos = get_id(j->g, "tokenizer.ggml.bos_token_id"), eos = get_id(j->g, "tokenizer.ggml.eos_token_id");
+    const int bos = edgellm_hf_gguf_id(j->g, "tokenizer.ggml.bos_token_id"),
+              eos = edgellm_hf_gguf_id(j->g, "tokenizer.ggml.eos_token_id");
     if (bos >= 0) put_num(f, "bos_token_id", bos, false);
     if (eos >= 0) put_num(f, "eos_token_id", eos, false);
     if (!strcmp(c.rope_type, "llama3")) {
         fprintf(f, ",\n  \"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": ");
         edgellm_hf_json_put_float(f, (float)c.rope_factor);
-        fprintf(f, ", \"low_freq_factor\": 1.0, \"high_freq_factor\": 4.0, \"original_max_position_embeddings\": 8192}");
+        fprintf(f,
+                ", \"low_freq_factor\": 1.0, \"high_freq_factor\": 4.0, \"original_max_position_embeddings\": 8192}");
     } else if (scaled) {
         const bool yarn = edgellm_str_eq(st, "yarn");
         fprintf(f, ",\n  \"rope_scaling\": {\"rope_type\": \"%s\", \"factor\": ", yarn ? "yarn" : "linear");
@@ -434,8 +437,10 @@ static edgellm_status write_config(ejob *j, const edgellm_gguf_tensor *embd)
 
 static edgellm_status write_generation_config(ejob *j)
 {
-    const int bos = get_id(j->g, "tokenizer.ggml.bos_token_id"), eos = get_id(j->g, "tokenizer.ggml.eos_token_id");
-    const int eot = get_id(j->g, "tokenizer.ggml.eot_token_id"), eom = get_id(j->g, "tokenizer.ggml.eom_token_id");
+    const int bos = edgellm_hf_gguf_id(j->g, "tokenizer.ggml.bos_token_id"),
+              eos = edgellm_hf_gguf_id(j->g, "tokenizer.ggml.eos_token_id");
+    const int eot = edgellm_hf_gguf_id(j->g, "tokenizer.ggml.eot_token_id"),
+              eom = edgellm_hf_gguf_id(j->g, "tokenizer.ggml.eom_token_id");
     if (bos < 0 && eos < 0) return EDGELLM_OK;
     edgellm_output *o = NULL;
     edgellm_status rc = open_out(j, "generation_config.json", &o);
@@ -452,232 +457,6 @@ static edgellm_status write_generation_config(ejob *j)
     }
     fputs("\n}\n", f);
     return done(j, "generation_config.json", o);
-}
-
-/* ------------------------------------------------------------------ tokenizer ---- */
-
-typedef struct {
-    const edgellm_gguf *g;
-    uint64_t n;
-    const int32_t *type;     /* may be NULL: all normal */
-    const float *score;      /* may be NULL */
-} ex_vocab;
-
-static int vtype(const ex_vocab *v, uint64_t i)
-{
-    int32_t t = EDGELLM_TOKTYPE_NORMAL;
-    if (v->type) memcpy(&t, (const uint8_t *)v->type + 4 * i, 4);
-    return t;
-}
-
-static edgellm_status write_spm(ejob *j, const ex_vocab *v)
-{
-    const char **piece = edgellm_malloc((size_t)v->n * sizeof *piece);
-    uint64_t *len = edgellm_malloc((size_t)v->n * sizeof *len);
-    float *score = edgellm_calloc((size_t)v->n, sizeof *score);
-    int32_t *type = edgellm_malloc((size_t)v->n * sizeof *type);
-    edgellm_status rc = EDGELLM_OK;
-    if (!piece || !len || !score || !type) rc = edgellm_fail_nomem(j->err, j->in);
-    for (uint64_t i = 0; i < v->n && rc == EDGELLM_OK; i++) {
-        edgellm_str s;
-        edgellm_gguf_arr_str(v->g, "tokenizer.ggml.tokens", i, &s);
-        piece[i] = s.ptr;
-        len[i] = s.len;
-        if (v->score) memcpy(&score[i], (const uint8_t *)v->score + 4 * i, 4);
-        type[i] = vtype(v, i);
-        if (type[i] < 1 || type[i] > 6) type[i] = 1;
-    }
-    bool asp = true;
-    edgellm_gguf_get_bool(v->g, "tokenizer.ggml.add_space_prefix", &asp);
-    edgellm_output *o = NULL;
-    if (rc == EDGELLM_OK && (rc = open_out(j, "tokenizer.model", &o)) == EDGELLM_OK) {
-        edgellm_spm_write(edgellm_output_stream(o), piece, len, score, type, (int)v->n, asp,
-                          get_id(v->g, "tokenizer.ggml.unknown_token_id"), get_id(v->g, "tokenizer.ggml.bos_token_id"),
-                          get_id(v->g, "tokenizer.ggml.eos_token_id"), get_id(v->g, "tokenizer.ggml.padding_token_id"));
-        rc = done(j, "tokenizer.model", o);
-    }
-    edgellm_free(piece);
-    edgellm_free(len);
-    edgellm_free(score);
-    edgellm_free(type);
-    return rc;
-}
-
-/* "[PADi]" with i its own id: a filler the importer recreates from vocab_size. */
-static bool is_filler(edgellm_str s, uint64_t id)
-{
-    char buf[32];
-    int n = snprintf(buf, sizeof buf, "[PAD%llu]", (unsigned long long)id);
-    return s.len == (uint64_t)n && !memcmp(s.ptr, buf, (size_t)n);
-}
-
-static edgellm_status write_bpe(ejob *j, const ex_vocab *v)
-{
-    edgellm_str pre = {"default", 7};
-    edgellm_gguf_get_str(v->g, "tokenizer.ggml.pre", &pre);
-    char pre_name[64];
-    snprintf(pre_name, sizeof pre_name, "%.*s", (int)EDGELLM_MIN(pre.len, 63), pre.ptr);
-    edgellm_output *o = NULL;
-    edgellm_status rc = open_out(j, "tokenizer.json", &o);
-    if (rc != EDGELLM_OK) return rc;
-    FILE *f = edgellm_output_stream(o);
-    fputs("{\n  \"version\": \"1.0\",\n  \"truncation\": null,\n  \"padding\": null,\n  \"added_tokens\": [", f);
-    int n_added = 0;
-    for (uint64_t i = 0; i < v->n; i++) {
-        const int t = vtype(v, i);
-        if (t != EDGELLM_TOKTYPE_CONTROL && t != EDGELLM_TOKTYPE_USER_DEFINED && t != EDGELLM_TOKTYPE_UNKNOWN) continue;
-        edgellm_str s;
-        edgellm_gguf_arr_str(v->g, "tokenizer.ggml.tokens", i, &s);
-        fprintf(f, "%s\n    {\"id\": %llu, \"content\": ", n_added++ ? "," : "", (unsigned long long)i);
-        edgellm_hf_json_put_str(f, s.ptr, (size_t)s.len);
-        fprintf(f, ", \"single_word\": false, \"lstrip\": false, \"rstrip\": false, \"normalized\": %s, \"special\": %s}",
-                t == EDGELLM_TOKTYPE_USER_DEFINED ? "true" : "false", t == EDGELLM_TOKTYPE_USER_DEFINED ? "false" : "true");
-    }
-    fputs("\n  ],\n  \"normalizer\": null,\n  \"pre_tokenizer\": ", f);
-    if (!edgellm_hf_pretok_write(f, pre_name)) {
-        edgellm_output_discard(o);
-        return edgellm_fail(j->err, EDGELLM_ERR_UNSUPPORTED, "%s: pre-tokenizer '%s' has no tokenizer.json form", j->in,
-                            pre_name);
-    }
-    /* BOS / EOS added around every sequence when the GGUF says so */
-    bool add_bos = false, add_eos = false;
-    edgellm_gguf_get_bool(v->g, "tokenizer.ggml.add_bos_token", &add_bos);
-    edgellm_gguf_get_bool(v->g, "tokenizer.ggml.add_eos_token", &add_eos);
-    const int bos = get_id(v->g, "tokenizer.ggml.bos_token_id"), eos = get_id(v->g, "tokenizer.ggml.eos_token_id");
-    char bt[256], et[256];
-    token_text(v->g, bos, bt, sizeof bt);
-    token_text(v->g, eos, et, sizeof et);
-    fputs(",\n  \"post_processor\": ", f);
-    if ((add_bos && bos >= 0) || (add_eos && eos >= 0)) {
-        fputs("{\"type\": \"TemplateProcessing\", \"single\": [", f);
-        if (add_bos && bos >= 0) { fputs("{\"SpecialToken\": {\"id\": ", f); edgellm_hf_json_put_str(f, bt, strlen(bt)); fputs(", \"type_id\": 0}}, ", f); }
-        fputs("{\"Sequence\": {\"id\": \"A\", \"type_id\": 0}}", f);
-        if (add_eos && eos >= 0) { fputs(", {\"SpecialToken\": {\"id\": ", f); edgellm_hf_json_put_str(f, et, strlen(et)); fputs(", \"type_id\": 0}}", f); }
-        fputs("], \"pair\": [{\"Sequence\": {\"id\": \"A\", \"type_id\": 0}}, {\"Sequence\": {\"id\": \"B\", \"type_id\": 1}}], "
-              "\"special_tokens\": {", f);
-        int k = 0;
-        const char *texts[2] = {add_bos && bos >= 0 ? bt : NULL, add_eos && eos >= 0 && (!add_bos || eos != bos) ? et : NULL};
-        const int ids[2] = {bos, eos};
-        for (int q = 0; q < 2; q++) {
-            if (!texts[q]) continue;
-            fputs(k++ ? ", " : "", f);
-            edgellm_hf_json_put_str(f, texts[q], strlen(texts[q]));
-            fputs(": {\"id\": ", f);
-            edgellm_hf_json_put_str(f, texts[q], strlen(texts[q]));
-            fprintf(f, ", \"ids\": [%d], \"tokens\": [", ids[q]);
-            edgellm_hf_json_put_str(f, texts[q], strlen(texts[q]));
-            fputs("]}", f);
-        }
-        fputs("}}", f);
-    } else {
-        fputs("null", f);
-    }
-    fputs(",\n  \"decoder\": {\"type\": \"ByteLevel\", \"add_prefix_space\": true, \"trim_offsets\": true, \"use_regex\": true},\n", f);
-    edgellm_pretok id = EDGELLM_PRETOK_DEFAULT;
-    edgellm_pretok_from_name(pre_name, &id);
-    fprintf(f, "  \"model\": {\n    \"type\": \"BPE\", \"dropout\": null, \"unk_token\": null, \"continuing_subword_prefix\": null,"
-               " \"end_of_word_suffix\": null, \"fuse_unk\": false, \"byte_fallback\": false, \"ignore_merges\": %s,\n"
-               "    \"vocab\": {", id == EDGELLM_PRETOK_LLAMA3 ? "true" : "false");
-    int n_out = 0;
-    for (uint64_t i = 0; i < v->n; i++) {
-        edgellm_str s;
-        edgellm_gguf_arr_str(v->g, "tokenizer.ggml.tokens", i, &s);
-        if (vtype(v, i) == EDGELLM_TOKTYPE_UNUSED && is_filler(s, i)) continue;
-        fputs(n_out++ ? ", " : "", f);
-        edgellm_hf_json_put_str(f, s.ptr, (size_t)s.len);
-        fprintf(f, ": %llu", (unsigned long long)i);
-    }
-    fputs("},\n    \"merges\": [", f);
-    uint64_t nm = 0;
-    edgellm_gguf_vtype et2;
-    if (edgellm_gguf_arr_info(v->g, "tokenizer.ggml.merges", &et2, &nm) && et2 == EDGELLM_GGUF_STRING)
-        for (uint64_t i = 0; i < nm; i++) {
-            edgellm_str s;
-            edgellm_gguf_arr_str(v->g, "tokenizer.ggml.merges", i, &s);
-            fputs(i ? ", " : "", f);
-            edgellm_hf_json_put_str(f, s.ptr, (size_t)s.len);
-        }
-    fputs("]\n  }\n}\n", f);
-    return done(j, "tokenizer.json", o);
-}
-
-static void put_token_entry(FILE *f, const edgellm_gguf *g, const char *key, const char *kv)
-{
-    char buf[512];
-    const int id = get_id(g, kv);
-    if (id < 0 || !*token_text(g, id, buf, sizeof buf)) return;
-    fprintf(f, ",\n  \"%s\": ", key);
-    edgellm_hf_json_put_str(f, buf, strlen(buf));
-}
-
-static edgellm_status write_tokenizer_config(ejob *j, bool spm)
-{
-    const edgellm_gguf *g = j->g;
-    edgellm_output *o = NULL;
-    edgellm_status rc = open_out(j, "tokenizer_config.json", &o);
-    if (rc != EDGELLM_OK) return rc;
-    FILE *f = edgellm_output_stream(o);
-    fprintf(f, "{\n  \"tokenizer_class\": \"%s\",\n  \"clean_up_tokenization_spaces\": false",
-            spm ? "LlamaTokenizer" : "PreTrainedTokenizerFast");
-    bool b;
-    if (edgellm_gguf_get_bool(g, "tokenizer.ggml.add_bos_token", &b)) fprintf(f, ",\n  \"add_bos_token\": %s", b ? "true" : "false");
-    if (edgellm_gguf_get_bool(g, "tokenizer.ggml.add_eos_token", &b)) fprintf(f, ",\n  \"add_eos_token\": %s", b ? "true" : "false");
-    put_token_entry(f, g, "bos_token", "tokenizer.ggml.bos_token_id");
-    put_token_entry(f, g, "eos_token", "tokenizer.ggml.eos_token_id");
-    put_token_entry(f, g, "unk_token", "tokenizer.ggml.unknown_token_id");
-    put_token_entry(f, g, "pad_token", "tokenizer.ggml.padding_token_id");
-    const int64_t n_ctx = get_int(j, "context_length", 0);
-    if (n_ctx > 0) fprintf(f, ",\n  \"model_max_length\": %lld", (long long)n_ctx);
-    edgellm_str s;
-    edgellm_gguf_vtype et;
-    uint64_t n_named = 0;
-    const bool has_default = edgellm_gguf_get_str(g, "tokenizer.chat_template", &s);
-    if (edgellm_gguf_arr_info(g, "tokenizer.chat_templates", &et, &n_named) && et == EDGELLM_GGUF_STRING && n_named) {
-        fputs(",\n  \"chat_template\": [", f);
-        int k = 0;
-        if (has_default) { fputs("{\"name\": \"default\", \"template\": ", f); edgellm_hf_json_put_str(f, s.ptr, (size_t)s.len); fputs("}", f); k++; }
-        for (uint64_t i = 0; i < n_named; i++) {
-            edgellm_str nm, tx;
-            char key[192];
-            if (!edgellm_gguf_arr_str(g, "tokenizer.chat_templates", i, &nm) || nm.len > 120) continue;
-            snprintf(key, sizeof key, "tokenizer.chat_template.%.*s", (int)nm.len, nm.ptr);
-            if (!edgellm_gguf_get_str(g, key, &tx)) continue;
-            fputs(k++ ? ", {\"name\": " : "{\"name\": ", f);
-            edgellm_hf_json_put_str(f, nm.ptr, (size_t)nm.len);
-            fputs(", \"template\": ", f);
-            edgellm_hf_json_put_str(f, tx.ptr, (size_t)tx.len);
-            fputs("}", f);
-        }
-        fputs("]", f);
-    } else if (has_default) {
-        fputs(",\n  \"chat_template\": ", f);
-        edgellm_hf_json_put_str(f, s.ptr, (size_t)s.len);
-    }
-    fputs("\n}\n", f);
-    return done(j, "tokenizer_config.json", o);
-}
-
-static edgellm_status write_tokenizer(ejob *j)
-{
-    edgellm_str model;
-    ex_vocab v = {.g = j->g};
-    edgellm_gguf_vtype et;
-    if (!edgellm_gguf_get_str(j->g, "tokenizer.ggml.model", &model) ||
-        !edgellm_gguf_arr_info(j->g, "tokenizer.ggml.tokens", &et, &v.n) || et != EDGELLM_GGUF_STRING || !v.n)
-        return edgellm_fail(j->err, EDGELLM_ERR_FORMAT, "%s: no tokenizer (tokenizer.ggml.model and .tokens)", j->in);
-    uint64_t cnt;
-    if (edgellm_gguf_arr_info(j->g, "tokenizer.ggml.token_type", &et, &cnt) && cnt == v.n && et == EDGELLM_GGUF_INT32)
-        v.type = edgellm_gguf_arr_data(j->g, "tokenizer.ggml.token_type");
-    if (edgellm_gguf_arr_info(j->g, "tokenizer.ggml.scores", &et, &cnt) && cnt == v.n && et == EDGELLM_GGUF_FLOAT32)
-        v.score = edgellm_gguf_arr_data(j->g, "tokenizer.ggml.scores");
-    const bool spm = edgellm_str_eq(model, "llama");
-    if (!spm && !edgellm_str_eq(model, "gpt2"))
-        return edgellm_fail(j->err, EDGELLM_ERR_UNSUPPORTED, "%s: tokenizer model '%.*s' cannot be exported (llama, gpt2)",
-                            j->in, (int)EDGELLM_MIN(model.len, 32), model.ptr);
-    snprintf(j->rep->tokenizer_file, sizeof j->rep->tokenizer_file, "%s", spm ? "tokenizer.model" : "tokenizer.json");
-    edgellm_status rc = spm ? write_spm(j, &v) : write_bpe(j, &v);
-    if (rc == EDGELLM_OK) rc = write_tokenizer_config(j, spm);
-    return rc;
 }
 
 /* ------------------------------------------------------------------- entry ---- */
@@ -705,7 +484,8 @@ static void remove_tmp(const char *tmp)
     if (d) {
         char p[4096];
         for (struct dirent *e; (e = readdir(d));)
-            if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && edgellm_hf_path(p, sizeof p, tmp, e->d_name)) unlink(p);
+            if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && edgellm_hf_path(p, sizeof p, tmp, e->d_name))
+                unlink(p);
         closedir(d);
     }
     rmdir(tmp);
@@ -719,17 +499,24 @@ static edgellm_status run(ejob *j)
     if (!edgellm_gguf_get_str(j->g, "general.architecture", &arch)) arch = (edgellm_str){"", 0};
     snprintf(j->arch, sizeof j->arch, "%.*s", (int)EDGELLM_MIN(arch.len, 15), arch.ptr);
     snprintf(j->rep->arch, sizeof j->rep->arch, "%s", j->arch);
+    const char *tf = NULL;
     if (j->p.vocab_only) {
         j->n_files = 0;
-        return write_tokenizer(j);
+        rc = edgellm_hf_export_tokenizer(j->g, j->in, 0, &j->out, &tf);
+        if (tf) snprintf(j->rep->tokenizer_file, sizeof j->rep->tokenizer_file, "%s", tf);
+        return rc;
     }
     if (!edgellm_str_eq(arch, "llama") && !edgellm_str_eq(arch, "qwen2"))
-        return edgellm_fail(j->err, EDGELLM_ERR_UNSUPPORTED, "%s: only llama and qwen2 models are exported (this one is "
-                            "'%s'; --vocab-only writes its tokenizer)", j->in, j->arch);
+        return edgellm_fail(j->err, EDGELLM_ERR_UNSUPPORTED,
+                            "%s: only llama and qwen2 models are exported (this one is "
+                            "'%s'; --vocab-only writes its tokenizer)",
+                            j->in, j->arch);
     if ((rc = plan(j))) return rc;
     if ((rc = write_config(j, edgellm_gguf_find_tensor(j->g, "token_embd.weight"))) ||
-        (rc = write_generation_config(j)) || (rc = write_tokenizer(j)))
+        (rc = write_generation_config(j)) ||
+        (rc = edgellm_hf_export_tokenizer(j->g, j->in, get_int(j, "context_length", 0), &j->out, &tf)))
         return rc;
+    snprintf(j->rep->tokenizer_file, sizeof j->rep->tokenizer_file, "%s", tf);
     for (int f = 0; f < j->n_files && rc == EDGELLM_OK; f++) rc = write_shard(j, f);
     if (rc == EDGELLM_OK && j->n_files > 1) rc = write_index(j);
     j->rep->n_tensors = j->n;
@@ -745,7 +532,9 @@ edgellm_status edgellm_export_hf(const char *gguf_path, const char *out_dir, con
     memset(rep, 0, sizeof *rep);
     ejob j = {.in = gguf_path, .out_dir = out_dir, .err = err, .rep = rep,
               .p = pp ? *pp : edgellm_hf_export_default_params()};
-    if (!gguf_path || !out_dir || !*out_dir) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "NULL model or output folder");
+    j.out.err = err;
+    if (!gguf_path || !out_dir || !*out_dir)
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "NULL model or output folder");
     const char *t = j.p.outtype && *j.p.outtype ? j.p.outtype : "auto";
     if (strcasecmp(t, "auto") && strcasecmp(t, "f32") && strcasecmp(t, "f16") && strcasecmp(t, "bf16"))
         return edgellm_fail(err, EDGELLM_ERR_MISUSE, "--outtype %s: export writes auto, f32, f16 or bf16", t);
@@ -756,16 +545,19 @@ edgellm_status edgellm_export_hf(const char *gguf_path, const char *out_dir, con
                                 ds == ENOTEMPTY ? "is not empty" : strerror(ds));
     size_t n = strlen(out_dir);
     while (n > 1 && out_dir[n - 1] == '/') n--;
-    if (snprintf(j.tmp, sizeof j.tmp, "%.*s.tmp.%ld", (int)n, out_dir, (long)getpid()) >= (int)sizeof j.tmp - 64)
+    if (snprintf(j.out.path, sizeof j.out.path, "%.*s.tmp.%ld", (int)n, out_dir, (long)getpid()) >=
+        (int)sizeof j.out.path - 64)
         return edgellm_fail(err, EDGELLM_ERR_MISUSE, "%s: path too long", out_dir);
     const double t0 = edgellm_time_ms();
-    if (mkdir(j.tmp, 0777) != 0) return edgellm_fail(err, EDGELLM_ERR_IO, "%s: cannot create it: %s", j.tmp, strerror(errno));
-    const int dir_slot = edgellm_tmp_register(j.tmp, true);
+    if (mkdir(j.out.path, 0777) != 0)
+        return edgellm_fail(err, EDGELLM_ERR_IO, "%s: cannot create it: %s", j.out.path, strerror(errno));
+    const int dir_slot = edgellm_tmp_register(j.out.path, true);
     edgellm_status rc = run(&j);
-    if (rc == EDGELLM_OK && rename(j.tmp, out_dir) != 0)
-        rc = edgellm_fail(err, EDGELLM_ERR_IO, "%s: cannot rename %s into place: %s", out_dir, j.tmp, strerror(errno));
-    if (rc != EDGELLM_OK) remove_tmp(j.tmp);
-    for (int i = 0; i < j.n_slots; i++) edgellm_tmp_unregister(j.slots[i]);
+    if (rc == EDGELLM_OK && rename(j.out.path, out_dir) != 0)
+        rc = edgellm_fail(err, EDGELLM_ERR_IO, "%s: cannot rename %s into place: %s", out_dir, j.out.path,
+                          strerror(errno));
+    if (rc != EDGELLM_OK) remove_tmp(j.out.path);
+    for (int i = 0; i < j.out.n_slots; i++) edgellm_tmp_unregister(j.out.slots[i]);
     edgellm_tmp_unregister(dir_slot);
     edgellm_free(j.t);
     edgellm_gguf_close(j.g);

@@ -53,7 +53,8 @@ edgellm_status edgellm_hf_read_file(const char *path, size_t max_bytes, char **b
         ssize_t r = read(fd, b + got, n - got);
         if (r < 0 && errno == EINTR) continue;
         if (r <= 0) {
-            rc = edgellm_fail(err, EDGELLM_ERR_IO, "%s: read failed: %s", path, r < 0 ? strerror(errno) : "file shrank");
+            rc =
+                edgellm_fail(err, EDGELLM_ERR_IO, "%s: read failed: %s", path, r < 0 ? strerror(errno) : "file shrank");
             goto done;
         }
         got += (size_t)r;

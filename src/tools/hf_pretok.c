@@ -52,26 +52,38 @@ typedef struct {
 static const pt_known KNOWN[] = {
     {"gpt-2", EDGELLM_PRETOK_GPT2, {{'B', NULL}}},
     {"starcoder", EDGELLM_PRETOK_STARCODER, {{'D', NULL}, {'B', NULL}}},
-    {"llama-bpe", EDGELLM_PRETOK_LLAMA3,
+    {"llama-bpe",
+     EDGELLM_PRETOK_LLAMA3,
      {{'S', "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
             "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
       {'b', NULL}}},
-    {"qwen2", EDGELLM_PRETOK_QWEN2,
+    {"qwen2",
+     EDGELLM_PRETOK_QWEN2,
      {{'S', "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
             "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
       {'b', NULL}}},
-    {"deepseek-llm", EDGELLM_PRETOK_DEEPSEEK_LLM,
+    {"deepseek-llm",
+     EDGELLM_PRETOK_DEEPSEEK_LLM,
      {{'S', "[\r\n]"},
-      {'S', "\\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝὟ-ώᾀ-ᾴᾶ-ᾼιῂ-ῄῆ-ῌῐ-ΐῖ-Ίῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤΩℨK-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃]+"},
+      {'S', "\\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-"
+            "Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝὟ-ώᾀ-ᾴᾶ-ᾼιῂ-ῄῆ-ῌῐ-ΐῖ-Ίῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤΩℨK-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-"
+            "ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃]+"},
       {'S', "\\s?[!-/:-~！-／：-～‘-‟　-。]+"},
       {'S', "\\s+$"},
       {'S', "[一-龥ࠀ-一가-퟿]+"},
       {'d', NULL},
       {'b', NULL}}},
-    {"deepseek-coder", EDGELLM_PRETOK_DEEPSEEK_CODER,
-     {{'S', "[\r\n]"}, {'S', "\\s?\\p{L}+"}, {'S', "\\s?\\p{P}+"}, {'S', "[一-龥ࠀ-一가-퟿]+"}, {'D', NULL}, {'b', NULL}}},
+    {"deepseek-coder",
+     EDGELLM_PRETOK_DEEPSEEK_CODER,
+     {{'S', "[\r\n]"},
+      {'S', "\\s?\\p{L}+"},
+      {'S', "\\s?\\p{P}+"},
+      {'S', "[一-龥ࠀ-一가-퟿]+"},
+      {'D', NULL},
+      {'b', NULL}}},
     {"falcon", EDGELLM_PRETOK_FALCON, {{'P', NULL}, {'B', NULL}, {'S', "[0-9][0-9][0-9]"}}},
-    {"default", EDGELLM_PRETOK_DEFAULT,
+    {"default",
+     EDGELLM_PRETOK_DEFAULT,
      {{'S', "[\\p{P}\\$\\+<=>\\^~\\|]+"}, {'B', NULL}, {'S', "\\p{N}+"}, {'S', "[0-9][0-9][0-9]"}}},
 };
 #define N_KNOWN (sizeof KNOWN / sizeof KNOWN[0])
@@ -160,14 +172,15 @@ static edgellm_status unsupported(const pt_ctx *x, const cJSON *st, const char *
 static edgellm_status flatten(const pt_ctx *x, const cJSON *st, pt_list *l, int depth)
 {
     const cJSON *type = edgellm_hf_get(st, "type");
-    if (!cJSON_IsString(type)) return edgellm_fail(x->err, EDGELLM_ERR_FORMAT, "%s: a pre_tokenizer without \"type\"", x->path);
+    if (!cJSON_IsString(type))
+        return edgellm_fail(x->err, EDGELLM_ERR_FORMAT, "%s: a pre_tokenizer without \"type\"", x->path);
     const char *t = type->valuestring;
     bool ok = true;
     if (!strcmp(t, "Sequence")) {
         const cJSON *seq = edgellm_hf_get(st, "pretokenizers");
         if (!cJSON_IsArray(seq) || depth > 4)
-            return edgellm_fail(x->err, EDGELLM_ERR_FORMAT, "%s: a Sequence pre_tokenizer needs a \"pretokenizers\" list",
-                                x->path);
+            return edgellm_fail(x->err, EDGELLM_ERR_FORMAT,
+                                "%s: a Sequence pre_tokenizer needs a \"pretokenizers\" list", x->path);
         for (const cJSON *e = seq->child; e; e = e->next) {
             edgellm_status rc = flatten(x, e, l, depth + 1);
             if (rc != EDGELLM_OK) return rc;
@@ -176,7 +189,8 @@ static edgellm_status flatten(const pt_ctx *x, const cJSON *st, pt_list *l, int 
     } else if (!strcmp(t, "Split")) {
         const cJSON *pat = edgellm_hf_get(st, "pattern"), *rx = edgellm_hf_get(pat, "Regex");
         const cJSON *beh = edgellm_hf_get(st, "behavior"), *inv = edgellm_hf_get(st, "invert");
-        if (!cJSON_IsString(rx)) return unsupported(x, st, "splits on a literal string: edgellm implements regex splits");
+        if (!cJSON_IsString(rx))
+            return unsupported(x, st, "splits on a literal string: edgellm implements regex splits");
         if (!cJSON_IsString(beh) || strcmp(beh->valuestring, "Isolated") || cJSON_IsTrue(inv))
             return unsupported(x, st, "is not an isolated, non-inverted split");
         ok = list_add(l, rx->valuestring);
@@ -194,7 +208,9 @@ static edgellm_status flatten(const pt_ctx *x, const cJSON *st, pt_list *l, int 
     } else {
         return unsupported(x, st, "is not one edgellm implements (Split, Digits, Punctuation, ByteLevel)");
     }
-    if (!ok) return edgellm_fail(x->err, EDGELLM_ERR_UNSUPPORTED, "%s: more than %d pre-tokenizer stages", x->path, MAX_STAGES);
+    if (!ok)
+        return edgellm_fail(x->err, EDGELLM_ERR_UNSUPPORTED, "%s: more than %d pre-tokenizer stages", x->path,
+                            MAX_STAGES);
     return EDGELLM_OK;
 }
 
@@ -248,8 +264,8 @@ edgellm_status edgellm_hf_pretok_identify(const cJSON *pre_tokenizer, const cJSO
         rc = edgellm_fail(err, EDGELLM_ERR_UNSUPPORTED, "%s: byte-level BPE without a pre_tokenizer section", path);
     if (rc == EDGELLM_OK) rc = flatten(&x, pre_tokenizer, &in, 0);
     if (rc == EDGELLM_OK && in.n_byte_level != 1)
-        rc = edgellm_fail(err, EDGELLM_ERR_UNSUPPORTED, "%s: %d ByteLevel pre-tokenizers (byte-level BPE has one)", path,
-                          in.n_byte_level);
+        rc = edgellm_fail(err, EDGELLM_ERR_UNSUPPORTED, "%s: %d ByteLevel pre-tokenizers (byte-level BPE has one)",
+                          path, in.n_byte_level);
     for (size_t k = 0; k < N_KNOWN && rc == EDGELLM_OK; k++) {
         pt_list kl;
         const bool ok = known_list(&KNOWN[k], &kl), same = ok && lists_equal(&in, &kl);
@@ -268,9 +284,11 @@ edgellm_status edgellm_hf_pretok_identify(const cJSON *pre_tokenizer, const cJSO
             rc = edgellm_fail(err, EDGELLM_ERR_UNSUPPORTED, "%s: pre-tokenizer regex \"%.300s\" is not one edgellm "
                               "implements", path, in.s[i]);
         else
-            rc = edgellm_fail(err, EDGELLM_ERR_UNSUPPORTED, "%s: pre-tokenizer of %d stages (first \"%.200s\") is not a "
+            rc = edgellm_fail(err, EDGELLM_ERR_UNSUPPORTED,
+                              "%s: pre-tokenizer of %d stages (first \"%.200s\") is not a "
                               "sequence edgellm implements (gpt-2, starcoder, llama-bpe, qwen2, deepseek-llm, "
-                              "deepseek-coder, falcon, default)", path, in.n, in.n ? in.s[0] : "");
+                              "deepseek-coder, falcon, default)",
+                              path, in.n, in.n ? in.s[0] : "");
     }
     list_free(&in);
     return rc;

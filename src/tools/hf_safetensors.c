@@ -17,7 +17,8 @@
  *
  *   38 00 00 00 00 00 00 00                         N = 56
  *   7b 22 77 22 3a 7b 22 64 74 79 70 65 ...         {"w":{"dtype":"F32","shape":[2],
- *                                                    "data_offsets":[0,8]}}  + 1 space pad
+ *                                                    "data_offsets":[0,8]}}   (54 bytes)
+ *   20 20                                           2 spaces: the data starts at 64
  *   00 00 80 3f 00 00 00 40                         1.0f, 2.0f
  *
  * What is checked (each failure names the file, and the tensor when there is one):
@@ -105,7 +106,10 @@ const edgellm_st_tensor *edgellm_st_find(const edgellm_st_set *s, const char *na
 
 const char *edgellm_st_dtype_name(int type)
 {
-    return type == EDGELLM_TYPE_F32 ? "F32" : type == EDGELLM_TYPE_F16 ? "F16" : type == EDGELLM_TYPE_BF16 ? "BF16" : "?";
+    return type == EDGELLM_TYPE_F32    ? "F32"
+           : type == EDGELLM_TYPE_F16  ? "F16"
+           : type == EDGELLM_TYPE_BF16 ? "BF16"
+                                       : "?";
 }
 
 /* ---------------------------------------------------------------- one file ---- */
@@ -161,8 +165,10 @@ static edgellm_status parse_entry(edgellm_st_set *s, int fi, const char *name, c
                             MAX_NAME_BYTES);
     if (!edgellm_hf_utf8_ok(name, nlen))
         return edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: a tensor name is not UTF-8", path);
-    if (!cJSON_IsObject(v)) return edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: tensor '%s' is not a JSON object", path, name);
-    const cJSON *dt = edgellm_hf_get(v, "dtype"), *sh = edgellm_hf_get(v, "shape"), *off = edgellm_hf_get(v, "data_offsets");
+    if (!cJSON_IsObject(v))
+        return edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: tensor '%s' is not a JSON object", path, name);
+    const cJSON *dt = edgellm_hf_get(v, "dtype"), *sh = edgellm_hf_get(v, "shape"),
+                *off = edgellm_hf_get(v, "data_offsets");
     if (edgellm_hf_json_dup_key(v))
         return edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: tensor '%s' has the field '%s' twice", path, name,
                             edgellm_hf_json_dup_key(v));
@@ -186,11 +192,12 @@ static edgellm_status parse_entry(edgellm_st_set *s, int fi, const char *name, c
     for (const cJSON *e = sh->child; e; e = e->next, d++) {
         int64_t x;
         if (!edgellm_hf_json_int(e, 0, INT64_MAX, &x))
-            return edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: tensor '%s': shape[%d] is not a non-negative integer", path,
-                                name, d);
+            return edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: tensor '%s': shape[%d] is not a non-negative integer",
+                                path, name, d);
         t.shape[d] = x;
         if (!edgellm_mul_u64(n_el, (uint64_t)x, &n_el))
-            return edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: tensor '%s': the shape overflows a 64-bit count", path, name);
+            return edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: tensor '%s': the shape overflows a 64-bit count", path,
+                                name);
     }
     int64_t b, e;
     if (cJSON_GetArraySize(off) != 2 || !edgellm_hf_json_int(off->child, 0, INT64_MAX, &b) ||
@@ -199,12 +206,15 @@ static edgellm_status parse_entry(edgellm_st_set *s, int fi, const char *name, c
                             "0 <= BEGIN <= END", path, name);
     uint64_t bytes;
     if (!edgellm_mul_u64(n_el, (uint64_t)esize, &bytes) || bytes != (uint64_t)(e - b))
-        return edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: tensor '%s': dtype %s x %llu elements is not the %lld bytes of "
-                            "data_offsets [%lld, %lld]", path, name, dt->valuestring, (unsigned long long)n_el,
-                            (long long)(e - b), (long long)b, (long long)e);
+        return edgellm_fail(err, EDGELLM_ERR_FORMAT,
+                            "%s: tensor '%s': dtype %s x %llu elements is not the %lld bytes of "
+                            "data_offsets [%lld, %lld]",
+                            path, name, dt->valuestring, (unsigned long long)n_el, (long long)(e - b), (long long)b,
+                            (long long)e);
     if ((uint64_t)e > data_size)
-        return edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: tensor '%s': data_offsets [%lld, %lld] run past the end of the "
-                            "data (%llu bytes)", path, name, (long long)b, (long long)e, (unsigned long long)data_size);
+        return edgellm_fail(err, EDGELLM_ERR_FORMAT,
+                            "%s: tensor '%s': data_offsets [%lld, %lld] run past the end of the data (%llu bytes)",
+                            path, name, (long long)b, (long long)e, (unsigned long long)data_size);
     t.n_elements = n_el;
     t.size_bytes = bytes;
     t.offset = f->size - data_size + (uint64_t)b;
@@ -239,8 +249,10 @@ static edgellm_status check_coverage(edgellm_st_set *s, int fi, int64_t first, u
                               "(which ends at %llu)", path, by[i]->name, (unsigned long long)b, by[i - 1]->name,
                               (unsigned long long)at);
         else if (b > at)
-            rc = edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: %llu bytes before tensor '%s' belong to no tensor (the data "
-                              "must be covered exactly)", path, (unsigned long long)(b - at), by[i]->name);
+            rc = edgellm_fail(err, EDGELLM_ERR_FORMAT,
+                              "%s: %llu bytes before tensor '%s' belong to no tensor (the data "
+                              "must be covered exactly)",
+                              path, (unsigned long long)(b - at), by[i]->name);
         at = b + by[i]->size_bytes;
     }
     if (rc == EDGELLM_OK && at != data_size)
@@ -259,8 +271,9 @@ static edgellm_status parse_file(edgellm_st_set *s, int fi, edgellm_error *err)
                             (unsigned long long)f->size);
     const uint64_t hn = edgellm_rd_u64(f->bytes);
     if (hn > EDGELLM_ST_MAX_HEADER)
-        return edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: header length %llu exceeds %llu bytes (not a safetensors file?)",
-                            path, (unsigned long long)hn, (unsigned long long)EDGELLM_ST_MAX_HEADER);
+        return edgellm_fail(err, EDGELLM_ERR_FORMAT,
+                            "%s: header length %llu exceeds %llu bytes (not a safetensors file?)", path,
+                            (unsigned long long)hn, (unsigned long long)EDGELLM_ST_MAX_HEADER);
     if (hn > f->size - 8)
         return edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: header of %llu bytes runs past the end of the %llu-byte file",
                             path, (unsigned long long)hn, (unsigned long long)f->size);
@@ -303,8 +316,9 @@ static edgellm_status finish(edgellm_st_set *s, edgellm_error *err)
     if (s->n > 1) qsort(s->t, (size_t)s->n, sizeof *s->t, cmp_by_name);
     for (int64_t i = 1; i < s->n; i++)
         if (!strcmp(s->t[i - 1].name, s->t[i].name))
-            return edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: tensor '%s' is also in %s", edgellm_st_file_path(s, s->t[i].file),
-                                s->t[i].name, edgellm_st_file_path(s, s->t[i - 1].file));
+            return edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: tensor '%s' is also in %s",
+                                edgellm_st_file_path(s, s->t[i].file), s->t[i].name,
+                                edgellm_st_file_path(s, s->t[i - 1].file));
     return EDGELLM_OK;
 }
 
@@ -321,7 +335,8 @@ static edgellm_status add_file(edgellm_st_set *s, const char *path, edgellm_erro
     if (fd < 0) return edgellm_fail(err, EDGELLM_ERR_IO, "%s: %s", path, strerror(errno));
     struct stat st;
     edgellm_status rc = EDGELLM_OK;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) rc = edgellm_fail(err, EDGELLM_ERR_IO, "%s: not a regular file", path);
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        rc = edgellm_fail(err, EDGELLM_ERR_IO, "%s: not a regular file", path);
     else if ((uint64_t)(size_t)st.st_size != (uint64_t)st.st_size)
         rc = edgellm_fail(err, EDGELLM_ERR_UNSUPPORTED, "%s: too large to map on this platform", path);
     else if (st.st_size > 0) {
@@ -383,8 +398,8 @@ static edgellm_status open_index(edgellm_st_set *s, const char *dir, const char 
     for (const cJSON *c = wm->child; c; c = c->next) {
         if (!cJSON_IsString(c) || !plain_file_name(c->valuestring) ||
             !edgellm_hf_utf8_ok(c->valuestring, strlen(c->valuestring))) {
-            rc = edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: tensor '%.200s' names no plain file of this folder", index_path,
-                              c->string);
+            rc = edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: tensor '%.200s' names no plain file of this folder",
+                              index_path, c->string);
             goto done;
         }
         int k = 0;
@@ -399,10 +414,14 @@ static edgellm_status open_index(edgellm_st_set *s, const char *dir, const char 
         shards = ns;
         shards[n_shards++] = c->valuestring;
     }
-    if (n_shards == 0) { rc = edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: the weight_map is empty", index_path); goto done; }
+    if (n_shards == 0) {
+        rc = edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: the weight_map is empty", index_path);
+        goto done;
+    }
     for (int k = 0; k < n_shards && rc == EDGELLM_OK; k++) {
         char p[4096];
-        if (!edgellm_hf_path(p, sizeof p, dir, shards[k])) rc = edgellm_fail(err, EDGELLM_ERR_IO, "%s: path too long", dir);
+        if (!edgellm_hf_path(p, sizeof p, dir, shards[k]))
+            rc = edgellm_fail(err, EDGELLM_ERR_IO, "%s: path too long", dir);
         else rc = add_file(s, p, err);
     }
     if (rc == EDGELLM_OK) rc = finish(s, err);
@@ -410,16 +429,16 @@ static edgellm_status open_index(edgellm_st_set *s, const char *dir, const char 
     for (int64_t i = 0; i < s->n && rc == EDGELLM_OK; i++) {
         const cJSON *e = cJSON_GetObjectItemCaseSensitive(wm, s->t[i].name);
         if (!e)
-            rc = edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: tensor '%s' is not in %s", edgellm_st_file_path(s, s->t[i].file),
-                              s->t[i].name, index_path);
+            rc = edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: tensor '%s' is not in %s",
+                              edgellm_st_file_path(s, s->t[i].file), s->t[i].name, index_path);
         else if (strcmp(e->valuestring, shards[s->t[i].file]))
-            rc = edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: tensor '%s' is indexed to %s", edgellm_st_file_path(s, s->t[i].file),
-                              s->t[i].name, e->valuestring);
+            rc = edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: tensor '%s' is indexed to %s",
+                              edgellm_st_file_path(s, s->t[i].file), s->t[i].name, e->valuestring);
     }
     for (const cJSON *c = wm->child; c && rc == EDGELLM_OK; c = c->next)
         if (!edgellm_st_find(s, c->string))
-            rc = edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: tensor '%.200s' is not in %s, where the index puts it", index_path,
-                              c->string, c->valuestring);
+            rc = edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: tensor '%.200s' is not in %s, where the index puts it",
+                              index_path, c->string, c->valuestring);
 done:
     edgellm_free(shards);
     cJSON_Delete(j);
@@ -438,7 +457,8 @@ edgellm_status edgellm_st_open_dir(const char *dir, edgellm_st_set **out, edgell
             rc = edgellm_fail(err, EDGELLM_ERR_IO, "%s: path too long", dir);
         else rc = open_index(s, dir, p, err);
     } else if (edgellm_hf_has_file(dir, "model.safetensors")) {
-        if (!edgellm_hf_path(p, sizeof p, dir, "model.safetensors")) rc = edgellm_fail(err, EDGELLM_ERR_IO, "%s: path too long", dir);
+        if (!edgellm_hf_path(p, sizeof p, dir, "model.safetensors"))
+            rc = edgellm_fail(err, EDGELLM_ERR_IO, "%s: path too long", dir);
         else if ((rc = add_file(s, p, err)) == EDGELLM_OK) rc = finish(s, err);
     } else {
         rc = edgellm_fail(err, EDGELLM_ERR_NOT_FOUND, "%s: no model.safetensors or model.safetensors.index.json "

@@ -46,7 +46,8 @@ typedef struct {
 
 static bool pb_fail(pb *b, const char *what)
 {
-    if (b->rc == EDGELLM_OK) b->rc = edgellm_fail(b->err, EDGELLM_ERR_FORMAT, "%s: %s (not a SentencePiece model?)", b->path, what);
+    if (b->rc == EDGELLM_OK)
+        b->rc = edgellm_fail(b->err, EDGELLM_ERR_FORMAT, "%s: %s (not a SentencePiece model?)", b->path, what);
     return false;
 }
 
@@ -115,7 +116,10 @@ static bool parse_piece(pb *b, const uint8_t *s, size_t n, edgellm_spm_model *m,
             const uint8_t *ps;
             size_t pn;
             if (!pb_bytes(&sub, &ps, &pn)) break;
-            if (pn > UINT32_MAX || !edgellm_hf_utf8_ok((const char *)ps, pn)) { pb_fail(&sub, "a piece is not UTF-8"); break; }
+            if (pn > UINT32_MAX || !edgellm_hf_utf8_ok((const char *)ps, pn)) {
+                pb_fail(&sub, "a piece is not UTF-8");
+                break;
+            }
             m->piece[i] = (const char *)ps;
             m->len[i] = (uint32_t)pn;
         } else if (f == 2 && wt == 5) {
@@ -233,7 +237,11 @@ edgellm_status edgellm_spm_parse(const uint8_t *buf, size_t size, const char *pa
     m->n = (int)n;
     if (b.rc == EDGELLM_OK && m->model_type != 2)
         b.rc = edgellm_fail(err, EDGELLM_ERR_UNSUPPORTED, "%s: a SentencePiece %s model; edgellm reads BPE models only",
-                            path, m->model_type == 1 ? "Unigram" : m->model_type == 3 ? "word" : m->model_type == 4 ? "char" : "unknown");
+                            path,
+                            m->model_type == 1   ? "Unigram"
+                            : m->model_type == 3 ? "word"
+                            : m->model_type == 4 ? "char"
+                                                 : "unknown");
     if (b.rc != EDGELLM_OK) edgellm_spm_free(m);
     return b.rc;
 }
@@ -268,8 +276,14 @@ static void put_int(FILE *f, uint32_t field, int64_t v)
     put_varint(f, (uint64_t)v);   /* negatives: 10 bytes of two's complement, as protobuf does */
 }
 
-static size_t int_field_len(uint32_t field, int64_t v) { return varint_len((uint64_t)field << 3) + varint_len((uint64_t)v); }
-static size_t bytes_field_len(uint32_t field, uint64_t n) { return varint_len((uint64_t)field << 3 | 2) + varint_len(n) + (size_t)n; }
+static size_t int_field_len(uint32_t field, int64_t v)
+{
+    return varint_len((uint64_t)field << 3) + varint_len((uint64_t)v);
+}
+static size_t bytes_field_len(uint32_t field, uint64_t n)
+{
+    return varint_len((uint64_t)field << 3 | 2) + varint_len(n) + (size_t)n;
+}
 
 void edgellm_spm_write(FILE *f, const char *const *piece, const uint64_t *len, const float *score, const int32_t *type,
                        int n, bool add_dummy_prefix, int unk_id, int bos_id, int eos_id, int pad_id)
@@ -305,7 +319,8 @@ void edgellm_spm_write(FILE *f, const char *const *piece, const uint64_t *len, c
         if (ok) put_bytes(f, 45 + (uint32_t)k, piece[ids[k]], len[ids[k]]);
     }
     /* normalizer_spec: identity, the dummy prefix, spaces kept and escaped as U+2581 */
-    const size_t nlen = bytes_field_len(1, 8) + int_field_len(3, add_dummy_prefix) + int_field_len(4, 0) + int_field_len(5, 1);
+    const size_t nlen =
+        bytes_field_len(1, 8) + int_field_len(3, add_dummy_prefix) + int_field_len(4, 0) + int_field_len(5, 1);
     put_key(f, 3, 2);
     put_varint(f, nlen);
     put_bytes(f, 1, "identity", 8);

@@ -185,7 +185,7 @@ static bool looks_special(const char *t)
     const size_t n = strlen(t);
     if (!strcmp(t, "<pad>") || !strcmp(t, "<mask>") || !strcmp(t, "<2mass>") || !strcmp(t, "[@BOS@]")) return true;
     if (n >= 4 && !strncmp(t, "<|", 2) && !strcmp(t + n - 2, "|>")) return true;
-    if (n >= 8 && !strncmp(t, "<\xef\xbd\x9c", 4) && !strcmp(t + n - 4, "\xef\xbd\x9c>")) return true;   /* <｜...｜> */
+    if (n >= 8 && !strncmp(t, "<\xef\xbd\x9c", 4) && !strcmp(t + n - 4, "\xef\xbd\x9c>")) return true; /* <｜...｜> */
     return n >= 8 && !strncmp(t, "<unused", 7) && t[n - 1] == '>';
 }
 
@@ -195,8 +195,8 @@ static edgellm_status add_special(vctx *x, int id, const char *content, bool spe
 {
     edgellm_status rc;
     if (id < 0 || id >= x->v->n)
-        return edgellm_fail(x->err, EDGELLM_ERR_FORMAT, "%s: added token %d is outside the %d-token vocabulary", what, id,
-                            x->v->n);
+        return edgellm_fail(x->err, EDGELLM_ERR_FORMAT, "%s: added token %d is outside the %d-token vocabulary", what,
+                            id, x->v->n);
     if (special || looks_special(content)) {
         if ((rc = set_text(x, id, content, strlen(content), what))) return rc;
         x->v->type[id] = T_CONTROL;
@@ -234,7 +234,10 @@ static edgellm_status load_spm(vctx *x, const char *path)
     edgellm_spm_model m;
     edgellm_status rc = edgellm_hf_read_file(path, (size_t)1 << 30, &buf, &len, x->err);
     if (rc != EDGELLM_OK) return rc;
-    if ((rc = edgellm_spm_parse((const uint8_t *)buf, len, path, &m, x->err)) != EDGELLM_OK) { edgellm_free(buf); return rc; }
+    if ((rc = edgellm_spm_parse((const uint8_t *)buf, len, path, &m, x->err)) != EDGELLM_OK) {
+        edgellm_free(buf);
+        return rc;
+    }
     edgellm_hf_vocab *v = x->v;
     v->spm = true;
     v->pre = "default";
@@ -296,8 +299,9 @@ static edgellm_status merge_text(vctx *x, const cJSON *e, int r, char **out)
     if (cJSON_IsString(e)) {
         const char *s = e->valuestring, *sp = s[0] ? strchr(s + 1, ' ') : NULL;
         if (!sp || !sp[1] || strchr(sp + 1, ' '))
-            return edgellm_fail(x->err, EDGELLM_ERR_FORMAT, "%s: merges[%d] \"%.60s\" is not two parts separated by one "
-                                "space", x->tj_path, r, s);
+            return edgellm_fail(x->err, EDGELLM_ERR_FORMAT,
+                                "%s: merges[%d] \"%.60s\" is not two parts separated by one space",
+                                x->tj_path, r, s);
         return (*out = edgellm_strdup(s)) ? EDGELLM_OK : edgellm_fail_nomem(x->err, x->tj_path);
     }
     if (!cJSON_IsArray(e) || cJSON_GetArraySize(e) != 2 || !cJSON_IsString(e->child) ||
@@ -330,7 +334,8 @@ static edgellm_status load_merges(vctx *x, const cJSON *merges, int32_t *first_r
     const int n = cJSON_IsArray(merges) ? cJSON_GetArraySize(merges) : 0;
     if (merges && !cJSON_IsArray(merges) && !cJSON_IsNull(merges))
         return edgellm_fail(x->err, EDGELLM_ERR_FORMAT, "%s: model.merges is not a list", x->tj_path);
-    if (!(v->merges = edgellm_calloc(n ? (size_t)n : 1, sizeof *v->merges))) return edgellm_fail_nomem(x->err, x->tj_path);
+    if (!(v->merges = edgellm_calloc(n ? (size_t)n : 1, sizeof *v->merges)))
+        return edgellm_fail_nomem(x->err, x->tj_path);
     char *buf = NULL;
     size_t cap = 0;
     int r = 0;
@@ -349,11 +354,15 @@ static edgellm_status load_merges(vctx *x, const cJSON *merges, int32_t *first_r
         }
         memcpy(buf, m, ln);
         memcpy(buf + ln, sp + 1, rn);
-        const int32_t l = map_find(&x->map, m, ln), rr = map_find(&x->map, sp + 1, rn), t = map_find(&x->map, buf, ln + rn);
+        const int32_t l = map_find(&x->map, m, ln), rr = map_find(&x->map, sp + 1, rn),
+                      t = map_find(&x->map, buf, ln + rn);
         if (l < 0 || rr < 0 || t < 0) {
             edgellm_free(buf);
             return edgellm_fail(x->err, EDGELLM_ERR_FORMAT, "%s: merges[%d] \"%.100s\": %s is not in the vocabulary",
-                                x->tj_path, r, m, l < 0 ? "the left part" : rr < 0 ? "the right part" : "the merged token");
+                                x->tj_path, r, m,
+                                l < 0    ? "the left part"
+                                : rr < 0 ? "the right part"
+                                         : "the merged token");
         }
         if (first_rank && first_rank[t] == INT32_MAX) first_rank[t] = r;
     }
@@ -385,12 +394,12 @@ static bool is_byte_piece(const char *s, size_t n)
     return n == 6 && !memcmp(s, "<0x", 3) && s[5] == '>' && s[3] && s[4] && strchr(H, s[3]) && strchr(H, s[4]);
 }
 
-static bool is_metaspace_replace(const cJSON *n)   /* {"type": "Replace", "pattern": {"String": " "}, "content": "▁"} */
+static bool is_metaspace_replace(const cJSON *n) /* {"type": "Replace", "pattern": {"String": " "}, "content": "▁"} */
 {
     const cJSON *t = edgellm_hf_get(n, "type"), *p = edgellm_hf_get(edgellm_hf_get(n, "pattern"), "String");
     const cJSON *c = edgellm_hf_get(n, "content");
-    return cJSON_IsString(t) && !strcmp(t->valuestring, "Replace") && cJSON_IsString(p) && !strcmp(p->valuestring, " ") &&
-           cJSON_IsString(c) && !strcmp(c->valuestring, "\xe2\x96\x81");
+    return cJSON_IsString(t) && !strcmp(t->valuestring, "Replace") && cJSON_IsString(p) &&
+           !strcmp(p->valuestring, " ") && cJSON_IsString(c) && !strcmp(c->valuestring, "\xe2\x96\x81");
 }
 
 static bool is_prepend(const cJSON *n)   /* {"type": "Prepend", "prepend": "▁"} */
@@ -408,7 +417,8 @@ static edgellm_status spm_style(vctx *x, const cJSON *norm, const cJSON *pre, bo
     bool replace = false, prepend = false;
     if (norm && !cJSON_IsNull(norm)) {
         const cJSON *t = edgellm_hf_get(norm, "type");
-        const cJSON *list = cJSON_IsString(t) && !strcmp(t->valuestring, "Sequence") ? edgellm_hf_get(norm, "normalizers") : NULL;
+        const cJSON *list =
+            cJSON_IsString(t) && !strcmp(t->valuestring, "Sequence") ? edgellm_hf_get(norm, "normalizers") : NULL;
         for (const cJSON *e = list ? list->child : norm; e; e = list ? e->next : NULL) {
             if (is_metaspace_replace(e)) replace = true;
             else if (is_prepend(e)) prepend = true;
@@ -419,8 +429,9 @@ static edgellm_status spm_style(vctx *x, const cJSON *norm, const cJSON *pre, bo
     if (cJSON_IsString(pt) && !strcmp(pt->valuestring, "Metaspace")) {
         const cJSON *rep = edgellm_hf_get(pre, "replacement"), *ps = edgellm_hf_get(pre, "prepend_scheme");
         if (!cJSON_IsString(rep) || strcmp(rep->valuestring, "\xe2\x96\x81"))
-            return edgellm_fail(x->err, EDGELLM_ERR_UNSUPPORTED, "%s: a Metaspace pre-tokenizer whose replacement is not "
-                                "U+2581", x->tj_path);
+            return edgellm_fail(x->err, EDGELLM_ERR_UNSUPPORTED,
+                                "%s: a Metaspace pre-tokenizer whose replacement is not U+2581",
+                                x->tj_path);
         replace = true;
         prepend = cJSON_IsString(ps) ? strcmp(ps->valuestring, "never") != 0
                                      : !cJSON_IsFalse(edgellm_hf_get(pre, "add_prefix_space"));
@@ -443,7 +454,8 @@ static edgellm_status load_tokenizer_json(vctx *x)
     if (cJSON_IsString(mt) && strcmp(mt->valuestring, "BPE"))
         return edgellm_fail(x->err, EDGELLM_ERR_UNSUPPORTED, "%s: a %.32s tokenizer; edgellm converts BPE tokenizers",
                             x->tj_path, mt->valuestring);
-    if (!cJSON_IsObject(vocab)) return edgellm_fail(x->err, EDGELLM_ERR_FORMAT, "%s: no model.vocab object", x->tj_path);
+    if (!cJSON_IsObject(vocab))
+        return edgellm_fail(x->err, EDGELLM_ERR_FORMAT, "%s: no model.vocab object", x->tj_path);
     if (edgellm_hf_json_dup_key(vocab))
         return edgellm_fail(x->err, EDGELLM_ERR_FORMAT, "%s: token \"%.100s\" appears twice in model.vocab", x->tj_path,
                             edgellm_hf_json_dup_key(vocab));
@@ -480,7 +492,11 @@ static edgellm_status load_tokenizer_json(vctx *x)
     const cJSON *unk = edgellm_hf_get(model, "unk_token");
     for (const cJSON *e = vocab->child; e && rc == EDGELLM_OK; e = e->next) {
         edgellm_hf_json_int(e, 0, MAX_VOCAB - 1, &id);
-        if (seen[id]) { rc = edgellm_fail(x->err, EDGELLM_ERR_FORMAT, "%s: id %lld is given to two tokens", x->tj_path, (long long)id); break; }
+        if (seen[id]) {
+            rc = edgellm_fail(x->err, EDGELLM_ERR_FORMAT, "%s: id %lld is given to two tokens", x->tj_path,
+                              (long long)id);
+            break;
+        }
         seen[id] = true;
         rc = set_text(x, (int)id, e->string, strlen(e->string), x->tj_path);
         v->type[id] = T_NORMAL;
@@ -507,7 +523,8 @@ static edgellm_status load_tokenizer_json(vctx *x)
         for (int i = 0; i < v->n_merges; i++) edgellm_free(v->merges[i]);
         v->n_merges = 0;
     }
-    if (rc == EDGELLM_OK && cJSON_IsString(unk) && v->unk < 0) v->unk = map_find(&x->map, unk->valuestring, strlen(unk->valuestring));
+    if (rc == EDGELLM_OK && cJSON_IsString(unk) && v->unk < 0)
+        v->unk = map_find(&x->map, unk->valuestring, strlen(unk->valuestring));
 done:
     edgellm_free(is_added);
     edgellm_free(seen);
@@ -531,7 +548,10 @@ static edgellm_status load_slow_gpt2(vctx *x)
         (rc = edgellm_hf_read_file(mp, EDGELLM_HF_MAX_JSON_BYTES, &mtext, &mlen, x->err)))
         goto done;
     /* the same structures as a tokenizer.json: model {vocab, merges}, GPT-2's ByteLevel */
-    if (!(x->tj = cJSON_CreateObject()) || !(merges = cJSON_CreateArray())) { rc = edgellm_fail_nomem(x->err, mp); goto done; }
+    if (!(x->tj = cJSON_CreateObject()) || !(merges = cJSON_CreateArray())) {
+        rc = edgellm_fail_nomem(x->err, mp);
+        goto done;
+    }
     for (char *line = mtext, *next; line && *line; line = next) {
         next = strchr(line, '\n');
         if (next) *next++ = 0;
@@ -542,7 +562,8 @@ static edgellm_status load_slow_gpt2(vctx *x)
         if (!s || !cJSON_AddItemToArray(merges, s)) { cJSON_Delete(s); rc = edgellm_fail_nomem(x->err, mp); goto done; }
     }
     cJSON *model = cJSON_AddObjectToObject(x->tj, "model"), *pre = cJSON_AddObjectToObject(x->tj, "pre_tokenizer");
-    if (!model || !pre || !cJSON_AddStringToObject(model, "type", "BPE") || !cJSON_AddStringToObject(pre, "type", "ByteLevel")) {
+    if (!model || !pre || !cJSON_AddStringToObject(model, "type", "BPE") ||
+        !cJSON_AddStringToObject(pre, "type", "ByteLevel")) {
         rc = edgellm_fail_nomem(x->err, mp);
         goto done;
     }
@@ -617,8 +638,9 @@ static void read_post_processor(vctx *x, int *tmpl_bos, int *tmpl_eos)
 static edgellm_status check_id(vctx *x, int *id, const char *what)
 {
     if (*id >= x->v->n)
-        return edgellm_fail(x->err, EDGELLM_ERR_FORMAT, "%s: the %s token id %d is not below the vocabulary's %d tokens",
-                            x->dir, what, *id, x->v->n);
+        return edgellm_fail(x->err, EDGELLM_ERR_FORMAT,
+                            "%s: the %s token id %d is not below the vocabulary's %d tokens", x->dir, what, *id,
+                            x->v->n);
     return EDGELLM_OK;
 }
 
@@ -656,9 +678,9 @@ static edgellm_status read_specials(vctx *x)
         else if (v->eom < 0) v->eom = id;
     }
     edgellm_status rc;
-    if ((rc = check_id(x, &v->bos, "BOS")) || (rc = check_id(x, &v->eos, "EOS")) || (rc = check_id(x, &v->unk, "unknown")) ||
-        (rc = check_id(x, &v->pad, "padding")) || (rc = check_id(x, &v->eot, "end-of-turn")) ||
-        (rc = check_id(x, &v->eom, "end-of-message")))
+    if ((rc = check_id(x, &v->bos, "BOS")) || (rc = check_id(x, &v->eos, "EOS")) ||
+        (rc = check_id(x, &v->unk, "unknown")) || (rc = check_id(x, &v->pad, "padding")) ||
+        (rc = check_id(x, &v->eot, "end-of-turn")) || (rc = check_id(x, &v->eom, "end-of-message")))
         return rc;
     return EDGELLM_OK;
 }
@@ -668,7 +690,9 @@ static edgellm_status read_templates(vctx *x)
 {
     edgellm_hf_vocab *v = x->v;
     const cJSON *ct = edgellm_hf_get(x->tc, "chat_template");
-    if (cJSON_IsString(ct)) return (v->chat_template = edgellm_strdup(ct->valuestring)) ? EDGELLM_OK : edgellm_fail_nomem(x->err, x->tc_path);
+    if (cJSON_IsString(ct))
+        return (v->chat_template = edgellm_strdup(ct->valuestring)) ? EDGELLM_OK
+                                                                    : edgellm_fail_nomem(x->err, x->tc_path);
     if (cJSON_IsArray(ct)) {
         const int n = cJSON_GetArraySize(ct);
         v->tmpl_name = edgellm_calloc((size_t)n + 1, sizeof *v->tmpl_name);
@@ -681,11 +705,16 @@ static edgellm_status read_templates(vctx *x)
                                     "\"template\" strings", x->tc_path);
             if (!strcmp(nm->valuestring, "default")) {
                 edgellm_free(v->chat_template);
-                if (!(v->chat_template = edgellm_strdup(tx->valuestring))) return edgellm_fail_nomem(x->err, x->tc_path);
+                if (!(v->chat_template = edgellm_strdup(tx->valuestring)))
+                    return edgellm_fail_nomem(x->err, x->tc_path);
                 continue;
             }
             char *name = edgellm_strdup(nm->valuestring), *text = edgellm_strdup(tx->valuestring);
-            if (!name || !text) { edgellm_free(name); edgellm_free(text); return edgellm_fail_nomem(x->err, x->tc_path); }
+            if (!name || !text) {
+                edgellm_free(name);
+                edgellm_free(text);
+                return edgellm_fail_nomem(x->err, x->tc_path);
+            }
             for (char *c = name; *c; c++)   /* gguf-py keeps [A-Za-z0-9] and writes '_' for the rest */
                 if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9'))) *c = '_';
             v->tmpl_name[v->n_tmpl] = name;
@@ -698,7 +727,8 @@ static edgellm_status read_templates(vctx *x)
     if (edgellm_hf_has_file(x->dir, "chat_template.jinja")) {
         char p[4096];
         size_t len;
-        if (!edgellm_hf_path(p, sizeof p, x->dir, "chat_template.jinja")) return edgellm_fail(x->err, EDGELLM_ERR_IO, "%s: path too long", x->dir);
+        if (!edgellm_hf_path(p, sizeof p, x->dir, "chat_template.jinja"))
+            return edgellm_fail(x->err, EDGELLM_ERR_IO, "%s: path too long", x->dir);
         return edgellm_hf_read_file(p, (size_t)16 << 20, &v->chat_template, &len, x->err);
     }
     return EDGELLM_OK;
@@ -707,10 +737,12 @@ static edgellm_status read_templates(vctx *x)
 static edgellm_status load_optional_json(vctx *x, const char *name, char *path, size_t size, cJSON **out)
 {
     *out = NULL;
-    if (!edgellm_hf_path(path, size, x->dir, name)) return edgellm_fail(x->err, EDGELLM_ERR_IO, "%s: path too long", x->dir);
+    if (!edgellm_hf_path(path, size, x->dir, name))
+        return edgellm_fail(x->err, EDGELLM_ERR_IO, "%s: path too long", x->dir);
     if (!edgellm_hf_has_file(x->dir, name)) return EDGELLM_OK;
     edgellm_status rc = edgellm_hf_json_load(path, out, x->err);
-    if (rc == EDGELLM_OK && !cJSON_IsObject(*out)) rc = edgellm_fail(x->err, EDGELLM_ERR_FORMAT, "%s: not a JSON object", path);
+    if (rc == EDGELLM_OK && !cJSON_IsObject(*out))
+        rc = edgellm_fail(x->err, EDGELLM_ERR_FORMAT, "%s: not a JSON object", path);
     return rc;
 }
 
@@ -729,15 +761,16 @@ edgellm_status edgellm_hf_vocab_load(const char *dir, int n_vocab, const edgellm
         (rc = load_optional_json(&x, "tokenizer.json", x.tj_path, sizeof x.tj_path, &x.tj)))
         goto done;
     if (edgellm_hf_has_file(dir, "tokenizer.model")) {
-        if (!edgellm_hf_path(mp, sizeof mp, dir, "tokenizer.model")) rc = edgellm_fail(err, EDGELLM_ERR_IO, "%s: path too long", dir);
+        if (!edgellm_hf_path(mp, sizeof mp, dir, "tokenizer.model"))
+            rc = edgellm_fail(err, EDGELLM_ERR_IO, "%s: path too long", dir);
         else rc = load_spm(&x, mp);
     } else if (x.tj) {
         rc = load_tokenizer_json(&x);
     } else if (edgellm_hf_has_file(dir, "vocab.json") && edgellm_hf_has_file(dir, "merges.txt")) {
         rc = load_slow_gpt2(&x);
     } else {
-        rc = edgellm_fail(err, EDGELLM_ERR_NOT_FOUND, "%s: no tokenizer.model, tokenizer.json or vocab.json + merges.txt",
-                          dir);
+        rc = edgellm_fail(err, EDGELLM_ERR_NOT_FOUND,
+                          "%s: no tokenizer.model, tokenizer.json or vocab.json + merges.txt", dir);
     }
     if (rc == EDGELLM_OK) rc = read_specials(&x);
     if (rc == EDGELLM_OK) rc = read_templates(&x);
@@ -760,7 +793,8 @@ bool edgellm_hf_vocab_to_gguf(const edgellm_hf_vocab *v, edgellm_gguf_writer *w)
               edgellm_gguf_writer_set_str(w, "tokenizer.ggml.pre", v->pre ? v->pre : "default") &&
               edgellm_gguf_writer_set_arr_str(w, "tokenizer.ggml.tokens", (const char *const *)v->text, v->len,
                                               (uint64_t)v->n);
-    if (ok && v->spm) ok = edgellm_gguf_writer_set_arr(w, "tokenizer.ggml.scores", EDGELLM_GGUF_FLOAT32, v->score, (uint64_t)v->n);
+    if (ok && v->spm)
+        ok = edgellm_gguf_writer_set_arr(w, "tokenizer.ggml.scores", EDGELLM_GGUF_FLOAT32, v->score, (uint64_t)v->n);
     ok = ok && edgellm_gguf_writer_set_arr(w, "tokenizer.ggml.token_type", EDGELLM_GGUF_INT32, v->type, (uint64_t)v->n);
     if (ok && !v->spm)
         ok = edgellm_gguf_writer_set_arr_str(w, "tokenizer.ggml.merges", (const char *const *)v->merges, NULL,
