@@ -47,7 +47,7 @@ nice cmake --build "$build" -j2 >"$work/build.log" 2>&1 ||
 
 # Dictionaries: every flag the CLI compares its arguments with; the JSON keys it reads.
 grep -ohE '"-{1,2}[a-zA-Z][a-zA-Z0-9-]*"' "$root"/cli/*.[ch] | sort -u > "$work/cli_args.dict"
-grep -ohE '"(plan|run|info|tokenize|logits|convert|quantize|synth|bench|eval)"' "$root"/cli/main.c | sort -u >> "$work/cli_args.dict"
+grep -ohE '"(plan|run|info|tokenize|logits|convert|export|quantize|synth|bench|eval)"' "$root"/cli/main.c | sort -u >> "$work/cli_args.dict"
 grep -ohE '"[a-z][a-z0-9_-]*"' "$root"/cli/plan_json.c | sort -u > "$work/json.dict"
 # Jinja: the tag and expression syntax, and the names of filters, tests and methods.
 { printf '"%s"\n' '{{' '}}' '{%' '%}' '{#' '#}' '{{-' '-}}' '{%-' '-%}' '{%+' '|' '~' '**' '//' '==' '!=' '<=' '>=' "'" '"' '[' ']' '(' ')' ':' ','

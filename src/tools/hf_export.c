@@ -495,7 +495,6 @@ static edgellm_status run(ejob *j)
 {
     edgellm_status rc;
     edgellm_str arch;
-    if ((rc = edgellm_gguf_open(j->in, &j->g, j->err))) return rc;
     if (!edgellm_gguf_get_str(j->g, "general.architecture", &arch)) arch = (edgellm_str){"", 0};
     snprintf(j->arch, sizeof j->arch, "%.*s", (int)EDGELLM_MIN(arch.len, 15), arch.ptr);
     snprintf(j->rep->arch, sizeof j->rep->arch, "%s", j->arch);
@@ -549,10 +548,15 @@ edgellm_status edgellm_export_hf(const char *gguf_path, const char *out_dir, con
         (int)sizeof j.out.path - 64)
         return edgellm_fail(err, EDGELLM_ERR_MISUSE, "%s: path too long", out_dir);
     const double t0 = edgellm_time_ms();
-    if (mkdir(j.out.path, 0777) != 0)
-        return edgellm_fail(err, EDGELLM_ERR_IO, "%s: cannot create it: %s", j.out.path, strerror(errno));
+    edgellm_status rc = edgellm_gguf_open(gguf_path, &j.g, err);   /* the input first: nothing made for a bad one */
+    if (rc != EDGELLM_OK) return rc;
+    if (mkdir(j.out.path, 0777) != 0) {
+        rc = edgellm_fail(err, EDGELLM_ERR_IO, "%s: cannot create it: %s", j.out.path, strerror(errno));
+        edgellm_gguf_close(j.g);
+        return rc;
+    }
     const int dir_slot = edgellm_tmp_register(j.out.path, true);
-    edgellm_status rc = run(&j);
+    rc = run(&j);
     if (rc == EDGELLM_OK && rename(j.out.path, out_dir) != 0)
         rc = edgellm_fail(err, EDGELLM_ERR_IO, "%s: cannot rename %s into place: %s", out_dir, j.out.path,
                           strerror(errno));
