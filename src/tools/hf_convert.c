@@ -463,6 +463,14 @@ edgellm_status edgellm_convert_hf(const char *dir, const char *out_path, const e
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
         return edgellm_fail(err, EDGELLM_ERR_IO, "%s: not a folder (convert --hf reads a model folder)", dir);
+    static const char *const INPUTS[] = {"config.json", "generation_config.json", "tokenizer.json", "tokenizer.model",
+                                         "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json",
+                                         "vocab.json", "merges.txt", "chat_template.jinja", "model.safetensors.index.json"};
+    for (size_t i = 0; i < sizeof INPUTS / sizeof *INPUTS; i++) {
+        char in[4096];
+        if (edgellm_hf_path(in, sizeof in, dir, INPUTS[i]) && edgellm_same_file(in, out_path))
+            return edgellm_fail(err, EDGELLM_ERR_MISUSE, "%s: output is an input file", out_path);
+    }
     const int oe = edgellm_out_check(out_path);
     if (oe) return edgellm_fail(err, EDGELLM_ERR_IO, "%s: cannot write it: %s", out_path, strerror(oe));
     const double t0 = edgellm_time_ms();
