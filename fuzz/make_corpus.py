@@ -6,7 +6,7 @@ small: a few hundred KB in all). fuzz/run.sh --merge adds what fuzzing found, mi
 
 usage: fuzz/make_corpus.py BUILD_DIR_WITH_make_seeds [SHARED_DIR]
 """
-import os, shutil, struct, subprocess, sys, tempfile
+import json, os, shutil, struct, subprocess, sys, tempfile
 
 here = os.path.dirname(os.path.abspath(__file__))
 build = sys.argv[1]
@@ -118,4 +118,24 @@ if os.path.exists(snip):
         name, _, body = rec.partition(b"\n")
         tmpl = body.split(b"\n--- ")[0]
         put("template", "snippet-" + name.decode(), bytes([3 | (16 if i % 4 == 0 else 0)]) + tmpl)
+# safetensors: small files of the shapes checkpoints have (huggingface/safetensors format:
+# u64 header length, JSON header padded with spaces, the data)
+def safetensors(tensors, meta=True, pad=True):
+    header, data = ({"__metadata__": {"format": "pt"}} if meta else {}), b""
+    for name, dtype, shape, raw in tensors:
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [len(data), len(data) + len(raw)]}
+        data += raw
+    h = json.dumps(header, separators=(",", ":")).encode()
+    if pad:
+        h += b" " * ((8 - (8 + len(h)) % 8) % 8)
+    return struct.pack("<Q", len(h)) + h + data
+f32 = lambda *v: struct.pack("<%df" % len(v), *v)
+put("safetensors", "one-f32", safetensors([("model.norm.weight", "F32", [4], f32(1, 2, 3, 4))]))
+put("safetensors", "layer-mixed", safetensors([
+    ("model.layers.0.self_attn.q_proj.weight", "BF16", [2, 4], bytes(range(16))),
+    ("model.layers.0.self_attn.q_proj.bias", "F16", [2], b"\x00\x3c\x00\xc0"),
+    ("model.layers.0.input_layernorm.weight", "F32", [4], f32(1, 1, 1, 1)),
+    ("model.embed_tokens.weight", "F16", [3, 2], bytes(12))]))
+put("safetensors", "scalar-empty-unpadded", safetensors([("s", "F32", [], f32(0.5)), ("e", "BF16", [0, 3], b"")],
+                                                      meta=False, pad=False))
 print("corpora written to", corpus)

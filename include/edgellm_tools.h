@@ -516,6 +516,107 @@ EDGELLM_API edgellm_status edgellm_quantize_scheme(const char *type, int group, 
 EDGELLM_API int edgellm_quantize_type_from_name(const char *name);
 
 /* ------------------------------------------------------------------------------------
+ * Hugging Face checkpoints <-> GGUF (`edgellm convert --hf`, `edgellm export --hf`):
+ * LlamaForCausalLM (Llama 2/3.x, TinyLlama, SmolLM, also MistralForCausalLM) and
+ * Qwen2ForCausalLM folders of config.json, model.safetensors (or shards with
+ * model.safetensors.index.json; F32, F16, BF16) and the tokenizer files (tokenizer.model,
+ * tokenizer.json, or vocab.json + merges.txt; tokenizer_config.json,
+ * special_tokens_map.json, generation_config.json, chat_template.jinja). The keys,
+ * tensor names and the Q/K row permutation are llama.cpp's (docs/import.md has the
+ * table); the pre-tokenizer of a byte-level BPE tokenizer.json is identified from its own
+ * pre_tokenizer section. Implementation: src/tools/hf_*.c. Needs cJSON at build time
+ * (libcjson-dev); without it both return EDGELLM_ERR_UNSUPPORTED.
+ * ---------------------------------------------------------------------------------- */
+typedef struct {
+    const char *outtype;       /* "auto" (NULL too): the checkpoint's float type; "f32",
+                                  "f16", "bf16"; or any edgellm_quantize_params.type
+                                  ("q8_0", "q4_k_m", "i4"...), quantized while converting  */
+    int    group, asym;        /* i4/i8, as edgellm_quantize_params                        */
+    int    n_threads;          /* <= 0: physical cores                                     */
+    int    vocab_only;         /* 1: the tokenizer only (no weights; config.json optional) */
+    edgellm_progress_fn progress;   /* may be NULL */
+    void  *progress_user;
+} edgellm_hf_convert_params;
+
+EDGELLM_API edgellm_hf_convert_params edgellm_hf_convert_default_params(void);
+
+typedef struct {
+    char     arch[16];         /* GGUF architecture written: "llama", "qwen2"              */
+    char     hf_arch[64];      /* config.json's class ("LlamaForCausalLM")                 */
+    char     tokenizer[8];     /* tokenizer.ggml.model: "llama" (SentencePiece) or "gpt2"  */
+    char     pre[24];          /* tokenizer.ggml.pre                                       */
+    char     tokenizer_source[32];   /* "tokenizer.model", "tokenizer.json", ...          */
+    char     outtype[32];      /* the scheme written ("F16", "Q4_K_M"); "" vocab only      */
+    char     rope_scaling[16]; /* "", "linear", "yarn", "llama3"                           */
+    int      n_vocab, n_merges;
+    int      n_padded;         /* "[PADi]" tokens filling ids the tokenizer does not use  */
+    int      has_chat_template;
+    int      n_tensors;        /* written                                                  */
+    int      n_files;          /* safetensors files read                                   */
+    int      tied;             /* 1: no output.weight (the head is token_embd)             */
+    int      permuted;         /* 1: Q/K rows permuted (llama)                             */
+    int      n_fallbacks;      /* tensors whose type fell back for their row length        */
+    uint64_t n_params;
+    uint64_t src_bytes, dst_bytes;   /* tensor data read and written                       */
+    double   elapsed_ms;
+} edgellm_hf_convert_report;
+
+/* Convert the checkpoint folder dir into out_path (written whole or not at all). Nothing
+ * is written before config.json, every safetensors file (mapped; lengths, dtypes,
+ * shapes, offsets inside the file and without overlap or hole, names unique and UTF-8)
+ * and the tokenizer are validated and every tensor the architecture needs is found with
+ * the shape config.json implies. report may be NULL. Statuses: EDGELLM_ERR_MISUSE (bad
+ * params, an unknown outtype, output = an input file), EDGELLM_ERR_NOT_FOUND (no
+ * config.json / weights / tokenizer), EDGELLM_ERR_FORMAT (a malformed or inconsistent file:
+ * the message names the file, and the key or tensor), EDGELLM_ERR_UNSUPPORTED (another
+ * architecture, a dtype other than F32/F16/BF16, a pre-tokenizer edgellm does not implement
+ * — the pattern quoted), EDGELLM_ERR_NUMERIC (NaN/inf in a tensor), EDGELLM_ERR_IO,
+ * EDGELLM_ERR_CANCELLED, EDGELLM_ERR_NOMEM. Uses n_threads threads; call from one thread
+ * per output. */
+EDGELLM_API edgellm_status edgellm_convert_hf(const char *dir, const char *out_path,
+                                              const edgellm_hf_convert_params *p,
+                                              edgellm_hf_convert_report *report, edgellm_error *err);
+
+typedef struct {
+    const char *outtype;       /* "auto" (NULL too): F32/F16/BF16 tensors keep their type,
+                                  quantized ones become F32; or "f32", "f16", "bf16"      */
+    uint64_t max_shard_bytes;  /* 0: one model.safetensors; else shards of at most this
+                                  many tensor bytes (one tensor larger than it gets a shard
+                                  of its own) and model.safetensors.index.json            */
+    edgellm_progress_fn progress;   /* may be NULL */
+    void  *progress_user;
+    int    vocab_only;         /* 1: the tokenizer files only (any architecture; a GGUF
+                                  without tensors, such as llama.cpp's vocabulary files)  */
+} edgellm_hf_export_params;
+
+EDGELLM_API edgellm_hf_export_params edgellm_hf_export_default_params(void);
+
+typedef struct {
+    char     arch[16];
+    int      n_tensors;
+    int      n_files;          /* safetensors files written                                */
+    int      n_dequantized;    /* quantized tensors written as floats                      */
+    char     tokenizer_file[32];   /* "tokenizer.model" or "tokenizer.json"               */
+    uint64_t bytes;            /* tensor data written                                      */
+    double   elapsed_ms;
+} edgellm_hf_export_report;
+
+/* The reverse: a llama or qwen2 GGUF file into the folder out_dir (config.json,
+ * generation_config.json, model.safetensors or shards, tokenizer.model (SentencePiece
+ * vocabularies) or tokenizer.json (byte-level BPE), tokenizer_config.json with the chat
+ * templates), so that edgellm_convert_hf gives the same tensors and tokenizer back. Q/K
+ * rows of a llama are permuted back to Hugging Face's layout. out_dir must not exist or be
+ * empty; the files are written into "OUT_DIR.tmp.PID" (removed on failure, and by
+ * edgellm_remove_temp_files) which is renamed to out_dir at the end. report may be NULL.
+ * Statuses: EDGELLM_ERR_MISUSE (bad params, out_dir not empty), EDGELLM_ERR_UNSUPPORTED
+ * (another architecture, a type without dequantizer, llama3 rope factors edgellm cannot
+ * express as config.json values, a tokenizer without a pre-tokenizer edgellm knows),
+ * EDGELLM_ERR_FORMAT, EDGELLM_ERR_IO, EDGELLM_ERR_CANCELLED, EDGELLM_ERR_NOMEM. */
+EDGELLM_API edgellm_status edgellm_export_hf(const char *gguf_path, const char *out_dir,
+                                             const edgellm_hf_export_params *p,
+                                             edgellm_hf_export_report *report, edgellm_error *err);
+
+/* ------------------------------------------------------------------------------------
  * Built-in architecture shapes (`edgellm synth --shape`, usable by plan): the exact
  * config.json values of real models, sources cited in src/tools/shapes.c.
  * ---------------------------------------------------------------------------------- */

@@ -47,7 +47,8 @@ ctest_counts() {
 }
 
 # ---- deps ---------------------------------------------------------------------------
-pkgs="build-essential cmake libcjson-dev clang libclang-rt-14-dev valgrind gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user python3-numpy"
+# python3-numpy: the RoPE reference; python3-numpy, python3-sentencepiece: test_hf's independent references (/usr/bin/python3)
+pkgs="build-essential cmake libcjson-dev clang libclang-rt-14-dev valgrind gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user python3-numpy python3-sentencepiece"
 missing=""
 for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then

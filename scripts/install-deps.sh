@@ -1,6 +1,6 @@
 #!/bin/sh
 # Install what building edgellm needs on Debian/Ubuntu: a C compiler, CMake, and cJSON
-# (read by the CLI only: plan device files, eval task sets). Installs only what is missing;
+# (plan device files, eval task sets, Hugging Face checkpoints). Installs only what is missing;
 # uses sudo when not root. Extra package names on the command line are installed too.
 set -e
 PKGS="build-essential cmake libcjson-dev $*"
