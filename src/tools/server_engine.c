@@ -153,7 +153,10 @@ static int on_piece(void *user, int slot, int32_t token, const char *piece, size
             t->out_safe = t->out_len;
         }
     }
-    if (token >= 0 && t->t_first == 0) t->t_first = edgellm_time_ms();
+    if (token >= 0) {
+        t->n_generated++;
+        if (t->t_first == 0) t->t_first = edgellm_time_ms();
+    }
     pthread_cond_broadcast(&t->cv);
     pthread_mutex_unlock(&t->mu);
     if (token >= 0) {
@@ -196,6 +199,10 @@ static void start_task(edgellm_srv_engine *e, edgellm_srv_task *t)
     edgellm_gen *g = &e->gens[slot];
     edgellm_gen_begin(g, e->ctx, slot, t->text, &gp);   /* a failure leaves it GEN_DONE: collected */
     if (g->state == GEN_PREFILL) {
+        pthread_mutex_lock(&t->mu);
+        t->n_prompt = g->st.n_prompt;
+        t->n_cached = g->st.n_cached;
+        pthread_mutex_unlock(&t->mu);
         pthread_mutex_lock(&e->mu);
         e->st.prompt_tokens += (uint64_t)g->st.n_prompt;
         e->st.cached_tokens += (uint64_t)g->st.n_cached;
@@ -209,7 +216,13 @@ static void finish_slot(edgellm_srv_engine *e, int slot)
 {
     edgellm_gen *g = &e->gens[slot];
     edgellm_srv_task *t = e->running[slot];
+    pthread_mutex_lock(&e->mu);                /* the counters move before the client hears */
     pthread_mutex_lock(&t->mu);
+    e->n_running--;
+    e->st.requests_done++;
+    e->st.cancelled += atomic_load(&t->cancel) != 0;
+    e->st.timed_out += t->timed_out != 0;
+    pthread_mutex_unlock(&e->mu);
     t->n_prompt = g->st.n_prompt;
     t->n_cached = g->st.n_cached;
     t->n_generated = g->st.n_generated;
@@ -224,18 +237,11 @@ static void finish_slot(edgellm_srv_engine *e, int slot)
     t->finish = g->st.stop == EDGELLM_STOP_EOS || t->stopped_by_word ? "stop" : "length";
     t->out_safe = t->out_len;          /* what was held back for a stop string that did not come */
     t->state = EDGELLM_SRV_DONE;
-    const bool cancelled = atomic_load(&t->cancel) != 0, timed_out = t->timed_out != 0;
     pthread_cond_broadcast(&t->cv);
     pthread_mutex_unlock(&t->mu);
     g->state = GEN_IDLE;
     e->running[slot] = NULL;
     edgellm_srv_task_release(t);
-    pthread_mutex_lock(&e->mu);
-    e->n_running--;
-    e->st.requests_done++;
-    e->st.cancelled += cancelled;
-    e->st.timed_out += timed_out;
-    pthread_mutex_unlock(&e->mu);
 }
 
 /* Drop the queued requests that were cancelled or whose deadline passed (engine mutex held). */

@@ -526,6 +526,12 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *out, size_t max)
 static void sse_free(void *cls)
 {
     sse *st = cls;
+    if (!st->finished) {                      /* cut short: the client went away */
+        pthread_mutex_lock(&st->task->mu);
+        log_request(st->s, st->path, 499, st->task, st->t0);
+        pthread_mutex_unlock(&st->task->mu);
+        count_status(st->s, 499);
+    }
     atomic_store(&st->task->cancel, 1);       /* a stream cut short stops its generation */
     edgellm_srv_task_release(st->task);
     free(st->buf);
@@ -657,15 +663,20 @@ static enum MHD_Result do_generate(req *r, struct MHD_Connection *c, const char 
 
     /* not streamed: wait for the end, watching the client */
     bool gone = false;
+    double last_check = edgellm_time_ms();
     pthread_mutex_lock(&t->mu);
     while (t->state != EDGELLM_SRV_DONE) {
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
         ts.tv_nsec += 100 * 1000000L;
         if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
-        if (pthread_cond_timedwait(&t->cv, &t->mu, &ts) == ETIMEDOUT && !gone && client_gone(fd)) {
-            gone = true;
-            atomic_store(&t->cancel, 1);
+        pthread_cond_timedwait(&t->cv, &t->mu, &ts);   /* woken by each piece, or after 100 ms */
+        if (!gone && edgellm_time_ms() - last_check >= 100) {
+            last_check = edgellm_time_ms();
+            if (client_gone(fd)) {
+                gone = true;
+                atomic_store(&t->cancel, 1);
+            }
         }
     }
     pthread_mutex_unlock(&t->mu);
