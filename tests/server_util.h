@@ -121,8 +121,25 @@ static bool srv_send_all(int fd, const void *data, size_t len)
     return true;
 }
 
-/* Read until EOF or timeout_ms without data; *out malloc'd. Returns bytes, -1 on timeout. */
-static long srv_read_all(int fd, char **out, int timeout_ms)
+/* Whether raw[0..n) holds one whole HTTP response (headers, then Content-Length bytes or
+ * chunks to the last one; a response without either ends at EOF). */
+static bool srv_resp_complete(const char *raw, size_t n)
+{
+    const char *end = memmem(raw, n, "\r\n\r\n", 4);
+    if (!end) return false;
+    const size_t head = (size_t)(end + 4 - raw);
+    char *h = strndup(raw, head);
+    const char *cl = strcasestr(h, "\ncontent-length:");
+    const bool chunked = strcasestr(h, "\ntransfer-encoding: chunked") != NULL;
+    free(h);
+    if (cl) return n >= head + (size_t)atol(cl + 16);
+    if (chunked) return memmem(end + 2, n - head + 2, "\r\n0\r\n\r\n", 7) != NULL;
+    return false;
+}
+
+/* Read until EOF (or, when whole_response, until one whole response came) or timeout_ms
+ * without data; *out malloc'd. Returns bytes, -1 on timeout. */
+static long srv_read_resp(int fd, char **out, int timeout_ms, bool whole_response)
 {
     size_t cap = 4096, n = 0;
     char *buf = malloc(cap);
@@ -137,10 +154,17 @@ static long srv_read_all(int fd, char **out, int timeout_ms)
         if (r < 0 && errno == EINTR) continue;
         if (r <= 0) break;
         n += (size_t)r;
+        buf[n] = 0;
+        if (whole_response && srv_resp_complete(buf, n)) break;
     }
     buf[n] = 0;
     *out = buf;
     return rc < 0 ? -1 : (long)n;
+}
+
+static __attribute__((unused)) long srv_read_all(int fd, char **out, int timeout_ms)
+{
+    return srv_read_resp(fd, out, timeout_ms, false);
 }
 
 /* Split raw bytes into status, headers and de-chunked body. */
@@ -185,18 +209,24 @@ static void srv_parse_resp(const char *raw, size_t n, srv_resp *r)
 
 /* Send raw bytes on a new connection and read the whole answer (the request should ask
  * for Connection: close). false when the connection failed or timed out. */
-static bool srv_raw(int port, const char *req, size_t len, srv_resp *out, int timeout_ms)
+static bool srv_raw_ex(int port, const char *req, size_t len, srv_resp *out, int timeout_ms, bool half_close)
 {
     memset(out, 0, sizeof *out);
     int fd = srv_connect(port);
     if (fd < 0) return false;
     bool ok = srv_send_all(fd, req, len);
+    if (half_close) shutdown(fd, SHUT_WR);   /* nothing more will come: an incomplete request ends here */
     char *raw = NULL;
-    long n = srv_read_all(fd, &raw, timeout_ms);
+    long n = srv_read_resp(fd, &raw, timeout_ms, true);
     close(fd);
     if (n >= 0) srv_parse_resp(raw, (size_t)n, out);
     free(raw);
     return ok && n >= 0;
+}
+
+static bool srv_raw(int port, const char *req, size_t len, srv_resp *out, int timeout_ms)
+{
+    return srv_raw_ex(port, req, len, out, timeout_ms, false);
 }
 
 /* METHOD path with a JSON body (may be NULL) and extra header lines ("K: V\r\n"...). */
@@ -215,7 +245,7 @@ static bool srv_http(int port, const char *method, const char *path, const char 
     return ok;
 }
 
-static bool srv_post(int port, const char *path, const char *body, srv_resp *out)
+static __attribute__((unused)) bool srv_post(int port, const char *path, const char *body, srv_resp *out)
 {
     return srv_http(port, "POST", path, body, NULL, out);
 }
@@ -300,7 +330,7 @@ static int srv_stop(srv_proc *s, int timeout_ms)
 }
 
 /* The server's log so far (malloc'd). */
-static char *srv_log(const srv_proc *s)
+static __attribute__((unused)) char *srv_log(const srv_proc *s)
 {
     char *l = read_file(s->log, NULL);
     return l ? l : strdup("");
@@ -308,7 +338,7 @@ static char *srv_log(const srv_proc *s)
 
 /* ---------------------------------------------------------------- JSON ---- */
 
-static const char *srv_json_str(const cJSON *o, const char *path)
+static __attribute__((unused)) const char *srv_json_str(const cJSON *o, const char *path)
 {
     /* "a.b.0.c": object keys and array indices */
     char buf[256];
@@ -319,7 +349,7 @@ static const char *srv_json_str(const cJSON *o, const char *path)
     return cJSON_GetStringValue(v);
 }
 
-static double srv_json_num(const cJSON *o, const char *path)
+static __attribute__((unused)) double srv_json_num(const cJSON *o, const char *path)
 {
     char buf[256];
     snprintf(buf, sizeof buf, "%s", path);
@@ -338,7 +368,7 @@ typedef struct {
     int n_events, done, prompt_tokens, completion_tokens, cached_tokens, has_usage, error, messages_dropped;
 } srv_sse;
 
-static void srv_sse_parse(const char *body, srv_sse *out)
+static __attribute__((unused)) void srv_sse_parse(const char *body, srv_sse *out)
 {
     memset(out, 0, sizeof *out);
     out->text = calloc(1, strlen(body) + 1);
@@ -372,7 +402,7 @@ static void srv_sse_parse(const char *body, srv_sse *out)
 }
 
 /* A Prometheus sample "name value" (name with labels as written) from /metrics; -1 when absent. */
-static double srv_metric(int port, const char *name, const char *extra_headers)
+static __attribute__((unused)) double srv_metric(int port, const char *name, const char *extra_headers)
 {
     srv_resp r;
     double v = -1;
