@@ -1,6 +1,7 @@
 #!/bin/bash
 # scripts/ci-stages.sh — every CI stage of issue 6, for .ci/run on a clean machine:
-#   deps      apt-get install what the stages need (only what is missing; needs root then)
+#   deps      apt-get install what the stages need (only what is missing; needs root then),
+#             and `npm ci` in tests/server (the openai client of test_server_openai)
 #   asan      whole suite built with -DEDGELLM_SANITIZE=ON (ASan + UBSan) in build-ci-asan;
 #             any sanitizer report fails the stage even if its test passed ("zero
 #             reports"), in the tests themselves and in the CLI processes they start
@@ -47,9 +48,12 @@ ctest_counts() {
 }
 
 # ---- deps ---------------------------------------------------------------------------
-pkgs="build-essential cmake libcjson-dev clang libclang-rt-14-dev valgrind gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
+pkgs="build-essential cmake libcjson-dev libmicrohttpd-dev curl wrk clang libclang-rt-14-dev valgrind gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
 missing=""
 for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+# Node.js and npm for the openai client test (test_server_openai): Debian's when none is there
+command -v node >/dev/null || missing="$missing nodejs"
+command -v npm >/dev/null || missing="$missing npm"
 if [ -n "$missing" ]; then
     echo "ci: installing$missing"
     if [ "$(id -u)" -eq 0 ]; then
@@ -60,6 +64,16 @@ if [ -n "$missing" ]; then
         echo "ci: not root: cannot install$missing"
     fi
 fi
+
+# The openai npm client, pinned by tests/server/package-lock.json (node_modules is not in git).
+# Every stage's CTest then runs test_server_openai, which must not skip (EDGELLM_REQUIRE_OPENAI).
+if command -v npm >/dev/null; then
+    (cd tests/server && npm ci --no-audit --no-fund) >>"$logs/deps.log" 2>&1 ||
+        echo "ci: npm ci in tests/server failed (see $logs/deps.log); test_server_openai will fail"
+else
+    echo "ci: npm not found; test_server_openai will fail"
+fi
+export EDGELLM_REQUIRE_OPENAI=1
 
 t_stage=$SECONDS   # deps are not timed
 # ---- asan ---------------------------------------------------------------------------
