@@ -130,9 +130,10 @@ static bool srv_resp_complete(const char *raw, size_t n)
     const size_t head = (size_t)(end + 4 - raw);
     char *h = strndup(raw, head);
     const char *cl = strcasestr(h, "\ncontent-length:");
+    const long clen = cl ? atol(cl + 16) : -1;
     const bool chunked = strcasestr(h, "\ntransfer-encoding: chunked") != NULL;
     free(h);
-    if (cl) return n >= head + (size_t)atol(cl + 16);
+    if (clen >= 0) return n >= head + (size_t)clen;
     if (chunked) return memmem(end + 2, n - head + 2, "\r\n0\r\n\r\n", 7) != NULL;
     return false;
 }
