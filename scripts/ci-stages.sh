@@ -5,7 +5,7 @@
 #   asan      whole suite built with -DEDGELLM_SANITIZE=ON (ASan + UBSan) in build-ci-asan;
 #             any sanitizer report fails the stage even if its test passed ("zero
 #             reports"), in the tests themselves and in the CLI processes they start
-#   tsan      the threaded tests (thread pool, batches, generation jobs with abort) built with
+#   tsan      the threaded tests (thread pool, batches, generation jobs with abort, the server) built with
 #             -DEDGELLM_TSAN=ON (ThreadSanitizer) in build-ci-tsan; any race report fails it
 #   valgrind  memcheck on `edgellm run` with stories260K (skipped without ../shared)
 #   arm       aarch64 cross build + tests under qemu-user (scripts/test-arm.sh, if present)
@@ -105,11 +105,11 @@ fi
 if [[ "$skip" == *" tsan "* ]]; then skipped tsan "SKIP_STAGES"; else
     {
         cmake -S . -B build-ci-tsan -DEDGELLM_TSAN=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEDGELLM_SHARED_DIR="$shared" &&
-        cmake --build build-ci-tsan -j"$jobs" --target edgellm test_threadpool test_batch test_generate &&
+        cmake --build build-ci-tsan -j"$jobs" --target edgellm test_threadpool test_batch test_generate test_server &&
         (cd build-ci-tsan && export TSAN_OPTIONS="exitcode=66 halt_on_error=0 second_deadlock_stack=1" &&
          # test_batch's model sweeps take too long under TSan: its stories260K and sequence cases
          EDGELLM_TEST_FILTER="stories,seq_,bad_input,abort" ctest -V --timeout 1500 -R "^test_batch$" &&
-         ctest -V -j"$jobs" --timeout 1500 -R "^test_(threadpool|generate)$")
+         ctest -V -j"$jobs" --timeout 1500 -R "^test_(threadpool|generate|server)$")
     } >"$logs/tsan.log" 2>&1
     read -r p f < <(ctest_counts "$logs/tsan.log")
     races=$(grep -ac 'WARNING: ThreadSanitizer' "$logs/tsan.log")

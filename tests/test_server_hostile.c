@@ -251,7 +251,7 @@ static void test_hostile_slow_senders(void)
 
 /* ---- random requests ---- */
 
-static uint64_t rng_state = 0x9E3779B97F4A7C15ULL;
+static _Thread_local uint64_t rng_state = 0x9E3779B97F4A7C15ULL;   /* each worker its own sequence */
 static uint64_t rnd(void)
 {
     uint64_t x = rng_state;
@@ -321,6 +321,7 @@ typedef struct {
 static void *rand_worker(void *arg)
 {
     rand_job *j = arg;
+    rng_state = 0x9E3779B97F4A7C15ULL * (uint64_t)(j->id + 1);
     int fd = -1;
     char req[8192];
     char *buf = malloc(1 << 20);
