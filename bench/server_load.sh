@@ -1,8 +1,8 @@
 #!/bin/bash
 # bench/server_load.sh — load runs of `edgellm serve` and, when a llama-server binary is found,
-# of llama.cpp's server on the same model, slots and per-slot context, one after the other in
-# one run (bench/server_load.mjs is the client: streamed /v1/completions, 1, 4 and 8
-# concurrent clients for SECONDS each, then SEQ sequential requests). Not a test: it takes
+# of llama.cpp's server on the same model, slots and per-slot context, side by side in one run
+# (bench/server_load.mjs is the client: streamed /v1/completions, 1, 4 and 8 concurrent
+# clients for SECONDS each, then SEQ sequential requests). Not a test: it takes
 # minutes and its numbers depend on the machine.
 #
 # usage: bench/server_load.sh [MODEL.gguf]
@@ -30,48 +30,57 @@ LLAMA_SERVER="${LLAMA_SERVER:-$(command -v llama-server || true)}"
 [ -n "$LLAMA_SERVER" ] && [ ! -x "$LLAMA_SERVER" ] && LLAMA_SERVER=""
 results="$WORK/results.jsonl"
 : >"$results"
-pid=""
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; pid=""; }
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done; pids=(); }
 trap cleanup EXIT INT TERM
 
 free_port() { node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
-wait_health() {   # port: until /health says 200 (300 s at most)
+wait_health() {   # port pid: until /health says 200 (300 s at most)
     for _ in $(seq 1 1500); do
         [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$1/health")" = 200 ] && return 0
-        kill -0 "$pid" 2>/dev/null || return 1
+        kill -0 "$2" 2>/dev/null || return 1
         sleep 0.2
     done
     return 1
 }
 
-run_server() {   # label, then the command
+# Both servers run side by side (idle while the other is measured); each load level is run on
+# one, then at once on the other, so that a change in what else the machine runs hits both.
+labels=() ports=() spids=()
+start_server() {   # label, then the command (without --port)
     local label=$1; shift
     local port; port=$(free_port)
     "$@" --port "$port" >"$WORK/$label.log" 2>&1 &
-    pid=$!
-    if ! wait_health "$port"; then echo "$label did not start; see $WORK/$label.log"; tail -5 "$WORK/$label.log"; cleanup; return 1; fi
+    local pid=$!
+    pids+=("$pid")
+    if ! wait_health "$port" "$pid"; then echo "$label did not start; see $WORK/$label.log"; tail -5 "$WORK/$label.log"; return 1; fi
     node "$here/server_load.mjs" --port "$port" --clients 1 --seconds 5 --max-tokens 16 --label warmup >/dev/null
-    for c in $CLIENTS; do
-        node "$here/server_load.mjs" --port "$port" --clients "$c" --seconds "$SECONDS_EACH" --max-tokens "$MAX_TOKENS" \
-            --pid "$pid" --label "$label" | tee -a "$results"
-    done
-    if [ "$SEQ" -gt 0 ]; then
-        node "$here/server_load.mjs" --port "$port" --sequential "$SEQ" --max-tokens 16 --pid "$pid" --label "$label-seq" |
-            tee -a "$results"
-    fi
-    cleanup
+    labels+=("$label") ports+=("$port") spids+=("$pid")
 }
 
 echo "model $model, -np $NP, $CTX cells per slot, $THREADS threads, KV $KV, $SECONDS_EACH s per run"
-run_server edgellm "$EDGELLM" serve -m "$model" -np "$NP" -c "$CTX" -t "$THREADS" --kv-type "$KV" --host 127.0.0.1
+start_server edgellm "$EDGELLM" serve -m "$model" -np "$NP" -c "$CTX" -t "$THREADS" --kv-type "$KV" --host 127.0.0.1 || exit 1
 if [ -n "$LLAMA_SERVER" ]; then
     # llama-server divides -c over its slots unless its KV cache is unified: give it NP x CTX
     # so that each slot has CTX cells, as edgellm's -c means.
-    run_server llama-server "$LLAMA_SERVER" -m "$model" -np "$NP" -c $((NP * CTX)) -t "$THREADS" -tb "$THREADS" \
-        --cache-type-k "$KV" --cache-type-v "$KV" --host 127.0.0.1 --no-webui
+    start_server llama-server "$LLAMA_SERVER" -m "$model" -np "$NP" -c $((NP * CTX)) -t "$THREADS" -tb "$THREADS" \
+        --cache-type-k "$KV" --cache-type-v "$KV" --host 127.0.0.1 || exit 1
 else
     echo "llama-server not found (set LLAMA_SERVER or put it on PATH): edgellm alone"
 fi
+for c in $CLIENTS; do
+    for i in "${!labels[@]}"; do
+        node "$here/server_load.mjs" --port "${ports[$i]}" --clients "$c" --seconds "$SECONDS_EACH" \
+            --max-tokens "$MAX_TOKENS" --pid "${spids[$i]}" --label "${labels[$i]}" | tee -a "$results"
+    done
+done
+if [ "$SEQ" -gt 0 ]; then
+    for i in "${!labels[@]}"; do
+        node "$here/server_load.mjs" --port "${ports[$i]}" --sequential "$SEQ" --max-tokens 16 --pid "${spids[$i]}" \
+            --label "${labels[$i]}-seq" | tee -a "$results"
+    done
+fi
+cleanup
 
 node -e '
 const rows = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map(JSON.parse);
