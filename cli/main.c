@@ -22,6 +22,7 @@ static const command commands[] = {
     {"run", cmd_run, "generate text from a prompt (or a file of prompts, batched)"},
     {"chat", cmd_chat, "talk to a model in the terminal with its chat template, multi-turn"},
     {"template", cmd_template, "render a chat template over a conversation (check templates)"},
+    {"serve", cmd_serve, "an OpenAI-compatible HTTP server with continuous batching (chat UIs, editors, agents)"},
     {"info", cmd_info, "show a GGUF file's metadata, tensors, parameter count and bits per weight"},
     {"tokenize", cmd_tokenize, "turn text into token ids"},
     {"logits", cmd_logits, "write every position's logits for given token ids (float32 LE)"},

@@ -265,7 +265,10 @@ EDGELLM_API int  edgellm_ctx_n_past(const edgellm_ctx *c);
 EDGELLM_API edgellm_status edgellm_ctx_truncate(edgellm_ctx *c, int n_past, edgellm_error *err);
 EDGELLM_API void edgellm_ctx_reset(edgellm_ctx *c);
 
-/* ---- sampling ---- */
+/* ---- sampling: the repeat, frequency and presence penalties act on the distinct tokens of
+ * the last repeat_last_n accepted (prompt and generated), in that order, as llama.cpp's
+ * penalties sampler (ggml-org/llama.cpp:src/llama-sampler.cpp, llama_sampler_penalties_apply);
+ * then top-k, temperature, top-p, min-p, draw ---- */
 typedef struct {
     size_t   size;            /* sizeof(edgellm_sampler_params)                              */
     float    temperature;     /* <= 0: greedy (argmax after the penalties, lowest id on ties) */
@@ -275,6 +278,8 @@ typedef struct {
     float    repeat_penalty;  /* 1.0: off; positive logits /= r, negative *= r               */
     int      repeat_last_n;   /* window of previous tokens the penalty looks at              */
     uint64_t seed;            /* the same seed reproduces the same run                       */
+    float    frequency_penalty; /* 0.0: off; logit -= f * (occurrences in the repeat_last_n window) */
+    float    presence_penalty;  /* 0.0: off; logit -= p once for a token in the window           */
 } edgellm_sampler_params;
 
 EDGELLM_API edgellm_sampler_params edgellm_sampler_default_params(void);

@@ -1072,6 +1072,68 @@ EDGELLM_API edgellm_status edgellm_eval_sweep(const char *ref_path, const char *
                                               const edgellm_eval_sweep_params *p, edgellm_eval_sweep_report *out,
                                               edgellm_error *err);
 
+/* ------------------------------------------------------------------------------------
+ * OpenAI-compatible HTTP server (`edgellm serve`; src/tools/server*.c, docs/server.md):
+ * POST /v1/chat/completions and /v1/completions (streamed as Server-Sent Events or not),
+ * GET /v1/models, /health (no key; 503 while the model loads), /metrics (Prometheus text).
+ * Request fields and response shapes follow llama.cpp's server (ngxson/llama.cpp:
+ * tools/server/). Continuous batching: n_parallel slots, each a sequence of one context
+ * with its own n_ctx cells, decode together one forward pass per step; more requests wait
+ * in a bounded queue (429 with Retry-After when it is full). A prompt reuses the longest
+ * prefix a free slot holds; a chat longer than the slot's context loses its oldest turns
+ * after the system message (the response's "messages_dropped" says how many). A client
+ * that disconnects cancels its generation. HTTP through libmicrohttpd, JSON through cJSON:
+ * without them edgellm_server_run returns EDGELLM_ERR_UNSUPPORTED.
+ * ---------------------------------------------------------------------------------- */
+typedef struct {
+    size_t size;                 /* sizeof(edgellm_server_params)                             */
+    const char *model_path;      /* GGUF model (required)                                     */
+    const char *model_id;        /* the model's id in /v1/models and responses; NULL: the file
+                                    name without folder and .gguf                            */
+    const char *host;            /* address to bind (numeric or a name); NULL: "127.0.0.1"    */
+    int port;                    /* TCP port, 0 = a free one (the "listening on" line and
+                                    on_listen say which); default 8080                       */
+    int n_parallel;              /* slots decoding together, 1..64; default 4                 */
+    int n_ctx;                   /* KV cells of EACH slot; <= 0: the model's context_length,
+                                    at most 4096                                             */
+    int n_threads;               /* compute threads; <= 0: physical cores                     */
+    int kv_type;                 /* EDGELLM_TYPE_F32 (default), _F16 or _Q8_0                  */
+    const char *api_key;         /* NULL or "": none; else every endpoint but /health needs
+                                    "Authorization: Bearer KEY" (or "X-Api-Key: KEY"),
+                                    compared in constant time                                */
+    const char *chat_template;   /* Jinja text; NULL: the model's tokenizer.chat_template, or
+                                    the built-in "chatml" when it has none                   */
+    int queue_size;              /* requests waiting for a slot, beyond the slots; default 64  */
+    double timeout_s;            /* per request from its arrival (queue and generation);
+                                    <= 0: none; default 600                                  */
+    int prefill_batch;           /* prompt tokens per step over all slots; default 256         */
+    size_t max_body_bytes;       /* request bodies above this: 413; default 8 MiB              */
+    double drain_s;              /* after edgellm_server_stop: seconds running requests may go
+                                    on before they are cancelled; default 30                 */
+    /* Lines for an operator (listening, ready, one per request, stopping), with their
+     * level; NULL: none. Called from any thread, one line at a time. */
+    void (*log)(void *user, edgellm_log_level level, const char *line);
+    /* Called once the socket listens (before the model is loaded), with its port. */
+    void (*on_listen)(void *user, int port);
+    void *user;
+} edgellm_server_params;
+
+EDGELLM_API edgellm_server_params edgellm_server_default_params(void);
+
+/* Listen, load the model (/health answers 503 meanwhile), then serve until
+ * edgellm_server_stop; then drain: no new connections, queued requests get 503, running
+ * ones have drain_s to finish (then they are cancelled and answered with what they have),
+ * and everything is freed. Returns EDGELLM_OK after a stop; EDGELLM_ERR_IO when the
+ * address cannot be bound, the statuses of edgellm_model_load / edgellm_ctx_new,
+ * EDGELLM_ERR_MISUSE (bad params, or a server already running in this process),
+ * EDGELLM_ERR_UNSUPPORTED (built without libmicrohttpd or cJSON). One server per process
+ * at a time; blocks the calling thread. */
+EDGELLM_API edgellm_status edgellm_server_run(const edgellm_server_params *p, edgellm_error *err);
+/* Ask the running server (if any) to stop and drain, from any thread or a signal handler
+ * (async-signal-safe: it sets a flag and writes one byte to a pipe). A stop that arrives
+ * while the model loads takes effect once it has loaded. */
+EDGELLM_API void edgellm_server_stop(void);
+
 #ifdef __cplusplus
 }
 #endif

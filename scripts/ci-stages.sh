@@ -1,10 +1,11 @@
 #!/bin/bash
 # scripts/ci-stages.sh — every CI stage of issue 6, for .ci/run on a clean machine:
-#   deps      apt-get install what the stages need (only what is missing; needs root then)
+#   deps      apt-get install what the stages need (only what is missing; needs root then),
+#             and `npm ci` in tests/server (the openai client of test_server_openai)
 #   asan      whole suite built with -DEDGELLM_SANITIZE=ON (ASan + UBSan) in build-ci-asan;
 #             any sanitizer report fails the stage even if its test passed ("zero
 #             reports"), in the tests themselves and in the CLI processes they start
-#   tsan      the threaded tests (thread pool, batches, generation jobs with abort) built with
+#   tsan      the threaded tests (thread pool, batches, generation jobs with abort, the server) built with
 #             -DEDGELLM_TSAN=ON (ThreadSanitizer) in build-ci-tsan; any race report fails it
 #   valgrind  memcheck on `edgellm run` with stories260K (skipped without ../shared)
 #   arm       aarch64 cross build + tests under qemu-user (scripts/test-arm.sh, if present)
@@ -48,9 +49,12 @@ ctest_counts() {
 
 # ---- deps ---------------------------------------------------------------------------
 # python3-numpy: the RoPE reference; python3-numpy, python3-sentencepiece: test_hf's independent references (/usr/bin/python3)
-pkgs="build-essential cmake libcjson-dev clang libclang-rt-14-dev valgrind gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user python3-numpy python3-sentencepiece"
+pkgs="build-essential cmake libcjson-dev clang libclang-rt-14-dev valgrind gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user python3-numpy python3-sentencepiece libmicrohttpd-dev curl wrk"
 missing=""
 for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+# Node.js and npm for the openai client test (test_server_openai): Debian's when none is there
+command -v node >/dev/null || missing="$missing nodejs"
+command -v npm >/dev/null || missing="$missing npm"
 if [ -n "$missing" ]; then
     echo "ci: installing$missing"
     if [ "$(id -u)" -eq 0 ]; then
@@ -61,6 +65,16 @@ if [ -n "$missing" ]; then
         echo "ci: not root: cannot install$missing"
     fi
 fi
+
+# The openai npm client, pinned by tests/server/package-lock.json (node_modules is not in git).
+# Every stage's CTest then runs test_server_openai, which must not skip (EDGELLM_REQUIRE_OPENAI).
+if command -v npm >/dev/null; then
+    (cd tests/server && npm ci --no-audit --no-fund) >>"$logs/deps.log" 2>&1 ||
+        echo "ci: npm ci in tests/server failed (see $logs/deps.log); test_server_openai will fail"
+else
+    echo "ci: npm not found; test_server_openai will fail"
+fi
+export EDGELLM_REQUIRE_OPENAI=1
 
 t_stage=$SECONDS   # deps are not timed
 # ---- asan ---------------------------------------------------------------------------
@@ -92,11 +106,11 @@ fi
 if [[ "$skip" == *" tsan "* ]]; then skipped tsan "SKIP_STAGES"; else
     {
         cmake -S . -B build-ci-tsan -DEDGELLM_TSAN=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEDGELLM_SHARED_DIR="$shared" &&
-        cmake --build build-ci-tsan -j"$jobs" --target edgellm test_threadpool test_batch test_generate &&
+        cmake --build build-ci-tsan -j"$jobs" --target edgellm test_threadpool test_batch test_generate test_server &&
         (cd build-ci-tsan && export TSAN_OPTIONS="exitcode=66 halt_on_error=0 second_deadlock_stack=1" &&
          # test_batch's model sweeps take too long under TSan: its stories260K and sequence cases
          EDGELLM_TEST_FILTER="stories,seq_,bad_input,abort" ctest -V --timeout 1500 -R "^test_batch$" &&
-         ctest -V -j"$jobs" --timeout 1500 -R "^test_(threadpool|generate)$")
+         ctest -V -j"$jobs" --timeout 1500 -R "^test_(threadpool|generate|server)$")
     } >"$logs/tsan.log" 2>&1
     read -r p f < <(ctest_counts "$logs/tsan.log")
     races=$(grep -ac 'WARNING: ThreadSanitizer' "$logs/tsan.log")

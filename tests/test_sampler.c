@@ -220,6 +220,120 @@ static void test_sampler_penalty_sign_rule(void)
     edgellm_sampler_free(s);
 }
 
+/* Frequency and presence penalties (OpenAI's, as llama.cpp's penalties sampler applies
+ * them): logit -= count * frequency + presence, count = occurrences in the window, after the
+ * repeat penalty; seen through greedy (argmax after the penalties). */
+static void test_sampler_frequency_presence(void)
+{
+    edgellm_sampler_params p = plain_params(0.0f);
+    int32_t t = -1;
+    float l[3] = {1.0f, 0.75f, 0.0f};
+
+    /* frequency 0.1: token 0 seen twice -> 1.0 - 0.2 = 0.8 > 0.75 keeps it; three times
+     * -> 0.7 < 0.75 and token 1 wins */
+    p.frequency_penalty = 0.1f;
+    edgellm_sampler *s = make(&p, 3);
+    edgellm_sampler_accept(s, 0);
+    edgellm_sampler_accept(s, 0);
+    CHECK_OK(edgellm_sampler_sample(s, l, &t, NULL));
+    CHECK_EQ(t, 0);
+    edgellm_sampler_accept(s, 0);
+    CHECK_OK(edgellm_sampler_sample(s, l, &t, NULL));
+    CHECK_EQ(t, 1);
+    edgellm_sampler_free(s);
+
+    /* presence 0.3: once per token, however often it occurs: 1.0 - 0.3 = 0.7 < 0.75 */
+    p.frequency_penalty = 0.0f;
+    p.presence_penalty = 0.3f;
+    s = make(&p, 3);
+    edgellm_sampler_accept(s, 0);
+    CHECK_OK(edgellm_sampler_sample(s, l, &t, NULL));
+    CHECK_EQ(t, 1);
+    edgellm_sampler_free(s);
+    p.presence_penalty = 0.2f;                  /* 1.0 - 0.2 = 0.8 > 0.75, seen 5 times */
+    s = make(&p, 3);
+    for (int i = 0; i < 5; i++) edgellm_sampler_accept(s, 0);
+    CHECK_OK(edgellm_sampler_sample(s, l, &t, NULL));
+    CHECK_EQ(t, 0);
+    edgellm_sampler_free(s);
+
+    /* negative values raise a seen token: token 2 (0.0) seen once, presence -1.1 -> 1.1 wins */
+    p.presence_penalty = -1.1f;
+    s = make(&p, 3);
+    edgellm_sampler_accept(s, 2);
+    CHECK_OK(edgellm_sampler_sample(s, l, &t, NULL));
+    CHECK_EQ(t, 2);
+    edgellm_sampler_free(s);
+
+    /* after the repeat penalty: 1.0 / 2 = 0.5, then - 2 * 0.1 - 0.05 = 0.25 < 0.3 */
+    float m[3] = {1.0f, 0.3f, 0.0f};
+    p.repeat_penalty = 2.0f;
+    p.frequency_penalty = 0.1f;
+    p.presence_penalty = 0.05f;
+    s = make(&p, 3);
+    edgellm_sampler_accept(s, 0);
+    edgellm_sampler_accept(s, 0);
+    CHECK_OK(edgellm_sampler_sample(s, m, &t, NULL));
+    CHECK_EQ(t, 1);
+    edgellm_sampler_free(s);
+    p.frequency_penalty = 0.0f;                 /* 0.5 - 0.05 = 0.45 > 0.3 */
+    s = make(&p, 3);
+    edgellm_sampler_accept(s, 0);
+    edgellm_sampler_accept(s, 0);
+    CHECK_OK(edgellm_sampler_sample(s, m, &t, NULL));
+    CHECK_EQ(t, 0);
+    edgellm_sampler_free(s);
+
+    /* the window: with repeat_last_n 2, counts cover the last two accepted only */
+    p = plain_params(0.0f);
+    p.repeat_last_n = 2;
+    p.frequency_penalty = 0.1f;
+    s = make(&p, 3);
+    for (int i = 0; i < 6; i++) edgellm_sampler_accept(s, 0);   /* count 2, not 6: 0.8 > 0.75 */
+    CHECK_OK(edgellm_sampler_sample(s, l, &t, NULL));
+    CHECK_EQ(t, 0);
+    edgellm_sampler_accept(s, 2);
+    edgellm_sampler_accept(s, 2);                                /* token 0 left the window */
+    CHECK_OK(edgellm_sampler_sample(s, l, &t, NULL));
+    CHECK_EQ(t, 0);
+    edgellm_sampler_free(s);
+
+    /* sampling (T = 1): logits {0, 0} with token 0 seen once, presence ln 3 -> probs 1/4, 3/4 */
+    p = plain_params(1.0f);
+    p.presence_penalty = logf(3.0f);
+    s = make(&p, 2);
+    edgellm_sampler_accept(s, 0);
+    float z[2] = {0.0f, 0.0f};
+    long counts[2];
+    const long n = 100000;
+    draw_counts(s, z, 2, n, counts);
+    double expect[2] = {0.25, 0.75};
+    double chi = chi_square(counts, expect, 2, n);
+    fprintf(stderr, "   presence ln 3: counts %ld %ld, chi2 %.2f (bound 10.83)\n", counts[0], counts[1], chi);
+    CHECK(chi < 10.83);
+    edgellm_sampler_free(s);
+
+    /* not finite: refused */
+    p = plain_params(0.0f);
+    p.frequency_penalty = INFINITY;
+    edgellm_sampler *bad = NULL;
+    CHECK_EQ(edgellm_sampler_new(&p, 3, &bad, NULL), EDGELLM_ERR_MISUSE);
+    p.frequency_penalty = 0.0f;
+    p.presence_penalty = NAN;
+    CHECK_EQ(edgellm_sampler_new(&p, 3, &bad, NULL), EDGELLM_ERR_MISUSE);
+    CHECK(bad == NULL);
+
+    /* a caller built before the two fields (size without them) gets them off */
+    p = plain_params(0.0f);
+    p.size = offsetof(edgellm_sampler_params, frequency_penalty);
+    p.frequency_penalty = 100.0f;
+    s = make(&p, 3);
+    for (int i = 0; i < 3; i++) edgellm_sampler_accept(s, 0);
+    CHECK_OK(edgellm_sampler_sample(s, l, &t, NULL));
+    CHECK_EQ(t, 0);
+    edgellm_sampler_free(s);
+}
+
 /* Penalised distribution by hand: logits {ln 4, ln 2, -ln 2} with penalty 2 on tokens 0, 2:
  * ln4/2 = ln2, -ln2*2 = -ln4 -> weights 2, 2, 1/4 -> probs 8/17, 8/17, 1/17. */
 static void test_sampler_penalty_distribution(void)
@@ -434,6 +548,7 @@ int main(void)
     RUN(test_sampler_minp_cut);
     RUN(test_sampler_penalty_sign_rule);
     RUN(test_sampler_penalty_distribution);
+    RUN(test_sampler_frequency_presence);
     RUN(test_sampler_seed_reproduces);
     RUN(test_sampler_frequencies_chi_square);
     RUN(test_sampler_nan_rejected);

@@ -275,6 +275,12 @@ static void gen_finish(edgellm_ctx *c, edgellm_gen *g, edgellm_stop_reason why, 
     g->n_pend = 0;
 }
 
+void edgellm_gen_cancel(edgellm_ctx *c, edgellm_gen *g)
+{
+    if (g->state != GEN_PREFILL && g->state != GEN_DECODE) return;
+    gen_finish(c, g, EDGELLM_STOP_ABORT, g->state == GEN_DECODE ? g->next : -1, NULL, NULL);
+}
+
 /* The stream's sequence has fresh logits: sample and emit (see the top of this file). */
 static edgellm_status gen_sample(edgellm_ctx *c, edgellm_gen *g, edgellm_gen_piece_fn cb, void *user)
 {

@@ -54,6 +54,12 @@ edgellm_status edgellm_gen_begin(edgellm_gen *g, edgellm_ctx *c, int index, cons
 /* Free what the stream owns (NULL-safe); the stream can begin again. */
 void edgellm_gen_end(edgellm_gen *g);
 
+/* Stop a running stream between steps (a server's client went away, a timeout): it ends
+ * GEN_DONE with stop EDGELLM_STOP_ABORT and rc EDGELLM_OK, no callback (held-back bytes are
+ * dropped). What it put into its sequence stays there (prompt tokens of a cut prefill too:
+ * a later prompt with that prefix reuses them). A stream not running is left as it is. */
+void edgellm_gen_cancel(edgellm_ctx *c, edgellm_gen *g);
+
 /* Run steps until no stream in gens[n] is running (GEN_IDLE streams are skipped).
  * prefill_budget: prompt tokens per step over all streams (<= 0: no limit). refill (may be
  * NULL) is called once for each stream that ends (GEN_DONE: its stats, rc and err are

@@ -4,7 +4,7 @@
  * Pipeline (public contract in include/edgellm.h, "Sampling"):
  *
  *   temperature <= 0 : greedy. argmax (lowest id on ties) over the logits after the
- *                      repetition penalty of step 1 (as llama.cpp applies it); no filters
+ *                      penalties of step 1 (as llama.cpp applies them); no filters
  *                      and no RNG are involved, so greedy runs are exactly reproducible
  *                      and independent of the seed. With repeat_penalty 1 it is the plain
  *                      argmax of the raw logits.
@@ -12,7 +12,12 @@
  *                         a positive logit is divided by repeat_penalty, a negative one is
  *                         multiplied by it (the CTRL rule, Keskar et al. 2019,
  *                         arXiv:1909.05858, sign-corrected as llama.cpp does). A token that
- *                         occurs several times in the window is penalised once.
+ *                         occurs several times in the window is penalised once. Then the
+ *                         OpenAI frequency and presence penalties: logit -= count *
+ *                         frequency_penalty + presence_penalty, count = the token's
+ *                         occurrences in the window (llama.cpp's penalties sampler,
+ *                         ggml-org/llama.cpp:src/llama-sampler.cpp,
+ *                         llama_sampler_penalties_apply: the same window, order and formula).
  *                      2. top-k (0 = off): partial selection with a size-k min-heap,
  *                         O(n log k), then a sort of the k survivors only.
  *                      3. temperature: logits / T.
@@ -74,6 +79,8 @@ edgellm_sampler_params edgellm_sampler_default_params(void)
     p.repeat_penalty = 1.0f;
     p.repeat_last_n = 64;
     p.seed = 0x5eedULL;
+    p.frequency_penalty = 0.0f;
+    p.presence_penalty = 0.0f;
     return p;
 }
 
@@ -126,6 +133,9 @@ edgellm_status edgellm_sampler_new(const edgellm_sampler_params *p, int n_vocab,
                             (double)p->repeat_penalty);
     if (p->repeat_last_n < 0)
         return edgellm_fail(err, EDGELLM_ERR_MISUSE, "sampler: repeat_last_n %d must be >= 0", p->repeat_last_n);
+    if (!isfinite(p->frequency_penalty) || !isfinite(p->presence_penalty))
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "sampler: frequency_penalty %g and presence_penalty %g must be "
+                            "finite numbers", (double)p->frequency_penalty, (double)p->presence_penalty);
 
     edgellm_sampler *s = edgellm_calloc(1, sizeof *s);
     if (!s) return edgellm_fail_nomem(err, "sampler");
@@ -186,20 +196,26 @@ static int i32_cmp(const void *pa, const void *pb)
     return (a > b) - (a < b);
 }
 
-/* Copy logits into s->work and penalise each distinct token of the window once.
- * Returns the row to read from (the logits themselves when no penalty applies). */
+/* Copy logits into s->work and penalise each distinct token of the window once: the
+ * repeat penalty, then count * frequency_penalty + presence_penalty subtracted (count: its
+ * occurrences in the window). Returns the row to read from (the logits themselves when no
+ * penalty applies). */
 static const float *apply_penalty(edgellm_sampler *s, const float *logits)
 {
-    float r = s->p.repeat_penalty;
-    if (r == 1.0f || s->hist_len == 0) return logits;
+    const float r = s->p.repeat_penalty, freq = s->p.frequency_penalty, pres = s->p.presence_penalty;
+    if ((r == 1.0f && freq == 0.0f && pres == 0.0f) || s->hist_len == 0) return logits;
     memcpy(s->work, logits, (size_t)s->n_vocab * sizeof *s->work);
     memcpy(s->hist_tmp, s->hist, (size_t)s->hist_len * sizeof *s->hist_tmp);
     qsort(s->hist_tmp, (size_t)s->hist_len, sizeof *s->hist_tmp, i32_cmp);
-    for (int i = 0; i < s->hist_len; i++) {
-        int32_t t = s->hist_tmp[i];
-        if (i > 0 && t == s->hist_tmp[i - 1]) continue;       /* once per distinct token */
+    for (int i = 0; i < s->hist_len;) {
+        const int32_t t = s->hist_tmp[i];
+        int count = 1;                                         /* a run of equal ids: one token */
+        while (i + count < s->hist_len && s->hist_tmp[i + count] == t) count++;
+        i += count;
         if (t < 0 || t >= s->n_vocab) continue;
-        s->work[t] = s->work[t] > 0.0f ? s->work[t] / r : s->work[t] * r;
+        float v = s->work[t];
+        v = v > 0.0f ? v / r : v * r;
+        s->work[t] = v - (float)count * freq - pres;
     }
     return s->work;
 }
