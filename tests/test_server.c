@@ -9,7 +9,7 @@
  * /metrics); a chat longer than the slot loses old turns (messages_dropped); a client that
  * disconnects frees its slot; the queue (429 + Retry-After); the timeout; the key (401,
  * constant-time compare, /health open); SIGTERM drains and exits 0. */
-#if defined(__has_include) && __has_include(<cjson/cJSON.h>) && __has_include(<microhttpd.h>)
+#if defined(EDGELLM_HAVE_CJSON) && defined(EDGELLM_HAVE_MICROHTTPD)   /* set by CMake when both are found */
 #include "server_util.h"
 #include "tools/server.h"
 

@@ -4,7 +4,7 @@
  * with random fields (EDGELLM_SERVER_RANDOM_N to change the count). After each group the
  * server still answers /health; at the end it stops on SIGTERM with exit status 0 (under
  * ASan: no leak, no error). No answer may be a 5xx. */
-#if defined(__has_include) && __has_include(<cjson/cJSON.h>) && __has_include(<microhttpd.h>)
+#if defined(EDGELLM_HAVE_CJSON) && defined(EDGELLM_HAVE_MICROHTTPD)   /* set by CMake when both are found */
 #include "server_util.h"
 
 static srv_proc g_srv;
