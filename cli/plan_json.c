@@ -140,6 +140,7 @@ edgellm_status cli_plan_read_devices(const char *path, edgellm_plan_device **out
             {"name", K_STR}, {"description", K_STR}, {"source", K_STR}, {"ram_gib", K_NUM}, {"usable_gib", K_NUM},
             {"bandwidth_gbps", K_NUM}, {"bandwidth_measured", K_BOOL}, {"big_cores", K_NUM}, {"little_cores", K_NUM},
             {"gflops_per_big_core", K_NUM}, {"gflops_per_little_core", K_NUM}, {"npu", K_BOOL},
+            {"decode_efficiency", K_NUM}, {"isa", K_STR},
         };
         const size_t n_keys = sizeof keys / sizeof keys[0];
         for (const cJSON *kv = o->child; kv; kv = kv->next) {
@@ -217,6 +218,17 @@ edgellm_status cli_plan_read_devices(const char *path, edgellm_plan_device **out
         d->gflops_big = gb;
         d->gflops_little = gl;
         d->has_npu = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "npu"));
+        double eff = 0;
+        if (get_num(o, "decode_efficiency", &eff) < 0 || !(eff == 0 || (eff >= 0.05 && eff <= 1.0))) {
+            snprintf(what, sizeof what, "%s: decode_efficiency must be a number in 0.05..1 (0: the default)", where);
+            goto bad;
+        }
+        d->decode_efficiency = eff;
+        get_str(o, "isa", d->isa, sizeof d->isa);
+        if (d->isa[0] && strcasecmp(d->isa, "arm") && strcasecmp(d->isa, "x86")) {
+            snprintf(what, sizeof what, "%s: isa must be \"arm\" or \"x86\"", where);
+            goto bad;
+        }
         continue;
     bad:
         rc = set_err(err, EDGELLM_ERR_FORMAT, "%s: %s", path, what);

@@ -241,6 +241,9 @@ typedef struct {
     double   gflops_big;      /* assumed sustained GFLOP/s per big core, quantized matmul */
     double   gflops_little;
     int      has_npu;         /* an NPU exists (edgellm runs on the CPU regardless)      */
+    double   decode_efficiency; /* fraction of bw_gbps decode reaches; 0: the default
+                                 (0.99 of a measured read, 0.65 of a peak figure)        */
+    char     isa[8];          /* "arm" or "x86" (""): which per-type kernel cost table   */
 } edgellm_plan_device;
 
 /* Quality cost of a precision relative to the full-precision model. NaN: unknown. */

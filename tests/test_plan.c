@@ -526,7 +526,16 @@ static void test_plan_nothing_fits_gives_advice(void)
 
 static void test_plan_offline_batch_and_realtime_pick(void)
 {
-    edgellm_plan_params p = params_for("smollm2-135m", "laptop-16gb", 2048);
+    edgellm_plan_params p = params_for("smollm2-135m", "slow-laptop", 2048);
+    /* the catalogue laptop with 30 GFLOP/s per core (AVX2 without int8 GEMM kernels), so
+     * that one sequence is compute-bound */
+    edgellm_plan_device slow;
+    CHECK_OK(edgellm_plan_find_device("laptop-16gb", &slow, NULL));
+    snprintf(slow.name, sizeof slow.name, "slow-laptop");
+    slow.gflops_big = 30;
+    slow.isa[0] = 0;
+    p.extra_devices = &slow;
+    p.n_extra_devices = 1;
     edgellm_plan_report *r = new_report();
     CHECK_OK(edgellm_plan(&p, r, NULL));
     /* real-time: the best quality among the precisions that fit and reach the first token
@@ -558,6 +567,7 @@ static void test_plan_offline_batch_and_realtime_pick(void)
     edgellm_plan_device fast;
     CHECK_OK(edgellm_plan_find_device("laptop-16gb", &fast, NULL));
     snprintf(fast.name, sizeof fast.name, "fast-laptop");
+    fast.decode_efficiency = 0;
     fast.gflops_big = 300;
     p.device = "fast-laptop";
     p.extra_devices = &fast;

@@ -163,7 +163,7 @@ static void fill_row(const plan_job *j, const edgellm_plan_params *p, const edge
                      edgellm_plan_row *row)
 {
     edgellm_plan_weights w;
-    edgellm_plan_recipe_weights(rc, j->t, j->n, j->m->n_layer, j->m->tied_embeddings, &w);
+    edgellm_plan_recipe_weights_isa(rc, j->t, j->n, j->m->n_layer, j->m->tied_embeddings, edgellm_plan_device_is_arm(j->d), &w);
     memset(row, 0, sizeof *row);
     snprintf(row->type, sizeof row->type, "%.23s", rc->name);
     row->weight_exact = rc->file;
@@ -255,7 +255,7 @@ static void recommend_realtime(const plan_job *j, const edgellm_plan_params *p, 
         const int near = n_ttft_ok == 0 ? quickest : fastest;
         const edgellm_plan_row *row = &r->rows[near];
         edgellm_plan_weights w;
-        edgellm_plan_recipe_weights(&recipes[near], j->t, j->n, j->m->n_layer, j->m->tied_embeddings, &w);
+        edgellm_plan_recipe_weights_isa(&recipes[near], j->t, j->n, j->m->n_layer, j->m->tied_embeddings, edgellm_plan_device_is_arm(j->d), &w);
         int max_prompt = max_prompt_within(j, &w, r->latency_ms, p->calibration);
         size_t len = (size_t)snprintf(r->realtime_why, sizeof r->realtime_why,
                                       "nothing meets the latency: %s that fits, %s, needs %.0f ms to the first "
@@ -292,7 +292,7 @@ static void recommend_offline(const plan_job *j, const edgellm_plan_params *p, c
         return;
     }
     edgellm_plan_weights w;
-    edgellm_plan_recipe_weights(&recipes[pick], j->t, j->n, j->m->n_layer, j->m->tied_embeddings, &w);
+    edgellm_plan_recipe_weights_isa(&recipes[pick], j->t, j->n, j->m->n_layer, j->m->tied_embeddings, edgellm_plan_device_is_arm(j->d), &w);
     uint64_t budget = budget_of(j);
     /* b sequences decoded together (as `--batch` rows are: EDGELLM_PLAN_BATCH_MODEL): the
      * batch that fits and gives the most tokens per second in total, the smallest of
@@ -359,7 +359,7 @@ static void advise(const plan_job *j, const edgellm_plan_params *p, const edgell
         plan_job q8 = *j;
         q8.kv_type = EDGELLM_TYPE_Q8_0;
         edgellm_plan_weights w;
-        edgellm_plan_recipe_weights(&recipes[smallest], j->t, j->n, j->m->n_layer, j->m->tied_embeddings, &w);
+        edgellm_plan_recipe_weights_isa(&recipes[smallest], j->t, j->n, j->m->n_layer, j->m->tied_embeddings, edgellm_plan_device_is_arm(j->d), &w);
         if (j->m->head_dim % 32 == 0) {   /* what `run --kv-type q8_0` accepts (whole blocks per head) */
             uint64_t tot = total_at(&q8, &w, j->n_ctx, j->batch);
             len = appendf(r->advice, sizeof r->advice, len, " A Q8_0 KV cache (--kv-type q8_0) %s (%.2f GiB).",
@@ -384,7 +384,7 @@ static void advise(const plan_job *j, const edgellm_plan_params *p, const edgell
         cj.n = n;
         cj.n_ctx = cm.n_ctx_train > 0 ? EDGELLM_MIN(j->n_ctx, cm.n_ctx_train) : j->n_ctx;
         edgellm_plan_weights w;
-        edgellm_plan_recipe_weights(&q4, t, n, cm.n_layer, cm.tied_embeddings, &w);
+        edgellm_plan_recipe_weights_isa(&q4, t, n, cm.n_layer, cm.tied_embeddings, edgellm_plan_device_is_arm(j->d), &w);
         uint64_t tot = total_at(&cj, &w, cj.n_ctx, j->batch);
         edgellm_free(t);
         if (tot <= s->budget_bytes && cm.n_params > best_params) {
@@ -521,6 +521,7 @@ edgellm_status edgellm_plan(const edgellm_plan_params *pp, edgellm_plan_report *
     /* the device (may run the bandwidth benchmark) */
     if ((rc = resolve_device(&p, &r->device, err)) != EDGELLM_OK) goto done;
     if (r->device.usable_bytes > r->device.ram_bytes && r->device.ram_bytes) r->device.usable_bytes = r->device.ram_bytes;
+    if ((rc = edgellm_plan_check_device(&r->device, err)) != EDGELLM_OK) goto done;
 
     r->n_ctx = n_ctx;
     r->kv_type = p.kv_type;

@@ -444,6 +444,11 @@ edgellm_status edgellm_plan_host_device(int bench_ms, edgellm_plan_device *out, 
     out->usable_bytes = avail ? avail : total / 2;
     out->bw_gbps = br.median_gbps;   /* sustained, not the best burst (see edgellm_membw_result) */
     out->bw_measured = 1;
+#if defined(__aarch64__)
+    snprintf(out->isa, sizeof out->isa, "arm");
+#else
+    snprintf(out->isa, sizeof out->isa, "x86");
+#endif
     /* GFLOP/s per core: measured with edgellm's own kernels (compute_bench.c); when that
      * fails, the catalogue's assumption for the ISA (AVX2-class x86 30, A76-class 25) */
     out->gflops_big = edgellm_plan_measure_gflops(bench_ms > 0 ? bench_ms / 5 : 200);
