@@ -161,13 +161,21 @@ static void print_report(FILE *f, const edgellm_plan_report *r)
         fprintf(f, "  offline    %-8s %s\n", off, r->offline_why);
     }
     if (r->advice[0]) fprintf(f, "  advice     %s\n", r->advice);
+    if (r->realtime_cmd[0] || r->offline_cmd[0]) {
+        fprintf(f, "\ncommands\n");
+        if (r->realtime_cmd[0]) fprintf(f, "  real-time  %s\n", r->realtime_cmd);
+        if (r->offline_cmd[0] && strcmp(r->offline_cmd, r->realtime_cmd)) fprintf(f, "  offline    %s\n", r->offline_cmd);
+        if (!r->model.from_file)
+            fprintf(f, "  (%s-f16.gguf: the model in F16, e.g. from edgellm convert --hf)\n", m->name);
+    }
     fprintf(f,
             "\nnotes: other = activations, scores, logits and runtime; top-1 agreement is in --json; decode is at n_ctx %d\n"
             "       (context full: faster before);"
-            " prefill = 512-token prompt; speeds assume %.2f of the bandwidth figure and %.0f GFLOP/s per big core\n"
-            "       (x%.2f; decode model fitted to edgellm bench, README \"Planning\"); '(file)' = exact bytes of the file,\n"
+            " prefill tok/s = a 512-token prompt (llama-bench pp512), TTFT = the %d-token first-token prompt;\n"
+            "       speeds assume %.2f of the bandwidth figure and %.0f GFLOP/s per big core"
+            " (x%.2f; docs/planning.md, docs/plan-validation.md);\n       '(file)' = exact bytes of the file,\n"
             "       other rows from per-tensor bits per weight (llama.cpp's Q4_K_M/Q5_K_M mix: Q6_K output, attn_v, ffn_down).\n",
-            r->n_ctx, r->efficiency, d->gflops_big, r->calibration);
+            r->n_ctx, r->prompt_tokens, r->efficiency, d->gflops_big, r->calibration);
     if (r->kv_type != EDGELLM_TYPE_F32)   /* run, bench and eval keep an F32 cache unless told */
         fprintf(f, "       KV cache %s as planned: give run / bench / eval --kv-type %s (their default is F32, "
                    "2-4x the KV bytes)\n", edgellm_type_name(r->kv_type), r->kv_type == EDGELLM_TYPE_F16 ? "f16" : "q8_0");

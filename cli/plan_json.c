@@ -488,12 +488,16 @@ void cli_plan_write_json(FILE *f, const edgellm_plan_report *r, const cli_plan_m
         r->realtime_pick >= 0 ? cli_json_str(f, r->rows[r->realtime_pick].type) : (void)fputs("null", f);
         fputs(", \"why\": ", f);
         cli_json_str(f, r->realtime_why);
+        fputs(", \"command\": ", f);
+        r->realtime_cmd[0] ? cli_json_str(f, r->realtime_cmd) : (void)fputs("null", f);
         fputs("}, \"offline\": {\"type\": ", f);
         r->offline_pick >= 0 ? cli_json_str(f, r->rows[r->offline_pick].type) : (void)fputs("null", f);
         fprintf(f, ", \"batch\": %d, \"batch_decode_tps\": ", r->offline_batch);
         jnum(f, r->offline_batch_tps);
         fputs(", \"why\": ", f);
         cli_json_str(f, r->offline_why);
+        fputs(", \"command\": ", f);
+        r->offline_cmd[0] ? cli_json_str(f, r->offline_cmd) : (void)fputs("null", f);
         fputs("}, \"advice\": ", f);
         r->advice[0] ? cli_json_str(f, r->advice) : (void)fputs("null", f);
         fputc('}', f);

@@ -328,6 +328,12 @@ typedef struct {
     char   realtime_why[384];
     char   offline_why[384];
     char   advice[640];       /* what to change when nothing fits; "" otherwise          */
+    char   realtime_cmd[512]; /* the commands that give the real-time pick: edgellm
+                                 quantize (unless the file already is that precision) and
+                                 edgellm run with its context, KV type and threads; ""
+                                 without a pick                                          */
+    char   offline_cmd[512];  /* the same for the offline pick: run --batch-file -b B (and
+                                 serve -np B) when a batch is advised                    */
 } edgellm_plan_report;
 
 EDGELLM_API edgellm_plan_params edgellm_plan_default_params(void);

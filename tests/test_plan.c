@@ -1431,9 +1431,110 @@ static void test_regress_25_plan_bad_file_shape_exits_1(void)
     remove(path);
 }
 
+/* Every action the plan recommends maps to an option of quantize / run / serve, printed as
+ * the command line; a precision edgellm quantize cannot write is never recommended; device
+ * figures that make no sense are refused. */
+static void test_plan_advice_is_what_edgellm_can_do(void)
+{
+    edgellm_plan_report *r = new_report();
+    /* a batch is advised as run --batch-file -b B / serve -np B, with the plan's context, KV
+     * type and threads */
+    edgellm_plan_params p = params_for("tinyllama-1.1b", "pi5-8gb", 2048);
+    CHECK_OK(edgellm_plan(&p, r, NULL));
+    CHECK(r->offline_pick >= 0 && r->offline_batch > 1);
+    char want[96];
+    snprintf(want, sizeof want, "--batch-file prompts.jsonl -b %d -c 2048 --kv-type f16 -t 4", r->offline_batch);
+    CHECK(strstr(r->offline_cmd, want) != NULL);
+    snprintf(want, sizeof want, "edgellm serve -m ");
+    CHECK(strstr(r->offline_cmd, want) != NULL);
+    CHECK(strstr(r->offline_why, "run --batch-file") != NULL);
+    CHECK(strstr(r->offline_why, "as a batch") == NULL);
+    /* Q3_K and Q2_K are sized, but edgellm quantize does not write them: never picked, even
+     * where they would be the only ones that fit */
+    p = params_for("llama-3.1-8b", "phone-high", 4096);
+    p.types = "q3_k,q2_k";
+    CHECK_OK(edgellm_plan(&p, r, NULL));
+    CHECK(r->offline_pick < 0 || (strcmp(r->rows[r->offline_pick].type, "Q3_K") &&
+                                  strcmp(r->rows[r->offline_pick].type, "Q2_K")));
+    CHECK(r->realtime_pick < 0 || (strcmp(r->rows[r->realtime_pick].type, "Q3_K") &&
+                                   strcmp(r->rows[r->realtime_pick].type, "Q2_K")));
+    /* a quantized pick is made by quantize from the F16 model, then run */
+    if (r->offline_pick >= 0) {
+        CHECK(strstr(r->offline_cmd, "edgellm quantize llama-3.1-8b-f16.gguf") == r->offline_cmd);
+        CHECK(strstr(r->offline_cmd, " && edgellm run -m llama-3.1-8b-f16-") != NULL);
+    }
+    /* nothing fits: the advice names run's flags */
+    p = params_for("llama-3.1-8b", "phone-low", 0);
+    CHECK_OK(edgellm_plan(&p, r, NULL));
+    CHECK(strstr(r->advice, "run/serve --kv-type q8_0") != NULL);
+    CHECK(r->offline_cmd[0] == 0 && r->realtime_cmd[0] == 0);
+    /* invalid device figures from the API are refused with the figure named */
+    edgellm_plan_device bad;
+    CHECK_OK(edgellm_plan_find_device("pi5-8gb", &bad, NULL));
+    snprintf(bad.name, sizeof bad.name, "bad");
+    p = params_for("tinyllama-1.1b", "bad", 0);
+    p.extra_devices = &bad;
+    p.n_extra_devices = 1;
+    edgellm_error err = {0};
+    bad.bw_gbps = NAN;
+    CHECK_EQ(edgellm_plan(&p, r, &err), EDGELLM_ERR_MISUSE);
+    CHECK(strstr(err.msg, "bandwidth") != NULL);
+    CHECK_OK(edgellm_plan_find_device("pi5-8gb", &bad, NULL));
+    snprintf(bad.name, sizeof bad.name, "bad");
+    bad.n_big_cores = 0;
+    CHECK_EQ(edgellm_plan(&p, r, &err), EDGELLM_ERR_MISUSE);
+    CHECK(strstr(err.msg, "big cores") != NULL);
+    CHECK_OK(edgellm_plan_find_device("pi5-8gb", &bad, NULL));
+    snprintf(bad.name, sizeof bad.name, "bad");
+    bad.gflops_big = -1;
+    CHECK_EQ(edgellm_plan(&p, r, &err), EDGELLM_ERR_MISUSE);
+    CHECK(strstr(err.msg, "GFLOP/s") != NULL);
+    CHECK_OK(edgellm_plan_find_device("pi5-8gb", &bad, NULL));
+    snprintf(bad.name, sizeof bad.name, "bad");
+    bad.decode_efficiency = 1.5;
+    CHECK_EQ(edgellm_plan(&p, r, &err), EDGELLM_ERR_MISUSE);
+    CHECK(strstr(err.msg, "efficiency") != NULL);
+    CHECK_OK(edgellm_plan_find_device("pi5-8gb", &bad, NULL));
+    snprintf(bad.name, sizeof bad.name, "bad");
+    snprintf(bad.isa, sizeof bad.isa, "mips");
+    CHECK_EQ(edgellm_plan(&p, r, &err), EDGELLM_ERR_MISUSE);
+    CHECK(strstr(err.msg, "isa") != NULL);
+    /* every catalogue device passes its own check */
+    for (int i = 0; i < edgellm_plan_n_devices(); i++) {
+        edgellm_plan_device d;
+        CHECK_OK(edgellm_plan_device_at(i, &d));
+        CHECK_OK(edgellm_plan_check_device(&d, NULL));
+    }
+    free(r);
+}
+
+/* The ARM cost table: tile-kernel types as x86's prefill, the scalar types far slower. */
+static void test_plan_arm_kernel_costs(void)
+{
+    double pp, dec;
+    edgellm_plan_kernel_cost_isa(EDGELLM_TYPE_Q4_0, 1, &pp, &dec);
+    CHECK_NEAR(pp, 1.0, 1e-12);
+    edgellm_plan_kernel_cost_isa(EDGELLM_TYPE_Q5_0, 1, &pp, &dec);
+    CHECK(pp >= 4.0);
+    double xpp, xdec;
+    edgellm_plan_kernel_cost_isa(EDGELLM_TYPE_Q4_K, 0, &xpp, &xdec);
+    edgellm_plan_kernel_cost(EDGELLM_TYPE_Q4_K, &pp, &dec);
+    CHECK_NEAR(pp, xpp, 1e-12);
+    /* the catalogue's ARM devices use it: the I4 row prefills slower on pi5 than Q4_0 by more
+     * than on x86 */
+    edgellm_plan_report *r = new_report();
+    edgellm_plan_params p = params_for("tinyllama-1.1b", "pi5-8gb", 2048);
+    CHECK_OK(edgellm_plan(&p, r, NULL));
+    const edgellm_plan_row *q4 = row_named(r, "Q4_0"), *i4 = row_named(r, "I4_G128_SYM");
+    CHECK(q4 && i4 && i4->prefill_tps * 4 < q4->prefill_tps);
+    free(r);
+}
+
 int main(void)
 {
     RUN(test_escape_json_csv_utf8);
+    RUN(test_plan_advice_is_what_edgellm_can_do);
+    RUN(test_plan_arm_kernel_costs);
     RUN(test_plan_fallback_shares_measured_quality);
     RUN(test_plan_kv_llama2_7b_f16_is_one_gib);
     RUN(test_plan_kv_gqa_is_four_times_less);

@@ -202,6 +202,8 @@ static bool better_quality(const edgellm_plan_row *a, const edgellm_plan_row *b)
 
 /* ------------------------------------------------------------ recommendation ---- */
 
+static bool makeable(const edgellm_plan_report *r, int i);
+
 static size_t appendf(char *buf, size_t size, size_t len, const char *fmt, ...) EDGELLM_PRINTF(4, 5);
 static size_t appendf(char *buf, size_t size, size_t len, const char *fmt, ...)
 {
@@ -233,7 +235,7 @@ static void recommend_realtime(const plan_job *j, const edgellm_plan_params *p, 
     int pick = -1, fastest = -1, quickest = -1, n_fit = 0, n_ttft_ok = 0;
     for (int i = 0; i < r->n_rows; i++) {
         const edgellm_plan_row *row = &r->rows[i];
-        if (row->verdict != EDGELLM_PLAN_FITS || row->needs_original) continue;
+        if (row->verdict != EDGELLM_PLAN_FITS || row->needs_original || !makeable(r, i)) continue;
         n_fit++;
         if (fastest < 0 || row->decode_tps > r->rows[fastest].decode_tps) fastest = i;
         if (quickest < 0 || row->ttft_ms < r->rows[quickest].ttft_ms) quickest = i;
@@ -281,7 +283,7 @@ static void recommend_offline(const plan_job *j, const edgellm_plan_params *p, c
 {
     int pick = -1;
     for (int i = 0; i < r->n_rows; i++)
-        if (r->rows[i].verdict == EDGELLM_PLAN_FITS && !r->rows[i].needs_original &&
+        if (r->rows[i].verdict == EDGELLM_PLAN_FITS && !r->rows[i].needs_original && makeable(r, i) &&
             (pick < 0 || better_quality(&r->rows[i], &r->rows[pick])))
             pick = i;
     r->offline_pick = pick;
@@ -320,9 +322,9 @@ static void recommend_offline(const plan_job *j, const edgellm_plan_params *p, c
                  row->type, row->total_bytes / GIB_D, row->budget_bytes / GIB_D, alone);
     else if (b > 1)
         snprintf(r->offline_why, sizeof r->offline_why,
-                 "%s: the best quality that fits (%.2f of %.2f GiB). Decode %d sequences as a batch: %.1f tok/s in "
-                 "total (%.1f alone)%s.",
-                 row->type, row->total_bytes / GIB_D, row->budget_bytes / GIB_D, b, r->offline_batch_tps, alone,
+                 "%s: the best quality that fits (%.2f of %.2f GiB). Decode %d sequences together (run "
+                 "--batch-file -b %d, or serve -np %d): %.1f tok/s in total (%.1f alone)%s.",
+                 row->type, row->total_bytes / GIB_D, row->budget_bytes / GIB_D, b, b, b, r->offline_batch_tps, alone,
                  b >= 4    ? ", the guide's batch of 4-8"
                  : fits >= 4 ? "; a batch of 4-8 fits but is not faster (compute bounds it, not memory)"
                              : "; memory allows no batch of 4-8");
@@ -353,8 +355,8 @@ static void advise(const plan_job *j, const edgellm_plan_params *p, const edgell
     if (s->verdict == EDGELLM_PLAN_TIGHT)
         len = appendf(r->advice, sizeof r->advice, len, " It fits only inside the safety margin (tight).");
     if (s->max_ctx > 0)
-        len = appendf(r->advice, sizeof r->advice, len, " Shorter context: %s fits up to --ctx %d.", s->type,
-                      s->max_ctx);
+        len = appendf(r->advice, sizeof r->advice, len, " Shorter context: %s fits up to %d positions (run/serve -c %d).", s->type,
+                      s->max_ctx, s->max_ctx);
     if (j->kv_type != EDGELLM_TYPE_Q8_0) {
         plan_job q8 = *j;
         q8.kv_type = EDGELLM_TYPE_Q8_0;
@@ -362,7 +364,7 @@ static void advise(const plan_job *j, const edgellm_plan_params *p, const edgell
         edgellm_plan_recipe_weights_isa(&recipes[smallest], j->t, j->n, j->m->n_layer, j->m->tied_embeddings, edgellm_plan_device_is_arm(j->d), &w);
         if (j->m->head_dim % 32 == 0) {   /* what `run --kv-type q8_0` accepts (whole blocks per head) */
             uint64_t tot = total_at(&q8, &w, j->n_ctx, j->batch);
-            len = appendf(r->advice, sizeof r->advice, len, " A Q8_0 KV cache (--kv-type q8_0) %s (%.2f GiB).",
+            len = appendf(r->advice, sizeof r->advice, len, " A Q8_0 KV cache (run/serve --kv-type q8_0) %s (%.2f GiB).",
                           tot <= s->budget_bytes ? "makes it fit" : "is not enough", tot / GIB_D);
         }
     }
@@ -394,11 +396,82 @@ static void advise(const plan_job *j, const edgellm_plan_params *p, const edgell
         }
     }
     if (best)
-        len = appendf(r->advice, sizeof r->advice, len, " Smaller model: %s fits at Q4_K_M (%.2f GiB).", best->name,
-                      best_total / GIB_D);
+        len = appendf(r->advice, sizeof r->advice, len, " Smaller model: %s fits at Q4_K_M (%.2f GiB; edgellm plan --model %s --device %s).",
+                      best->name, best_total / GIB_D, best->name, j->d->name);
     else
         len = appendf(r->advice, sizeof r->advice, len, " No catalogue model fits this device at Q4_K_M.");
     (void)p;
+}
+
+/* ------------------------------------------------------------- command lines ---- */
+
+/* `edgellm quantize` flags that make a precision, or 0 when quantize cannot make it (Q2_K,
+ * Q3_K, BF16: plan sizes them, edgellm does not write them). */
+static int quantize_flags(const char *type, char *buf, size_t size)
+{
+    int bits, group;
+    char kind[8] = "";
+    if (sscanf(type, "I%d_G%d_%7s", &bits, &group, kind) == 3) {
+        snprintf(buf, size, "--type i%d --group %d%s", bits, group, !strcmp(kind, "ASYM") ? " --asym" : "");
+        return 1;
+    }
+    static const char *const made[] = {"Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K", "Q5_K",
+                                       "Q6_K", "Q4_K_M", "Q5_K_M", "F16", "F32"};
+    for (size_t i = 0; i < sizeof made / sizeof made[0]; i++)
+        if (name_eq(type, made[i])) {
+            size_t n = (size_t)snprintf(buf, size, "--type %s", made[i]);
+            for (size_t k = 7; k < n && k < size; k++) buf[k] = (char)(buf[k] >= 'A' && buf[k] <= 'Z' ? buf[k] + 32 : buf[k]);
+            return 1;
+        }
+    return 0;
+}
+
+/* Whether edgellm can give a row: the file's own precision, or one `edgellm quantize` makes. */
+static bool makeable(const edgellm_plan_report *r, int i)
+{
+    char buf[64];
+    return (r->model.from_file && i == 0) || quantize_flags(r->rows[i].type, buf, sizeof buf);
+}
+
+/* run's and serve's --kv-type for the plan's cache ("" for F32, their default). */
+static const char *kv_flag(int kv_type)
+{
+    return kv_type == EDGELLM_TYPE_F16 ? " --kv-type f16" : kv_type == EDGELLM_TYPE_Q8_0 ? " --kv-type q8_0" : "";
+}
+
+/* The commands that give row `i`: quantize when needed, then run (batch: run --batch-file
+ * and serve -np). */
+static void command_for(const edgellm_plan_report *r, const char *model_path, int i, int batch, char *out,
+                        size_t size)
+{
+    out[0] = 0;
+    if (i < 0) return;
+    const edgellm_plan_row *row = &r->rows[i];
+    char file[320], src[280], flags[64];
+    size_t len = 0;
+    if (r->model.from_file) snprintf(src, sizeof src, "%s", model_path);
+    else snprintf(src, sizeof src, "%s-f16.gguf", r->model.name[0] ? r->model.name : "model");
+    if ((r->model.from_file && i == 0) || (!r->model.from_file && name_eq(row->type, "F16"))) {
+        snprintf(file, sizeof file, "%s", src);   /* the file itself, or the F16 source */
+    } else {
+        if (!quantize_flags(row->type, flags, sizeof flags)) return;
+        char base[280];
+        snprintf(base, sizeof base, "%s", src);
+        size_t n = strlen(base);
+        if (n > 5 && name_eq(base + n - 5, ".gguf")) base[n - 5] = 0;
+        snprintf(file, sizeof file, "%.270s-%s.gguf", base, row->type);
+        for (char *c = strrchr(file, '-') + 1; *c && *c != '.'; c++) *c = (char)(*c >= 'A' && *c <= 'Z' ? *c + 32 : *c);
+        len = appendf(out, size, len, "edgellm quantize %s %s %s && ", src, file, flags);
+    }
+    const int t = r->device.n_big_cores > 0 ? r->device.n_big_cores : 1;
+    if (batch > 1)
+        appendf(out, size, len,
+                "edgellm run -m %s --batch-file prompts.jsonl -b %d -c %d%s -t %d "
+                "(a server: edgellm serve -m %s -np %d -c %d%s -t %d)",
+                file, batch, r->n_ctx, kv_flag(r->kv_type), t, file, batch, r->n_ctx, kv_flag(r->kv_type), t);
+    else
+        appendf(out, size, len, "edgellm run -m %s -c %d%s -t %d -p PROMPT", file, r->n_ctx,
+                kv_flag(r->kv_type), t);
 }
 
 /* ------------------------------------------------------------------ the plan ---- */
@@ -572,6 +645,8 @@ edgellm_status edgellm_plan(const edgellm_plan_params *pp, edgellm_plan_report *
     recommend_realtime(&job, &p, used, r);
     recommend_offline(&job, &p, used, r);
     advise(&job, &p, used, r);
+    command_for(r, p.model ? p.model : "", r->realtime_pick, 1, r->realtime_cmd, sizeof r->realtime_cmd);
+    command_for(r, p.model ? p.model : "", r->offline_pick, r->offline_batch, r->offline_cmd, sizeof r->offline_cmd);
 done:
     edgellm_free(tensors);
     return rc;
