@@ -84,8 +84,8 @@ static void print_report(FILE *f, const edgellm_plan_report *r)
             m->name, m->arch, m->n_layer, m->n_embd, m->n_head, m->n_head_kv, m->head_dim, vdim, m->n_ff, m->n_vocab,
             params, m->tied_embeddings ? ", tied embeddings" : "");
     if (m->from_file)
-        fprintf(f, "        file: %s, %.2f MiB, trained context %d\n", m->file_label, m->file_bytes / 1048576.0,
-                m->n_ctx_train);
+        fprintf(f, "        file: %s%s%s%s, %.2f MiB, trained context %d\n", m->file_label, m->file_kept[0] ? " (" : "",
+                m->file_kept, m->file_kept[0] ? ")" : "", m->file_bytes / 1048576.0, m->n_ctx_train);
     if (m->rope_scaling[0])
         fprintf(f, "        rope scaling: %s%s\n", m->rope_unsupported ? "edgellm run refuses this file: " : "",
                 m->rope_scaling);

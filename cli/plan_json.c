@@ -394,6 +394,7 @@ static void write_model(FILE *f, const edgellm_plan_model *m)
     KEY("tied_embeddings"); fputs(m->tied_embeddings ? "true" : "false", f);
     KEY("n_params"); ju64(f, m->n_params);
     KEY("file"); m->from_file ? cli_json_str(f, m->file_label) : (void)fputs("null", f);
+    KEY("file_kept"); m->file_kept[0] ? cli_json_str(f, m->file_kept) : (void)fputs("null", f);
     KEY("file_bytes"); m->from_file ? ju64(f, m->file_bytes) : (void)fputs("null", f);
     fputc('}', f);
 }

@@ -217,7 +217,10 @@ typedef struct {
     int      extra_norms;     /* extra [n_embd] norm vectors per layer (Gemma-2: 2)      */
     uint64_t n_params;        /* parameters in all tensors (embedding included)          */
     int      from_file;       /* 1: read from a GGUF file                                */
-    char     file_label[24];  /* the file's precision ("Q4_K_M", "F32"...)               */
+    char     file_label[24];  /* the file's precision: the type holding most of the matrix
+                                 weights ("Q4_K_M", "Q4_0", "F32"...)                    */
+    char     file_kept[128];  /* matrices of a quantized file kept in a float type
+                                 ("output.weight kept F32"); "" when none                */
     uint64_t file_weight_bytes; /* sum of the file's tensor sizes                        */
     uint64_t file_bytes;      /* size of the whole file                                  */
     int      head_dim_v;      /* per head of V when it differs from head_dim (K); 0: same */

@@ -1530,11 +1530,78 @@ static void test_plan_arm_kernel_costs(void)
     free(r);
 }
 
+/* A file's precision is the type holding most of its matrix WEIGHTS (not bytes), and the
+ * matrices kept in a float type are named: a Q4_0 file whose output.weight stayed F32 (4
+ * bytes per weight: most of the bytes) is "Q4_0 (output.weight kept F32)", with no
+ * edgellm.quant.scheme or general.file_type to go by. */
+static void test_plan_file_precision_by_weights(void)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/q40-output-f32.gguf", test_tmpdir());
+    edgellm_gguf_writer *w = edgellm_gguf_writer_new();
+    const int E = 64, V = 256, F = 256;
+    uint8_t *q = calloc((size_t)E * F / 32 * 18, 1);
+    float *f32 = calloc((size_t)E * V, sizeof(float));
+    CHECK(w && q && f32);
+    edgellm_gguf_writer_set_str(w, "general.architecture", "llama");
+    edgellm_gguf_writer_set_u32(w, "llama.block_count", 1);
+    edgellm_gguf_writer_set_u32(w, "llama.embedding_length", (uint32_t)E);
+    edgellm_gguf_writer_set_u32(w, "llama.attention.head_count", 2);
+    edgellm_gguf_writer_set_u32(w, "llama.attention.head_count_kv", 2);
+    edgellm_gguf_writer_set_u32(w, "llama.feed_forward_length", (uint32_t)F);
+    edgellm_gguf_writer_set_u32(w, "llama.context_length", 512);
+    const int64_t ne_e[2] = {E, V}, ne_f[2] = {E, F};
+    edgellm_gguf_writer_add_tensor(w, "token_embd.weight", EDGELLM_TYPE_Q4_0, 2, ne_e, q);
+    edgellm_gguf_writer_add_tensor(w, "blk.0.ffn_up.weight", EDGELLM_TYPE_Q4_0, 2, ne_f, q);
+    edgellm_gguf_writer_add_tensor(w, "output.weight", EDGELLM_TYPE_F32, 2, ne_e, f32);
+    CHECK_OK(edgellm_gguf_writer_write(w, path, NULL));
+    edgellm_gguf_writer_free(w);
+    free(q);
+    free(f32);
+    edgellm_plan_model m;
+    CHECK_OK(edgellm_plan_model_from_gguf(path, &m, NULL));
+    CHECK(!strcmp(m.file_label, "Q4_0"));
+    CHECK(!strcmp(m.file_kept, "output.weight kept F32"));
+    char args[700];
+    snprintf(args, sizeof args, "%s --device pi5-8gb", path);
+    CHECK_EQ(cli(args), 0);
+    CHECK(strstr(out, "file: Q4_0 (output.weight kept F32)") != NULL);
+    remove(path);
+
+    /* files made by edgellm quantize with --keep and --output-type */
+    NEED_SHARED(st, "models/stories260K/stories260K.gguf");
+    char outp[600];
+    snprintf(outp, sizeof outp, "%s/st-keep.gguf", test_tmpdir());
+    edgellm_quantize_params qp = edgellm_quantize_default_params();
+    const char *const keep[] = {"output*", "token_embd*"};
+    qp.type = "q4_0";
+    qp.keep = keep;
+    qp.n_keep = 2;
+    qp.n_threads = 1;
+    CHECK_OK(edgellm_quantize_file(st, outp, &qp, NULL, NULL));
+    CHECK_OK(edgellm_plan_model_from_gguf(outp, &m, NULL));
+    CHECK(!strcmp(m.file_label, "Q4_0"));
+    CHECK(strstr(m.file_kept, "token_embd.weight") && strstr(m.file_kept, "kept F32"));
+    qp = edgellm_quantize_default_params();
+    qp.type = "q4_0";
+    qp.output_type = EDGELLM_TYPE_F16;
+    qp.n_threads = 1;
+    CHECK_OK(edgellm_quantize_file(st, outp, &qp, NULL, NULL));
+    CHECK_OK(edgellm_plan_model_from_gguf(outp, &m, NULL));
+    CHECK(!strcmp(m.file_label, "Q4_0"));
+    CHECK(strstr(m.file_kept, "kept F16") != NULL);
+    /* an F32 file keeps nothing: it is all float */
+    CHECK_OK(edgellm_plan_model_from_gguf(st, &m, NULL));
+    CHECK(!strcmp(m.file_label, "F32") && m.file_kept[0] == 0);
+    remove(outp);
+}
+
 int main(void)
 {
     RUN(test_escape_json_csv_utf8);
     RUN(test_plan_advice_is_what_edgellm_can_do);
     RUN(test_plan_arm_kernel_costs);
+    RUN(test_plan_file_precision_by_weights);
     RUN(test_plan_fallback_shares_measured_quality);
     RUN(test_plan_kv_llama2_7b_f16_is_one_gib);
     RUN(test_plan_kv_gqa_is_four_times_less);
