@@ -529,7 +529,7 @@ int cmd_plan(int argc, char **argv)
 {
     edgellm_plan_params p = edgellm_plan_default_params();
     edgellm_plan_model shape;
-    const char *device_file = NULL, *eval_file = NULL, *model_arg = NULL, *validate_file = NULL;
+    const char *device_file = NULL, *eval_file = NULL, *model_arg = NULL, *validate_file = NULL, *explain_type = NULL;
     int json = 0, list = 0, have_model = 0, have_device = 0, file_device = 0, rc = 0, n_shape = 0;
     edgellm_plan_device *extra = NULL;
     edgellm_plan_quality *quality = NULL;
@@ -567,6 +567,9 @@ int cmd_plan(int argc, char **argv)
          .help = "multiply predicted speeds by X"},
         {CLI_FLAG(NULL, "--json", &json, 1), .help = "JSON output (docs/plan.schema.json)"},
         {CLI_FLAG(NULL, "--list", &list, 1), .help = "list catalogue models and devices"},
+        {CLI_STRING(NULL, "--explain", "TYPE", &explain_type),
+         .help = "print the arithmetic of one row (bytes per token, bandwidth, efficiency, FLOPs, cost weights, "
+                 "margin); 'pick' for the recommended one"},
         {CLI_PATH(NULL, "--validate", "FILE.csv", &validate_file),
          .help = "compare plan's speeds with published measurements (data/plan-validation.csv; devices not in the "
                  "catalogue from --device-file): a markdown table and the error per row; exit 1 when the targets "
@@ -577,7 +580,8 @@ int cmd_plan(int argc, char **argv)
         .synopsis = "edgellm plan [--model NAME|FILE.gguf | --shape L,E,H,KV,FF,V] [--device NAME|host|FILE.json]\n"
                     "             [--device-file FILE] [--ctx N] [--kv-type f16|q8_0|f32] [--batch N]\n"
                     "             [--scenario realtime|offline] [--latency-ms MS] [--prompt N] [--types LIST]\n"
-                    "             [--eval FILE] [--calibration X] [--json] [--list] [--validate FILE.csv]",
+                    "             [--eval FILE] [--calibration X] [--explain TYPE|pick] [--json] [--list]\n"
+                    "             [--validate FILE.csv]",
         .about = "Will the model fit on the device, at which precision, and how fast will it run? For each\n"
                  "precision: weights, KV cache, scratch, total against the memory an app may use minus a 20%\n"
                  "safety margin, a verdict, the largest context that fits, predicted decode/prefill speed and\n"
@@ -693,6 +697,7 @@ int cmd_plan(int argc, char **argv)
         p.model = DEFAULT_MODEL;
         if (!file_device) p.device = DEFAULT_DEVICE;
     }
+    if (explain_type) p.explain = strcasecmp(explain_type, "pick") ? explain_type : "";
     report = malloc(sizeof *report);
     if (!report) { fprintf(stderr, "edgellm plan: out of memory\n"); rc = 1; goto out; }
     if (p.device && !strcmp(p.device, "host") && isatty(STDERR_FILENO))
@@ -719,6 +724,7 @@ int cmd_plan(int argc, char **argv)
                        DEFAULT_DEVICE, DEFAULT_MODEL, DEFAULT_DEVICE);
         }
         print_report(stdout, report);
+        if (report->explanation[0]) printf("\nexplain %s", report->explanation);
     }
 out:
     free(extra);

@@ -313,6 +313,9 @@ typedef struct {
     const edgellm_plan_quality *quality;  /* measured results (edgellm eval), borrowed   */
     int    n_quality;
     int    host_bench_ms;     /* time budget of the bandwidth benchmark for "host" (1000) */
+    const char *explain;      /* a row's name ("Q4_0"), or "" for the real-time pick (else
+                                 the offline pick, else the first row): its arithmetic goes
+                                 to report.explanation; NULL: none                        */
 } edgellm_plan_params;
 
 typedef struct {
@@ -337,6 +340,7 @@ typedef struct {
                                  without a pick                                          */
     char   offline_cmd[512];  /* the same for the offline pick: run --batch-file -b B (and
                                  serve -np B) when a batch is advised                    */
+    char   explanation[2048]; /* with params.explain: the arithmetic of one row, lines    */
 } edgellm_plan_report;
 
 EDGELLM_API edgellm_plan_params edgellm_plan_default_params(void);

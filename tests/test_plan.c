@@ -1596,12 +1596,29 @@ static void test_plan_file_precision_by_weights(void)
     remove(outp);
 }
 
+/* --explain prints one row's arithmetic: bytes per token, bandwidth x efficiency, FLOPs,
+ * the cost weights and the margin; an unknown row is a command-line error. */
+static void test_plan_cli_explain(void)
+{
+    CHECK_EQ(cli("--model tinyllama-1.1b --device phone-high --explain q4_0"), 0);
+    CHECK(strstr(out, "explain Q4_0 on phone-high (ARM kernel costs") != NULL);
+    CHECK(strstr(out, "GB/s x 0.65 = 49.9 GB/s") != NULL);
+    CHECK(strstr(out, "Q4_0") && strstr(out, "cost prefill 1.00"));
+    CHECK(strstr(out, "compute") && strstr(out, "6 cores x 45 GFLOP/s"));
+    CHECK(strstr(out, "margin)") != NULL);
+    CHECK_EQ(cli("--model tinyllama-1.1b --device laptop-16gb --explain pick"), 0);
+    CHECK(strstr(out, "(x86 kernel costs") != NULL);
+    CHECK_EQ(cli("--model tinyllama-1.1b --device phone-high --explain q3_k"), 2);
+    CHECK(strstr(out, "--explain q3_k: no such row") != NULL);
+}
+
 int main(void)
 {
     RUN(test_escape_json_csv_utf8);
     RUN(test_plan_advice_is_what_edgellm_can_do);
     RUN(test_plan_arm_kernel_costs);
     RUN(test_plan_file_precision_by_weights);
+    RUN(test_plan_cli_explain);
     RUN(test_plan_fallback_shares_measured_quality);
     RUN(test_plan_kv_llama2_7b_f16_is_one_gib);
     RUN(test_plan_kv_gqa_is_four_times_less);

@@ -474,6 +474,73 @@ static void command_for(const edgellm_plan_report *r, const char *model_path, in
                 kv_flag(r->kv_type), t);
 }
 
+/* The arithmetic behind row k (params.explain): bytes per token, bandwidth, efficiency,
+ * FLOPs and kernel cost weights, the decode and prefill times they give, and the memory
+ * margin. */
+static void explain_row(const plan_job *j, const edgellm_plan_params *p, const edgellm_plan_recipe *rc, int k,
+                        edgellm_plan_report *r)
+{
+    const edgellm_plan_row *row = &r->rows[k];
+    const int arm = edgellm_plan_device_is_arm(j->d);
+    edgellm_plan_weights w;
+    edgellm_plan_recipe_weights_isa(rc, j->t, j->n, j->m->n_layer, j->m->tied_embeddings, arm, &w);
+    const double kv = (double)edgellm_plan_model_kv_bytes(j->m, j->n_ctx, j->kv_type);
+    const double bw = j->d->bw_gbps * j->eff;
+    const int cores = j->d->n_big_cores > 0 ? j->d->n_big_cores : EDGELLM_MAX(1, j->d->n_little_cores);
+    const double gflops = j->d->n_big_cores > 0 ? j->d->n_big_cores * j->d->gflops_big
+                                                : j->d->n_little_cores * j->d->gflops_little;
+    const double t_stream = ((double)w.read_bytes + kv) / (bw * 1e9);
+    const double t_rows = edgellm_plan_rows_per_token(j->m) * EDGELLM_PLAN_ROW_OVERHEAD_S / cores;
+    const double t_sync = cores > 1 ? j->m->n_layer * EDGELLM_PLAN_SYNC_OVERHEAD_S : 0.0;
+    const double f_dec = edgellm_plan_flops_per_token(j->m, w.dec_params, j->n_ctx);
+    const double t_cmp = f_dec / (gflops * 1e9);
+    char *b = r->explanation;
+    const size_t size = sizeof r->explanation;
+    size_t len = appendf(b, size, 0, "%s on %s (%s kernel costs, relative to Q4_0 prefill):\n", row->type,
+                         j->d->name, arm ? "ARM" : "x86");
+    /* the cost weight of each type the recipe uses, by multiply-adds */
+    int seen[32], n_seen = 0;
+    for (size_t i = 0; i < j->n && n_seen < 32; i++) {
+        if (j->t[i].role == EDGELLM_PT_NORM || j->t[i].role == EDGELLM_PT_TOKEN_EMBD) continue;
+        const int ty = edgellm_plan_tensor_type(rc, &j->t[i], j->m->n_layer);
+        int dup = 0;
+        for (int s2 = 0; s2 < n_seen; s2++) dup |= seen[s2] == ty;
+        if (dup) continue;
+        seen[n_seen++] = ty;
+        double share = 0, pp, dec;
+        for (size_t i2 = 0; i2 < j->n; i2++)
+            if (j->t[i2].role != EDGELLM_PT_NORM && j->t[i2].role != EDGELLM_PT_TOKEN_EMBD &&
+                edgellm_plan_tensor_type(rc, &j->t[i2], j->m->n_layer) == ty)
+                share += (double)j->t[i2].ne0 * (double)j->t[i2].n_rows;
+        edgellm_plan_kernel_cost_isa(ty, arm, &pp, &dec);
+        len = appendf(b, size, len, "  %-12s %5.1f %% of the matrix weights, cost prefill %.2f, decode %.2f\n",
+                      edgellm_type_name(ty), 100.0 * share / (double)(w.matmul_params ? w.matmul_params : 1), pp, dec);
+    }
+    len = appendf(b, size, len,
+                  "  decode, per token at position %d:\n"
+                  "    read    %.1f MB weights + %.1f MB KV = %.1f MB / (%.1f GB/s x %.2f = %.1f GB/s) = %.2f ms\n"
+                  "    rows    %.0f weight rows x %.0f ns / %d cores = %.2f ms;  hand-offs %d layers x %.0f us = %.2f ms\n"
+                  "    compute %.2f GFLOP (2 x %.3g weights x cost, + attention) / (%d cores x %.0f GFLOP/s) = %.2f ms\n"
+                  "    = max(%.2f, %.2f) ms -> %.1f tok/s (x%.2f calibration)\n",
+                  j->n_ctx, w.read_bytes / 1e6, kv / 1e6, (w.read_bytes + kv) / 1e6, j->d->bw_gbps, j->eff, bw,
+                  1e3 * t_stream, edgellm_plan_rows_per_token(j->m), EDGELLM_PLAN_ROW_OVERHEAD_S * 1e9, cores,
+                  1e3 * t_rows, t_sync > 0 ? j->m->n_layer : 0, EDGELLM_PLAN_SYNC_OVERHEAD_S * 1e6, 1e3 * t_sync,
+                  f_dec / 1e9, (double)w.matmul_params, cores, gflops / cores, 1e3 * t_cmp,
+                  1e3 * (t_stream + t_rows + t_sync), 1e3 * t_cmp, row->decode_tps, p->calibration);
+    const double f_pp = 512 * edgellm_plan_flops_per_token(j->m, w.pp_params, 256.0);
+    len = appendf(b, size, len,
+                  "  prefill: 512 tokens x %.2f GFLOP (prefill costs) / %.0f GFLOP/s = %.0f ms, weights streamed once "
+                  "per 512 = %.0f ms, + %d layers x %.0f us -> %.1f tok/s; the %d-token first-token prompt: %.0f ms\n",
+                  f_pp / 512 / 1e9, gflops, 1e3 * f_pp / (gflops * 1e9), 1e3 * w.read_bytes / (bw * 1e9),
+                  j->m->n_layer, EDGELLM_PLAN_LAYER_OVERHEAD_S * 1e6, row->prefill_tps, r->prompt_tokens, row->ttft_ms);
+    appendf(b, size, len,
+            "  memory: %.1f MB weights + %.1f MB KV + %.1f MB other = %.1f MB; budget = %.1f MB usable x (1 - %.2f "
+            "margin) = %.1f MB -> %s\n",
+            row->weight_bytes / 1e6, row->kv_bytes / 1e6, (row->scratch_bytes + row->overhead_bytes) / 1e6,
+            row->total_bytes / 1e6, j->d->usable_bytes / 1e6, j->margin, row->budget_bytes / 1e6,
+            row->verdict == EDGELLM_PLAN_FITS ? "fits" : row->verdict == EDGELLM_PLAN_TIGHT ? "tight" : "does not fit");
+}
+
 /* ------------------------------------------------------------------ the plan ---- */
 
 static bool looks_like_file(const char *s)
@@ -647,6 +714,17 @@ edgellm_status edgellm_plan(const edgellm_plan_params *pp, edgellm_plan_report *
     advise(&job, &p, used, r);
     command_for(r, p.model ? p.model : "", r->realtime_pick, 1, r->realtime_cmd, sizeof r->realtime_cmd);
     command_for(r, p.model ? p.model : "", r->offline_pick, r->offline_batch, r->offline_cmd, sizeof r->offline_cmd);
+    if (p.explain) {
+        int k = -1;
+        for (int i = 0; *p.explain && i < r->n_rows; i++)
+            if (name_eq(r->rows[i].type, p.explain)) k = i;
+        if (*p.explain && k < 0) {
+            rc = edgellm_fail(err, EDGELLM_ERR_MISUSE, "--explain %s: no such row (add it with --types)", p.explain);
+            goto done;
+        }
+        if (k < 0) k = r->realtime_pick >= 0 ? r->realtime_pick : r->offline_pick >= 0 ? r->offline_pick : 0;
+        if (r->n_rows > 0) explain_row(&job, &p, &used[k], k, r);
+    }
 done:
     edgellm_free(tensors);
     return rc;
