@@ -164,7 +164,8 @@ static void print_report(FILE *f, const edgellm_plan_report *r)
     if (r->realtime_cmd[0] || r->offline_cmd[0]) {
         fprintf(f, "\ncommands\n");
         if (r->realtime_cmd[0]) fprintf(f, "  real-time  %s\n", r->realtime_cmd);
-        if (r->offline_cmd[0] && strcmp(r->offline_cmd, r->realtime_cmd)) fprintf(f, "  offline    %s\n", r->offline_cmd);
+        if (r->offline_cmd[0] && strcmp(r->offline_cmd, r->realtime_cmd))
+            fprintf(f, "  offline    %s\n", r->offline_cmd);
         if (!r->model.from_file)
             fprintf(f, "  (%s-f16.gguf: the model in F16, e.g. from edgellm convert --hf)\n", m->name);
     }
@@ -351,7 +352,11 @@ static int read_validation(const char *path, val_row **out)
         char *s = line, *fld[12];
         int k = 0;
         while (k < 12 && (fld[k] = csv_field(&s)) != NULL) k++;
-        if (k < 10) { fprintf(stderr, "edgellm plan: %s:%d: expected 12 fields, got %d\n", path, lineno, k); bad = 1; break; }
+        if (k < 10) {
+            fprintf(stderr, "edgellm plan: %s:%d: expected 12 fields, got %d\n", path, lineno, k);
+            bad = 1;
+            break;
+        }
         if (n == cap) {
             cap = cap ? cap * 2 : 32;
             val_row *nr = realloc(rows, (size_t)cap * sizeof *rows);
@@ -404,7 +409,9 @@ static int validate_row(const val_row *v, const edgellm_plan_params *base, doubl
     }
     const int big = d.n_big_cores;
     d.n_big_cores = v->threads < big ? v->threads : big;
-    d.n_little_cores = v->threads <= big ? 0 : v->threads - big < d.n_little_cores ? v->threads - big : d.n_little_cores;
+    d.n_little_cores = v->threads <= big                        ? 0
+                       : v->threads - big < d.n_little_cores ? v->threads - big
+                                                              : d.n_little_cores;
     edgellm_plan_params p = edgellm_plan_default_params();
     edgellm_plan_model shape;
     if (!strncmp(v->model, "shape:", 6)) {
@@ -490,8 +497,8 @@ static int run_validation(const char *path, const edgellm_plan_params *base)
         const int tg_miss = !isnan(v->tg) && !(tg / v->tg >= 0.7 && tg / v->tg <= 1.3);
         const int explained = !strncmp(v->note, "miss:", 5);
         if ((pp_miss || tg_miss) && !explained) {
-            fprintf(stderr, "edgellm plan: %s row %s: outside the targets without an explanation (note \"miss: ...\")\n",
-                    path, v->id);
+            fprintf(stderr, "edgellm plan: %s row %s: outside the targets without an explanation "
+                            "(note \"miss: ...\")\n", path, v->id);
             unexplained++;
         } else if (!pp_miss && !tg_miss && explained) {
             fprintf(stderr, "edgellm plan: %s row %s: explained as a miss but within the targets now\n", path, v->id);
@@ -513,11 +520,13 @@ static int run_validation(const char *path, const edgellm_plan_params *base)
     printf("all rows: decode %d of %d, prefill %d of %d within the targets\n", tg_ok[0] + tg_ok[1], tg_all,
            pp_ok[0] + pp_ok[1], pp_all);
     const int tg_met = 5 * tg_ok[1] >= 4 * tg_n[1], pp_met = 5 * pp_ok[1] >= 4 * pp_n[1];
-    printf("targets (at least 80 %% of the held-out points within): decode %s, prefill %s\n", tg_met ? "met" : "NOT met",
-           pp_met ? "met" : "NOT met");
+    printf("targets (at least 80 %% of the held-out points within): decode %s, prefill %s\n",
+           !tg_n[1] ? "no held-out points" : tg_met ? "met" : "NOT met",
+           !pp_n[1] ? "no held-out points" : pp_met ? "met" : "NOT met");
     printf("\nmisses and why:\n");
     for (int i = 0; i < n; i++)
-        if (!strncmp(rows[i].note, "miss:", 5)) printf("- %s: %s\n", rows[i].id, rows[i].note + 5 + (rows[i].note[5] == ' '));
+        if (!strncmp(rows[i].note, "miss:", 5))
+            printf("- %s: %s\n", rows[i].id, rows[i].note + 5 + (rows[i].note[5] == ' '));
     free(rows);
     if (failed) return 2;
     return unexplained ? 1 : 0;

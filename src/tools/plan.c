@@ -163,7 +163,8 @@ static void fill_row(const plan_job *j, const edgellm_plan_params *p, const edge
                      edgellm_plan_row *row)
 {
     edgellm_plan_weights w;
-    edgellm_plan_recipe_weights_isa(rc, j->t, j->n, j->m->n_layer, j->m->tied_embeddings, edgellm_plan_device_is_arm(j->d), &w);
+    edgellm_plan_recipe_weights_isa(rc, j->t, j->n, j->m->n_layer, j->m->tied_embeddings,
+                                    edgellm_plan_device_is_arm(j->d), &w);
     memset(row, 0, sizeof *row);
     snprintf(row->type, sizeof row->type, "%.23s", rc->name);
     row->weight_exact = rc->file;
@@ -257,7 +258,8 @@ static void recommend_realtime(const plan_job *j, const edgellm_plan_params *p, 
         const int near = n_ttft_ok == 0 ? quickest : fastest;
         const edgellm_plan_row *row = &r->rows[near];
         edgellm_plan_weights w;
-        edgellm_plan_recipe_weights_isa(&recipes[near], j->t, j->n, j->m->n_layer, j->m->tied_embeddings, edgellm_plan_device_is_arm(j->d), &w);
+        edgellm_plan_recipe_weights_isa(&recipes[near], j->t, j->n, j->m->n_layer, j->m->tied_embeddings,
+                                    edgellm_plan_device_is_arm(j->d), &w);
         int max_prompt = max_prompt_within(j, &w, r->latency_ms, p->calibration);
         size_t len = (size_t)snprintf(r->realtime_why, sizeof r->realtime_why,
                                       "nothing meets the latency: %s that fits, %s, needs %.0f ms to the first "
@@ -294,7 +296,8 @@ static void recommend_offline(const plan_job *j, const edgellm_plan_params *p, c
         return;
     }
     edgellm_plan_weights w;
-    edgellm_plan_recipe_weights_isa(&recipes[pick], j->t, j->n, j->m->n_layer, j->m->tied_embeddings, edgellm_plan_device_is_arm(j->d), &w);
+    edgellm_plan_recipe_weights_isa(&recipes[pick], j->t, j->n, j->m->n_layer, j->m->tied_embeddings,
+                                    edgellm_plan_device_is_arm(j->d), &w);
     uint64_t budget = budget_of(j);
     /* b sequences decoded together (as `--batch` rows are: EDGELLM_PLAN_BATCH_MODEL): the
      * batch that fits and gives the most tokens per second in total, the smallest of
@@ -355,16 +358,19 @@ static void advise(const plan_job *j, const edgellm_plan_params *p, const edgell
     if (s->verdict == EDGELLM_PLAN_TIGHT)
         len = appendf(r->advice, sizeof r->advice, len, " It fits only inside the safety margin (tight).");
     if (s->max_ctx > 0)
-        len = appendf(r->advice, sizeof r->advice, len, " Shorter context: %s fits up to %d positions (run/serve -c %d).", s->type,
-                      s->max_ctx, s->max_ctx);
+        len = appendf(r->advice, sizeof r->advice, len,
+                      " Shorter context: %s fits up to %d positions (run/serve -c %d).", s->type, s->max_ctx,
+                      s->max_ctx);
     if (j->kv_type != EDGELLM_TYPE_Q8_0) {
         plan_job q8 = *j;
         q8.kv_type = EDGELLM_TYPE_Q8_0;
         edgellm_plan_weights w;
-        edgellm_plan_recipe_weights_isa(&recipes[smallest], j->t, j->n, j->m->n_layer, j->m->tied_embeddings, edgellm_plan_device_is_arm(j->d), &w);
+        edgellm_plan_recipe_weights_isa(&recipes[smallest], j->t, j->n, j->m->n_layer, j->m->tied_embeddings,
+                                    edgellm_plan_device_is_arm(j->d), &w);
         if (j->m->head_dim % 32 == 0) {   /* what `run --kv-type q8_0` accepts (whole blocks per head) */
             uint64_t tot = total_at(&q8, &w, j->n_ctx, j->batch);
-            len = appendf(r->advice, sizeof r->advice, len, " A Q8_0 KV cache (run/serve --kv-type q8_0) %s (%.2f GiB).",
+            len = appendf(r->advice, sizeof r->advice, len,
+                          " A Q8_0 KV cache (run/serve --kv-type q8_0) %s (%.2f GiB).",
                           tot <= s->budget_bytes ? "makes it fit" : "is not enough", tot / GIB_D);
         }
     }
@@ -386,7 +392,8 @@ static void advise(const plan_job *j, const edgellm_plan_params *p, const edgell
         cj.n = n;
         cj.n_ctx = cm.n_ctx_train > 0 ? EDGELLM_MIN(j->n_ctx, cm.n_ctx_train) : j->n_ctx;
         edgellm_plan_weights w;
-        edgellm_plan_recipe_weights_isa(&q4, t, n, cm.n_layer, cm.tied_embeddings, edgellm_plan_device_is_arm(j->d), &w);
+        edgellm_plan_recipe_weights_isa(&q4, t, n, cm.n_layer, cm.tied_embeddings,
+                                    edgellm_plan_device_is_arm(j->d), &w);
         uint64_t tot = total_at(&cj, &w, cj.n_ctx, j->batch);
         edgellm_free(t);
         if (tot <= s->budget_bytes && cm.n_params > best_params) {
@@ -396,7 +403,8 @@ static void advise(const plan_job *j, const edgellm_plan_params *p, const edgell
         }
     }
     if (best)
-        len = appendf(r->advice, sizeof r->advice, len, " Smaller model: %s fits at Q4_K_M (%.2f GiB; edgellm plan --model %s --device %s).",
+        len = appendf(r->advice, sizeof r->advice, len,
+                      " Smaller model: %s fits at Q4_K_M (%.2f GiB; edgellm plan --model %s --device %s).",
                       best->name, best_total / GIB_D, best->name, j->d->name);
     else
         len = appendf(r->advice, sizeof r->advice, len, " No catalogue model fits this device at Q4_K_M.");
@@ -420,7 +428,8 @@ static int quantize_flags(const char *type, char *buf, size_t size)
     for (size_t i = 0; i < sizeof made / sizeof made[0]; i++)
         if (name_eq(type, made[i])) {
             size_t n = (size_t)snprintf(buf, size, "--type %s", made[i]);
-            for (size_t k = 7; k < n && k < size; k++) buf[k] = (char)(buf[k] >= 'A' && buf[k] <= 'Z' ? buf[k] + 32 : buf[k]);
+            for (size_t k = 7; k < n && k < size; k++)   /* the type name in lower case */
+                buf[k] = (char)(buf[k] >= 'A' && buf[k] <= 'Z' ? buf[k] + 32 : buf[k]);
             return 1;
         }
     return 0;
@@ -519,8 +528,10 @@ static void explain_row(const plan_job *j, const edgellm_plan_params *p, const e
     len = appendf(b, size, len,
                   "  decode, per token at position %d:\n"
                   "    read    %.1f MB weights + %.1f MB KV = %.1f MB / (%.1f GB/s x %.2f = %.1f GB/s) = %.2f ms\n"
-                  "    rows    %.0f weight rows x %.0f ns / %d cores = %.2f ms;  hand-offs %d layers x %.0f us = %.2f ms\n"
-                  "    compute %.2f GFLOP (2 x %.3g weights x cost, + attention) / (%d cores x %.0f GFLOP/s) = %.2f ms\n"
+                  "    rows    %.0f weight rows x %.0f ns / %d cores = %.2f ms;"
+                  "  hand-offs %d layers x %.0f us = %.2f ms\n"
+                  "    compute %.2f GFLOP (2 x %.3g weights x cost, + attention) / (%d cores x %.0f GFLOP/s)"
+                  " = %.2f ms\n"
                   "    = max(%.2f, %.2f) ms -> %.1f tok/s (x%.2f calibration)\n",
                   j->n_ctx, w.read_bytes / 1e6, kv / 1e6, (w.read_bytes + kv) / 1e6, j->d->bw_gbps, j->eff, bw,
                   1e3 * t_stream, edgellm_plan_rows_per_token(j->m), EDGELLM_PLAN_ROW_OVERHEAD_S * 1e9, cores,

@@ -350,9 +350,8 @@ edgellm_status edgellm_plan_gguf_tensors(const char *path, edgellm_plan_model *m
             const edgellm_gguf_tensor *gt = edgellm_gguf_tensor_at(g, i);
             if (gt->n_dims < 2 || gt->type != floats[f]) continue;
             if (n_named < 2 && klen + (size_t)gt->name.len + 8 < sizeof m->file_kept) {
-                klen += (size_t)snprintf(m->file_kept + klen, sizeof m->file_kept - klen, "%s%s%.*s",
-                                         klen ? (klen == start ? "; " : ", ") : "", "", (int)gt->name.len,
-                                         gt->name.ptr);
+                klen += (size_t)snprintf(m->file_kept + klen, sizeof m->file_kept - klen, "%s%.*s",
+                                         klen ? (klen == start ? "; " : ", ") : "", (int)gt->name.len, gt->name.ptr);
                 n_named++;
             } else {
                 n_more++;
