@@ -415,6 +415,8 @@ static void write_device(FILE *f, const edgellm_plan_device *d)
     KEY("gflops_per_big_core"); jnum(f, d->gflops_big);
     KEY("gflops_per_little_core"); jnum(f, d->gflops_little);
     KEY("npu"); fputs(d->has_npu ? "true" : "false", f);
+    KEY("decode_efficiency"); jnum(f, d->decode_efficiency);
+    KEY("isa"); cli_json_str(f, !strcasecmp(d->isa, "arm") ? "arm" : "x86");
     fputc('}', f);
 }
 
