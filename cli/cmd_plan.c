@@ -84,8 +84,8 @@ static void print_report(FILE *f, const edgellm_plan_report *r)
             m->name, m->arch, m->n_layer, m->n_embd, m->n_head, m->n_head_kv, m->head_dim, vdim, m->n_ff, m->n_vocab,
             params, m->tied_embeddings ? ", tied embeddings" : "");
     if (m->from_file)
-        fprintf(f, "        file: %s, %.2f MiB, trained context %d\n", m->file_label, m->file_bytes / 1048576.0,
-                m->n_ctx_train);
+        fprintf(f, "        file: %s%s%s%s, %.2f MiB, trained context %d\n", m->file_label, m->file_kept[0] ? " (" : "",
+                m->file_kept, m->file_kept[0] ? ")" : "", m->file_bytes / 1048576.0, m->n_ctx_train);
     if (m->rope_scaling[0])
         fprintf(f, "        rope scaling: %s%s\n", m->rope_unsupported ? "edgellm run refuses this file: " : "",
                 m->rope_scaling);
@@ -161,13 +161,22 @@ static void print_report(FILE *f, const edgellm_plan_report *r)
         fprintf(f, "  offline    %-8s %s\n", off, r->offline_why);
     }
     if (r->advice[0]) fprintf(f, "  advice     %s\n", r->advice);
+    if (r->realtime_cmd[0] || r->offline_cmd[0]) {
+        fprintf(f, "\ncommands\n");
+        if (r->realtime_cmd[0]) fprintf(f, "  real-time  %s\n", r->realtime_cmd);
+        if (r->offline_cmd[0] && strcmp(r->offline_cmd, r->realtime_cmd))
+            fprintf(f, "  offline    %s\n", r->offline_cmd);
+        if (!r->model.from_file)
+            fprintf(f, "  (%s-f16.gguf: the model in F16, e.g. from edgellm convert --hf)\n", m->name);
+    }
     fprintf(f,
             "\nnotes: other = activations, scores, logits and runtime; top-1 agreement is in --json; decode is at n_ctx %d\n"
             "       (context full: faster before);"
-            " prefill = 512-token prompt; speeds assume %.2f of the bandwidth figure and %.0f GFLOP/s per big core\n"
-            "       (x%.2f; decode model fitted to edgellm bench, README \"Planning\"); '(file)' = exact bytes of the file,\n"
+            " prefill tok/s = a 512-token prompt (llama-bench pp512), TTFT = the %d-token first-token prompt;\n"
+            "       speeds assume %.2f of the bandwidth figure and %.0f GFLOP/s per big core"
+            " (x%.2f; docs/planning.md, docs/plan-validation.md);\n       '(file)' = exact bytes of the file,\n"
             "       other rows from per-tensor bits per weight (llama.cpp's Q4_K_M/Q5_K_M mix: Q6_K output, attn_v, ffn_down).\n",
-            r->n_ctx, r->efficiency, d->gflops_big, r->calibration);
+            r->n_ctx, r->prompt_tokens, r->efficiency, d->gflops_big, r->calibration);
     if (r->kv_type != EDGELLM_TYPE_F32)   /* run, bench and eval keep an F32 cache unless told */
         fprintf(f, "       KV cache %s as planned: give run / bench / eval --kv-type %s (their default is F32, "
                    "2-4x the KV bytes)\n", edgellm_type_name(r->kv_type), r->kv_type == EDGELLM_TYPE_F16 ? "f16" : "q8_0");
@@ -269,7 +278,7 @@ static int parse_shape(const char *flag, const char *s, void *dst, char *msg, si
     }
     edgellm_error err = {0};
     if (edgellm_plan_model_from_shape(v[0], v[1], v[2], v[3], v[4], v[5], dst, &err) != EDGELLM_OK) {
-        snprintf(msg, size, "%s", err.msg);
+        snprintf(msg, size, "%.250s", err.msg);
         return 1;
     }
     return 0;
@@ -286,13 +295,250 @@ static int file_exists(const char *p)
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* ---------------------------------------------------------------- --validate ---- */
+
+/* One published measurement (a line of data/plan-validation.csv). */
+typedef struct {
+    char id[24], role[16], device[48], model[96], precision[24], runtime[48], source[200], note[400];
+    int threads, n_ctx;
+    double pp, tg;            /* published tok/s; NaN: not published */
+} val_row;
+
+/* Next CSV field of *s (double quotes allow commas; "" is a quote); NULL at the end. */
+static char *csv_field(char **s)
+{
+    char *p = *s, *out, *start;
+    if (!p) return NULL;
+    if (*p == '"') {
+        start = out = ++p;
+        for (;;) {
+            if (!*p) break;
+            if (*p == '"' && p[1] == '"') { *out++ = '"'; p += 2; continue; }
+            if (*p == '"') { p++; break; }
+            *out++ = *p++;
+        }
+        *out = 0;
+        while (*p && *p != ',') p++;
+    } else {
+        start = p;
+        while (*p && *p != ',') p++;
+    }
+    if (*p == ',') { *p = 0; *s = p + 1; }
+    else { if (*p) *p = 0; *s = NULL; }
+    return start;
+}
+
+static double csv_num(const char *f)
+{
+    if (!f || !*f) return NAN;
+    char *end;
+    double v = strtod(f, &end);
+    return end != f && *end == 0 && v > 0 && isfinite(v) ? v : -1;
+}
+
+/* Read the table: header line, then id,role,device,model,precision,threads,n_ctx,pp_tps,
+ * tg_tps,runtime,source,note. Returns the row count or -1 (message printed). */
+static int read_validation(const char *path, val_row **out)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) { fprintf(stderr, "edgellm plan: %s: %s\n", path, strerror(errno)); return -1; }
+    char line[2048];
+    int n = 0, cap = 0, lineno = 0, bad = 0;
+    val_row *rows = NULL;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        line[strcspn(line, "\r\n")] = 0;
+        if (lineno == 1 || !line[0] || line[0] == '#') continue;
+        char *s = line, *fld[12];
+        int k = 0;
+        while (k < 12 && (fld[k] = csv_field(&s)) != NULL) k++;
+        if (k < 10) {
+            fprintf(stderr, "edgellm plan: %s:%d: expected 12 fields, got %d\n", path, lineno, k);
+            bad = 1;
+            break;
+        }
+        if (n == cap) {
+            cap = cap ? cap * 2 : 32;
+            val_row *nr = realloc(rows, (size_t)cap * sizeof *rows);
+            if (!nr) { bad = 1; break; }
+            rows = nr;
+        }
+        val_row *r = &rows[n];
+        memset(r, 0, sizeof *r);
+        snprintf(r->id, sizeof r->id, "%s", fld[0]);
+        snprintf(r->role, sizeof r->role, "%s", fld[1]);
+        snprintf(r->device, sizeof r->device, "%s", fld[2]);
+        snprintf(r->model, sizeof r->model, "%s", fld[3]);
+        snprintf(r->precision, sizeof r->precision, "%s", fld[4]);
+        r->threads = atoi(fld[5]);
+        r->n_ctx = atoi(fld[6]);
+        r->pp = csv_num(fld[7]);
+        r->tg = csv_num(fld[8]);
+        snprintf(r->runtime, sizeof r->runtime, "%s", fld[9]);
+        if (k > 10) snprintf(r->source, sizeof r->source, "%s", fld[10]);
+        if (k > 11) snprintf(r->note, sizeof r->note, "%s", fld[11]);
+        if (r->threads < 1 || r->n_ctx < 1 || r->pp < 0 || r->tg < 0 || (isnan(r->pp) && isnan(r->tg)) ||
+            (strcmp(r->role, "held-out") && strcmp(r->role, "calibration") && strcmp(r->role, "pp-calibration") &&
+             strcmp(r->role, "tg-calibration"))) {
+            fprintf(stderr, "edgellm plan: %s:%d: threads and n_ctx must be >= 1, pp/tg a number > 0 (one of them "
+                            "at least), role held-out, calibration, pp-calibration or tg-calibration\n", path, lineno);
+            bad = 1;
+            break;
+        }
+        n++;
+    }
+    fclose(f);
+    if (bad) { free(rows); return -1; }
+    *out = rows;
+    return n;
+}
+
+/* Plan one row: the device limited to the row's threads (big cores first), the model by
+ * name or "shape:L,E,H,KV,FF,V", the precision as an extra candidate. */
+static int validate_row(const val_row *v, const edgellm_plan_params *base, double *pp, double *tg, char *msg,
+                        size_t size)
+{
+    edgellm_error err = {0};
+    edgellm_plan_device d;
+    int found = 0;
+    for (int i = 0; i < base->n_extra_devices && !found; i++)
+        if (!strcasecmp(base->extra_devices[i].name, v->device)) { d = base->extra_devices[i]; found = 1; }
+    if (!found && edgellm_plan_find_device(v->device, &d, &err) != EDGELLM_OK) {
+        snprintf(msg, size, "%.250s", err.msg);
+        return -1;
+    }
+    const int big = d.n_big_cores;
+    d.n_big_cores = v->threads < big ? v->threads : big;
+    d.n_little_cores = v->threads <= big                        ? 0
+                       : v->threads - big < d.n_little_cores ? v->threads - big
+                                                              : d.n_little_cores;
+    edgellm_plan_params p = edgellm_plan_default_params();
+    edgellm_plan_model shape;
+    if (!strncmp(v->model, "shape:", 6)) {
+        char buf[128];
+        if (parse_shape("shape", v->model + 6, &shape, buf, sizeof buf)) { snprintf(msg, size, "%s", buf); return -1; }
+        p.shape = &shape;
+    } else {
+        p.model = v->model;
+    }
+    p.device = d.name;
+    p.extra_devices = &d;
+    p.n_extra_devices = 1;
+    p.n_ctx = v->n_ctx;
+    p.prompt_tokens = 1;
+    p.types = v->precision;
+    edgellm_plan_report *r = malloc(sizeof *r);
+    if (!r) { snprintf(msg, size, "out of memory"); return -1; }
+    int rc = -1;
+    if (edgellm_plan(&p, r, &err) != EDGELLM_OK) {
+        snprintf(msg, size, "%.250s", err.msg);
+    } else {
+        for (int i = 0; i < r->n_rows; i++)
+            if (!strcasecmp(r->rows[i].type, v->precision)) {
+                *pp = r->rows[i].prefill_tps;
+                *tg = r->rows[i].decode_tps;
+                rc = 0;
+            }
+        if (rc) snprintf(msg, size, "no row %s in the plan", v->precision);
+    }
+    free(r);
+    return rc;
+}
+
+/* The validation table (markdown) and its summary: the targets (decode within +-30 %,
+ * prefill within +-50 %, each for at least 80 % of the held-out points) and the misses with
+ * their explanations. 0 when every point outside the targets is explained (its note starts
+ * "miss:") and every explained one is still outside; 1 otherwise; 2 on a bad table or a row
+ * plan refuses. */
+static int run_validation(const char *path, const edgellm_plan_params *base)
+{
+    val_row *rows = NULL;
+    const int n = read_validation(path, &rows);
+    if (n < 0) return 2;
+    printf("| id | device | model | quant | threads | runtime | pp published | pp plan | ratio | tg published | "
+           "tg plan | ratio | role | source |\n");
+    printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    int tg_n[2] = {0, 0}, tg_ok[2] = {0, 0}, pp_n[2] = {0, 0}, pp_ok[2] = {0, 0}, failed = 0;
+    double tg_err_sum[2] = {0, 0}, pp_err_sum[2] = {0, 0};
+    int unexplained = 0;
+    for (int i = 0; i < n; i++) {
+        const val_row *v = &rows[i];
+        double pp = NAN, tg = NAN;
+        char msg[300] = "";
+        if (validate_row(v, base, &pp, &tg, msg, sizeof msg) != 0) {
+            fprintf(stderr, "edgellm plan: %s row %s: %s\n", path, v->id, msg);
+            failed = 1;
+            continue;
+        }
+        /* held out: not used to set any figure of the device; pp-/tg-calibration: only that
+         * figure was */
+        const int hp = !strcmp(v->role, "held-out") || !strcmp(v->role, "tg-calibration");
+        const int ht = !strcmp(v->role, "held-out") || !strcmp(v->role, "pp-calibration");
+        char cpp[3][24], ctg[3][24];
+        snprintf(cpp[0], 24, "-"); snprintf(cpp[1], 24, "%.1f", pp); snprintf(cpp[2], 24, "-");
+        snprintf(ctg[0], 24, "-"); snprintf(ctg[1], 24, "%.1f", tg); snprintf(ctg[2], 24, "-");
+        if (!isnan(v->pp)) {
+            const double ratio = pp / v->pp;
+            const int ok = ratio >= 0.5 && ratio <= 1.5;
+            snprintf(cpp[0], 24, "%.2f", v->pp);
+            snprintf(cpp[2], 24, ok ? "%.2f" : "**%.2f**", ratio);
+            pp_n[hp]++; pp_ok[hp] += ok; pp_err_sum[hp] += fabs(log(ratio));
+        } else snprintf(cpp[1], 24, "(%.1f)", pp);
+        if (!isnan(v->tg)) {
+            const double ratio = tg / v->tg;
+            const int ok = ratio >= 0.7 && ratio <= 1.3;
+            snprintf(ctg[0], 24, "%.2f", v->tg);
+            snprintf(ctg[2], 24, ok ? "%.2f" : "**%.2f**", ratio);
+            tg_n[ht]++; tg_ok[ht] += ok; tg_err_sum[ht] += fabs(log(ratio));
+        } else snprintf(ctg[1], 24, "(%.1f)", tg);
+        /* a row whose note starts "miss:" explains why it is outside the targets: the
+         * explanation must still be needed, and every miss must have one */
+        const int pp_miss = !isnan(v->pp) && !(pp / v->pp >= 0.5 && pp / v->pp <= 1.5);
+        const int tg_miss = !isnan(v->tg) && !(tg / v->tg >= 0.7 && tg / v->tg <= 1.3);
+        const int explained = !strncmp(v->note, "miss:", 5);
+        if ((pp_miss || tg_miss) && !explained) {
+            fprintf(stderr, "edgellm plan: %s row %s: outside the targets without an explanation "
+                            "(note \"miss: ...\")\n", path, v->id);
+            unexplained++;
+        } else if (!pp_miss && !tg_miss && explained) {
+            fprintf(stderr, "edgellm plan: %s row %s: explained as a miss but within the targets now\n", path, v->id);
+            unexplained++;
+        }
+        printf("| %s | %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", v->id, v->device, v->model,
+               v->precision, v->threads, v->runtime, cpp[0], cpp[1], cpp[2], ctg[0], ctg[1], ctg[2], v->role,
+               v->source);
+    }
+    printf("\nRatio = plan / published; bold = outside the target (decode +-30 %%, prefill +-50 %%); values in "
+           "parentheses were not published.\n\n");
+    static const char *const who[2] = {"calibration points", "held-out points"};
+    for (int h = 1; h >= 0; h--)
+        printf("%s: decode %d of %d within +-30 %% (geometric mean error %.0f %%), prefill %d of %d within +-50 %% "
+               "(geometric mean error %.0f %%)\n",
+               who[h], tg_ok[h], tg_n[h], tg_n[h] ? 100 * (exp(tg_err_sum[h] / tg_n[h]) - 1) : 0.0, pp_ok[h], pp_n[h],
+               pp_n[h] ? 100 * (exp(pp_err_sum[h] / pp_n[h]) - 1) : 0.0);
+    const int tg_all = tg_n[0] + tg_n[1], pp_all = pp_n[0] + pp_n[1];
+    printf("all rows: decode %d of %d, prefill %d of %d within the targets\n", tg_ok[0] + tg_ok[1], tg_all,
+           pp_ok[0] + pp_ok[1], pp_all);
+    const int tg_met = 5 * tg_ok[1] >= 4 * tg_n[1], pp_met = 5 * pp_ok[1] >= 4 * pp_n[1];
+    printf("targets (at least 80 %% of the held-out points within): decode %s, prefill %s\n",
+           !tg_n[1] ? "no held-out points" : tg_met ? "met" : "NOT met",
+           !pp_n[1] ? "no held-out points" : pp_met ? "met" : "NOT met");
+    printf("\nmisses and why:\n");
+    for (int i = 0; i < n; i++)
+        if (!strncmp(rows[i].note, "miss:", 5))
+            printf("- %s: %s\n", rows[i].id, rows[i].note + 5 + (rows[i].note[5] == ' '));
+    free(rows);
+    if (failed) return 2;
+    return unexplained ? 1 : 0;
+}
+
 static const cli_choice scenarios[] = {{"realtime", EDGELLM_PLAN_REALTIME}, {"offline", EDGELLM_PLAN_OFFLINE}, {NULL, 0}};
 
 int cmd_plan(int argc, char **argv)
 {
     edgellm_plan_params p = edgellm_plan_default_params();
     edgellm_plan_model shape;
-    const char *device_file = NULL, *eval_file = NULL, *model_arg = NULL;
+    const char *device_file = NULL, *eval_file = NULL, *model_arg = NULL, *validate_file = NULL, *explain_type = NULL;
     int json = 0, list = 0, have_model = 0, have_device = 0, file_device = 0, rc = 0, n_shape = 0;
     edgellm_plan_device *extra = NULL;
     edgellm_plan_quality *quality = NULL;
@@ -330,13 +576,21 @@ int cmd_plan(int argc, char **argv)
          .help = "multiply predicted speeds by X"},
         {CLI_FLAG(NULL, "--json", &json, 1), .help = "JSON output (docs/plan.schema.json)"},
         {CLI_FLAG(NULL, "--list", &list, 1), .help = "list catalogue models and devices"},
+        {CLI_STRING(NULL, "--explain", "TYPE", &explain_type),
+         .help = "print the arithmetic of one row (bytes per token, bandwidth, efficiency, FLOPs, cost weights, "
+                 "margin); 'pick' for the recommended one"},
+        {CLI_PATH(NULL, "--validate", "FILE.csv", &validate_file),
+         .help = "compare plan's speeds with published measurements (data/plan-validation.csv; devices not in the "
+                 "catalogue from --device-file): a markdown table and the error per row; exit 1 when the targets "
+                 "miss without an explanation"},
     };
     const cli_command cmd = {
         .name = "plan",
         .synopsis = "edgellm plan [--model NAME|FILE.gguf | --shape L,E,H,KV,FF,V] [--device NAME|host|FILE.json]\n"
                     "             [--device-file FILE] [--ctx N] [--kv-type f16|q8_0|f32] [--batch N]\n"
                     "             [--scenario realtime|offline] [--latency-ms MS] [--prompt N] [--types LIST]\n"
-                    "             [--eval FILE] [--calibration X] [--json] [--list]",
+                    "             [--eval FILE] [--calibration X] [--explain TYPE|pick] [--json] [--list]\n"
+                    "             [--validate FILE.csv]",
         .about = "Will the model fit on the device, at which precision, and how fast will it run? For each\n"
                  "precision: weights, KV cache, scratch, total against the memory an app may use minus a 20%\n"
                  "safety margin, a verdict, the largest context that fits, predicted decode/prefill speed and\n"
@@ -386,6 +640,10 @@ int cmd_plan(int argc, char **argv)
                 fprintf(stderr, "edgellm plan: note: %s holds %d devices; planning for the first, '%s' (choose with "
                                 "--device-file %s --device NAME)\n", device_file, n, extra[0].name, device_file);
         }
+    }
+    if (validate_file) {
+        rc = run_validation(validate_file, &p);
+        goto out;
     }
     if (list) {   /* the catalogues and a device file's devices; with --json as JSON */
         if (json) cli_plan_write_list_json(stdout, extra, p.n_extra_devices);
@@ -448,6 +706,7 @@ int cmd_plan(int argc, char **argv)
         p.model = DEFAULT_MODEL;
         if (!file_device) p.device = DEFAULT_DEVICE;
     }
+    if (explain_type) p.explain = strcasecmp(explain_type, "pick") ? explain_type : "";
     report = malloc(sizeof *report);
     if (!report) { fprintf(stderr, "edgellm plan: out of memory\n"); rc = 1; goto out; }
     if (p.device && !strcmp(p.device, "host") && isatty(STDERR_FILENO))
@@ -474,6 +733,7 @@ int cmd_plan(int argc, char **argv)
                        DEFAULT_DEVICE, DEFAULT_MODEL, DEFAULT_DEVICE);
         }
         print_report(stdout, report);
+        if (report->explanation[0]) printf("\nexplain %s", report->explanation);
     }
 out:
     free(extra);

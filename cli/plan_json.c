@@ -140,6 +140,7 @@ edgellm_status cli_plan_read_devices(const char *path, edgellm_plan_device **out
             {"name", K_STR}, {"description", K_STR}, {"source", K_STR}, {"ram_gib", K_NUM}, {"usable_gib", K_NUM},
             {"bandwidth_gbps", K_NUM}, {"bandwidth_measured", K_BOOL}, {"big_cores", K_NUM}, {"little_cores", K_NUM},
             {"gflops_per_big_core", K_NUM}, {"gflops_per_little_core", K_NUM}, {"npu", K_BOOL},
+            {"decode_efficiency", K_NUM}, {"isa", K_STR},
         };
         const size_t n_keys = sizeof keys / sizeof keys[0];
         for (const cJSON *kv = o->child; kv; kv = kv->next) {
@@ -217,6 +218,17 @@ edgellm_status cli_plan_read_devices(const char *path, edgellm_plan_device **out
         d->gflops_big = gb;
         d->gflops_little = gl;
         d->has_npu = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "npu"));
+        double eff = 0;
+        if (get_num(o, "decode_efficiency", &eff) < 0 || !(eff == 0 || (eff >= 0.05 && eff <= 1.0))) {
+            snprintf(what, sizeof what, "%s: decode_efficiency must be a number in 0.05..1 (0: the default)", where);
+            goto bad;
+        }
+        d->decode_efficiency = eff;
+        get_str(o, "isa", d->isa, sizeof d->isa);
+        if (d->isa[0] && strcasecmp(d->isa, "arm") && strcasecmp(d->isa, "x86")) {
+            snprintf(what, sizeof what, "%s: isa must be \"arm\" or \"x86\"", where);
+            goto bad;
+        }
         continue;
     bad:
         rc = set_err(err, EDGELLM_ERR_FORMAT, "%s: %s", path, what);
@@ -382,6 +394,7 @@ static void write_model(FILE *f, const edgellm_plan_model *m)
     KEY("tied_embeddings"); fputs(m->tied_embeddings ? "true" : "false", f);
     KEY("n_params"); ju64(f, m->n_params);
     KEY("file"); m->from_file ? cli_json_str(f, m->file_label) : (void)fputs("null", f);
+    KEY("file_kept"); m->file_kept[0] ? cli_json_str(f, m->file_kept) : (void)fputs("null", f);
     KEY("file_bytes"); m->from_file ? ju64(f, m->file_bytes) : (void)fputs("null", f);
     fputc('}', f);
 }
@@ -402,6 +415,8 @@ static void write_device(FILE *f, const edgellm_plan_device *d)
     KEY("gflops_per_big_core"); jnum(f, d->gflops_big);
     KEY("gflops_per_little_core"); jnum(f, d->gflops_little);
     KEY("npu"); fputs(d->has_npu ? "true" : "false", f);
+    KEY("decode_efficiency"); jnum(f, d->decode_efficiency);
+    KEY("isa"); cli_json_str(f, !strcasecmp(d->isa, "arm") ? "arm" : "x86");
     fputc('}', f);
 }
 
@@ -476,12 +491,16 @@ void cli_plan_write_json(FILE *f, const edgellm_plan_report *r, const cli_plan_m
         r->realtime_pick >= 0 ? cli_json_str(f, r->rows[r->realtime_pick].type) : (void)fputs("null", f);
         fputs(", \"why\": ", f);
         cli_json_str(f, r->realtime_why);
+        fputs(", \"command\": ", f);
+        r->realtime_cmd[0] ? cli_json_str(f, r->realtime_cmd) : (void)fputs("null", f);
         fputs("}, \"offline\": {\"type\": ", f);
         r->offline_pick >= 0 ? cli_json_str(f, r->rows[r->offline_pick].type) : (void)fputs("null", f);
         fprintf(f, ", \"batch\": %d, \"batch_decode_tps\": ", r->offline_batch);
         jnum(f, r->offline_batch_tps);
         fputs(", \"why\": ", f);
         cli_json_str(f, r->offline_why);
+        fputs(", \"command\": ", f);
+        r->offline_cmd[0] ? cli_json_str(f, r->offline_cmd) : (void)fputs("null", f);
         fputs("}, \"advice\": ", f);
         r->advice[0] ? cli_json_str(f, r->advice) : (void)fputs("null", f);
         fputc('}', f);

@@ -217,7 +217,10 @@ typedef struct {
     int      extra_norms;     /* extra [n_embd] norm vectors per layer (Gemma-2: 2)      */
     uint64_t n_params;        /* parameters in all tensors (embedding included)          */
     int      from_file;       /* 1: read from a GGUF file                                */
-    char     file_label[24];  /* the file's precision ("Q4_K_M", "F32"...)               */
+    char     file_label[24];  /* the file's precision: the type holding most of the matrix
+                                 weights ("Q4_K_M", "Q4_0", "F32"...)                    */
+    char     file_kept[128];  /* matrices of a quantized file kept in a float type
+                                 ("output.weight kept F32"); "" when none                */
     uint64_t file_weight_bytes; /* sum of the file's tensor sizes                        */
     uint64_t file_bytes;      /* size of the whole file                                  */
     int      head_dim_v;      /* per head of V when it differs from head_dim (K); 0: same */
@@ -241,6 +244,9 @@ typedef struct {
     double   gflops_big;      /* assumed sustained GFLOP/s per big core, quantized matmul */
     double   gflops_little;
     int      has_npu;         /* an NPU exists (edgellm runs on the CPU regardless)      */
+    double   decode_efficiency; /* fraction of bw_gbps decode reaches; 0: the default
+                                 (0.99 of a measured read, 0.65 of a peak figure)        */
+    char     isa[8];          /* "arm" or "x86" (""): which per-type kernel cost table   */
 } edgellm_plan_device;
 
 /* Quality cost of a precision relative to the full-precision model. NaN: unknown. */
@@ -307,6 +313,9 @@ typedef struct {
     const edgellm_plan_quality *quality;  /* measured results (edgellm eval), borrowed   */
     int    n_quality;
     int    host_bench_ms;     /* time budget of the bandwidth benchmark for "host" (1000) */
+    const char *explain;      /* a row's name ("Q4_0"), or "" for the real-time pick (else
+                                 the offline pick, else the first row): its arithmetic goes
+                                 to report.explanation; NULL: none                        */
 } edgellm_plan_params;
 
 typedef struct {
@@ -325,6 +334,13 @@ typedef struct {
     char   realtime_why[384];
     char   offline_why[384];
     char   advice[640];       /* what to change when nothing fits; "" otherwise          */
+    char   realtime_cmd[512]; /* the commands that give the real-time pick: edgellm
+                                 quantize (unless the file already is that precision) and
+                                 edgellm run with its context, KV type and threads; ""
+                                 without a pick                                          */
+    char   offline_cmd[512];  /* the same for the offline pick: run --batch-file -b B (and
+                                 serve -np B) when a batch is advised                    */
+    char   explanation[2048]; /* with params.explain: the arithmetic of one row, lines    */
 } edgellm_plan_report;
 
 EDGELLM_API edgellm_plan_params edgellm_plan_default_params(void);

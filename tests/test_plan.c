@@ -526,7 +526,16 @@ static void test_plan_nothing_fits_gives_advice(void)
 
 static void test_plan_offline_batch_and_realtime_pick(void)
 {
-    edgellm_plan_params p = params_for("smollm2-135m", "laptop-16gb", 2048);
+    edgellm_plan_params p = params_for("smollm2-135m", "slow-laptop", 2048);
+    /* the catalogue laptop with 30 GFLOP/s per core (AVX2 without int8 GEMM kernels), so
+     * that one sequence is compute-bound */
+    edgellm_plan_device slow;
+    CHECK_OK(edgellm_plan_find_device("laptop-16gb", &slow, NULL));
+    snprintf(slow.name, sizeof slow.name, "slow-laptop");
+    slow.gflops_big = 30;
+    slow.isa[0] = 0;
+    p.extra_devices = &slow;
+    p.n_extra_devices = 1;
     edgellm_plan_report *r = new_report();
     CHECK_OK(edgellm_plan(&p, r, NULL));
     /* real-time: the best quality among the precisions that fit and reach the first token
@@ -558,6 +567,7 @@ static void test_plan_offline_batch_and_realtime_pick(void)
     edgellm_plan_device fast;
     CHECK_OK(edgellm_plan_find_device("laptop-16gb", &fast, NULL));
     snprintf(fast.name, sizeof fast.name, "fast-laptop");
+    fast.decode_efficiency = 0;
     fast.gflops_big = 300;
     p.device = "fast-laptop";
     p.extra_devices = &fast;
@@ -1421,9 +1431,194 @@ static void test_regress_25_plan_bad_file_shape_exits_1(void)
     remove(path);
 }
 
+/* Every action the plan recommends maps to an option of quantize / run / serve, printed as
+ * the command line; a precision edgellm quantize cannot write is never recommended; device
+ * figures that make no sense are refused. */
+static void test_plan_advice_is_what_edgellm_can_do(void)
+{
+    edgellm_plan_report *r = new_report();
+    /* a batch is advised as run --batch-file -b B / serve -np B, with the plan's context, KV
+     * type and threads */
+    edgellm_plan_params p = params_for("tinyllama-1.1b", "pi5-8gb", 2048);
+    CHECK_OK(edgellm_plan(&p, r, NULL));
+    CHECK(r->offline_pick >= 0 && r->offline_batch > 1);
+    char want[96];
+    snprintf(want, sizeof want, "--batch-file prompts.jsonl -b %d -c 2048 --kv-type f16 -t 4", r->offline_batch);
+    CHECK(strstr(r->offline_cmd, want) != NULL);
+    snprintf(want, sizeof want, "edgellm serve -m ");
+    CHECK(strstr(r->offline_cmd, want) != NULL);
+    CHECK(strstr(r->offline_why, "run --batch-file") != NULL);
+    CHECK(strstr(r->offline_why, "as a batch") == NULL);
+    /* Q3_K and Q2_K are sized, but edgellm quantize does not write them: never picked, even
+     * where they would be the only ones that fit */
+    p = params_for("llama-3.1-8b", "phone-high", 4096);
+    p.types = "q3_k,q2_k";
+    CHECK_OK(edgellm_plan(&p, r, NULL));
+    CHECK(r->offline_pick < 0 || (strcmp(r->rows[r->offline_pick].type, "Q3_K") &&
+                                  strcmp(r->rows[r->offline_pick].type, "Q2_K")));
+    CHECK(r->realtime_pick < 0 || (strcmp(r->rows[r->realtime_pick].type, "Q3_K") &&
+                                   strcmp(r->rows[r->realtime_pick].type, "Q2_K")));
+    /* a quantized pick is made by quantize from the F16 model, then run */
+    if (r->offline_pick >= 0) {
+        CHECK(strstr(r->offline_cmd, "edgellm quantize llama-3.1-8b-f16.gguf") == r->offline_cmd);
+        CHECK(strstr(r->offline_cmd, " && edgellm run -m llama-3.1-8b-f16-") != NULL);
+    }
+    /* nothing fits: the advice names run's flags */
+    p = params_for("llama-3.1-8b", "phone-low", 0);
+    CHECK_OK(edgellm_plan(&p, r, NULL));
+    CHECK(strstr(r->advice, "run/serve --kv-type q8_0") != NULL);
+    CHECK(r->offline_cmd[0] == 0 && r->realtime_cmd[0] == 0);
+    /* invalid device figures from the API are refused with the figure named */
+    edgellm_plan_device bad;
+    CHECK_OK(edgellm_plan_find_device("pi5-8gb", &bad, NULL));
+    snprintf(bad.name, sizeof bad.name, "bad");
+    p = params_for("tinyllama-1.1b", "bad", 0);
+    p.extra_devices = &bad;
+    p.n_extra_devices = 1;
+    edgellm_error err = {0};
+    bad.bw_gbps = NAN;
+    CHECK_EQ(edgellm_plan(&p, r, &err), EDGELLM_ERR_MISUSE);
+    CHECK(strstr(err.msg, "bandwidth") != NULL);
+    CHECK_OK(edgellm_plan_find_device("pi5-8gb", &bad, NULL));
+    snprintf(bad.name, sizeof bad.name, "bad");
+    bad.n_big_cores = 0;
+    CHECK_EQ(edgellm_plan(&p, r, &err), EDGELLM_ERR_MISUSE);
+    CHECK(strstr(err.msg, "big cores") != NULL);
+    CHECK_OK(edgellm_plan_find_device("pi5-8gb", &bad, NULL));
+    snprintf(bad.name, sizeof bad.name, "bad");
+    bad.gflops_big = -1;
+    CHECK_EQ(edgellm_plan(&p, r, &err), EDGELLM_ERR_MISUSE);
+    CHECK(strstr(err.msg, "GFLOP/s") != NULL);
+    CHECK_OK(edgellm_plan_find_device("pi5-8gb", &bad, NULL));
+    snprintf(bad.name, sizeof bad.name, "bad");
+    bad.decode_efficiency = 1.5;
+    CHECK_EQ(edgellm_plan(&p, r, &err), EDGELLM_ERR_MISUSE);
+    CHECK(strstr(err.msg, "efficiency") != NULL);
+    CHECK_OK(edgellm_plan_find_device("pi5-8gb", &bad, NULL));
+    snprintf(bad.name, sizeof bad.name, "bad");
+    snprintf(bad.isa, sizeof bad.isa, "mips");
+    CHECK_EQ(edgellm_plan(&p, r, &err), EDGELLM_ERR_MISUSE);
+    CHECK(strstr(err.msg, "isa") != NULL);
+    /* every catalogue device passes its own check */
+    for (int i = 0; i < edgellm_plan_n_devices(); i++) {
+        edgellm_plan_device d;
+        CHECK_OK(edgellm_plan_device_at(i, &d));
+        CHECK_OK(edgellm_plan_check_device(&d, NULL));
+    }
+    free(r);
+}
+
+/* The ARM cost table: tile-kernel types as x86's prefill, the scalar types far slower. */
+static void test_plan_arm_kernel_costs(void)
+{
+    double pp, dec;
+    edgellm_plan_kernel_cost_isa(EDGELLM_TYPE_Q4_0, 1, &pp, &dec);
+    CHECK_NEAR(pp, 1.0, 1e-12);
+    edgellm_plan_kernel_cost_isa(EDGELLM_TYPE_Q5_0, 1, &pp, &dec);
+    CHECK(pp >= 4.0);
+    double xpp, xdec;
+    edgellm_plan_kernel_cost_isa(EDGELLM_TYPE_Q4_K, 0, &xpp, &xdec);
+    edgellm_plan_kernel_cost(EDGELLM_TYPE_Q4_K, &pp, &dec);
+    CHECK_NEAR(pp, xpp, 1e-12);
+    /* the catalogue's ARM devices use it: the I4 row prefills slower on pi5 than Q4_0 by more
+     * than on x86 */
+    edgellm_plan_report *r = new_report();
+    edgellm_plan_params p = params_for("tinyllama-1.1b", "pi5-8gb", 2048);
+    CHECK_OK(edgellm_plan(&p, r, NULL));
+    const edgellm_plan_row *q4 = row_named(r, "Q4_0"), *i4 = row_named(r, "I4_G128_SYM");
+    CHECK(q4 && i4 && i4->prefill_tps * 4 < q4->prefill_tps);
+    free(r);
+}
+
+/* A file's precision is the type holding most of its matrix WEIGHTS (not bytes), and the
+ * matrices kept in a float type are named: a Q4_0 file whose output.weight stayed F32 (4
+ * bytes per weight: most of the bytes) is "Q4_0 (output.weight kept F32)", with no
+ * edgellm.quant.scheme or general.file_type to go by. */
+static void test_plan_file_precision_by_weights(void)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/q40-output-f32.gguf", test_tmpdir());
+    edgellm_gguf_writer *w = edgellm_gguf_writer_new();
+    const int E = 64, V = 256, F = 256;
+    uint8_t *q = calloc((size_t)E * F / 32 * 18, 1);
+    float *f32 = calloc((size_t)E * V, sizeof(float));
+    CHECK(w && q && f32);
+    edgellm_gguf_writer_set_str(w, "general.architecture", "llama");
+    edgellm_gguf_writer_set_u32(w, "llama.block_count", 1);
+    edgellm_gguf_writer_set_u32(w, "llama.embedding_length", (uint32_t)E);
+    edgellm_gguf_writer_set_u32(w, "llama.attention.head_count", 2);
+    edgellm_gguf_writer_set_u32(w, "llama.attention.head_count_kv", 2);
+    edgellm_gguf_writer_set_u32(w, "llama.feed_forward_length", (uint32_t)F);
+    edgellm_gguf_writer_set_u32(w, "llama.context_length", 512);
+    const int64_t ne_e[2] = {E, V}, ne_f[2] = {E, F};
+    edgellm_gguf_writer_add_tensor(w, "token_embd.weight", EDGELLM_TYPE_Q4_0, 2, ne_e, q);
+    edgellm_gguf_writer_add_tensor(w, "blk.0.ffn_up.weight", EDGELLM_TYPE_Q4_0, 2, ne_f, q);
+    edgellm_gguf_writer_add_tensor(w, "output.weight", EDGELLM_TYPE_F32, 2, ne_e, f32);
+    CHECK_OK(edgellm_gguf_writer_write(w, path, NULL));
+    edgellm_gguf_writer_free(w);
+    free(q);
+    free(f32);
+    edgellm_plan_model m;
+    CHECK_OK(edgellm_plan_model_from_gguf(path, &m, NULL));
+    CHECK(!strcmp(m.file_label, "Q4_0"));
+    CHECK(!strcmp(m.file_kept, "output.weight kept F32"));
+    char args[700];
+    snprintf(args, sizeof args, "%s --device pi5-8gb", path);
+    CHECK_EQ(cli(args), 0);
+    CHECK(strstr(out, "file: Q4_0 (output.weight kept F32)") != NULL);
+    remove(path);
+
+    /* files made by edgellm quantize with --keep and --output-type */
+    NEED_SHARED(st, "models/stories260K/stories260K.gguf");
+    char outp[600];
+    snprintf(outp, sizeof outp, "%s/st-keep.gguf", test_tmpdir());
+    edgellm_quantize_params qp = edgellm_quantize_default_params();
+    const char *const keep[] = {"output*", "token_embd*"};
+    qp.type = "q4_0";
+    qp.keep = keep;
+    qp.n_keep = 2;
+    qp.n_threads = 1;
+    CHECK_OK(edgellm_quantize_file(st, outp, &qp, NULL, NULL));
+    CHECK_OK(edgellm_plan_model_from_gguf(outp, &m, NULL));
+    CHECK(!strcmp(m.file_label, "Q4_0"));
+    CHECK(strstr(m.file_kept, "token_embd.weight") && strstr(m.file_kept, "kept F32"));
+    qp = edgellm_quantize_default_params();
+    qp.type = "q4_0";
+    qp.output_type = EDGELLM_TYPE_F16;
+    qp.n_threads = 1;
+    CHECK_OK(edgellm_quantize_file(st, outp, &qp, NULL, NULL));
+    CHECK_OK(edgellm_plan_model_from_gguf(outp, &m, NULL));
+    CHECK(!strcmp(m.file_label, "Q4_0"));
+    CHECK(strstr(m.file_kept, "kept F16") != NULL);
+    /* an F32 file keeps nothing: it is all float */
+    CHECK_OK(edgellm_plan_model_from_gguf(st, &m, NULL));
+    CHECK(!strcmp(m.file_label, "F32") && m.file_kept[0] == 0);
+    remove(outp);
+}
+
+/* --explain prints one row's arithmetic: bytes per token, bandwidth x efficiency, FLOPs,
+ * the cost weights and the margin; an unknown row is a command-line error. */
+static void test_plan_cli_explain(void)
+{
+    CHECK_EQ(cli("--model tinyllama-1.1b --device phone-high --explain q4_0"), 0);
+    CHECK(strstr(out, "explain Q4_0 on phone-high (ARM kernel costs") != NULL);
+    CHECK(strstr(out, "GB/s x 0.65 = 49.9 GB/s") != NULL);
+    CHECK(strstr(out, "Q4_0") && strstr(out, "cost prefill 1.00"));
+    CHECK(strstr(out, "compute") && strstr(out, "6 cores x 45 GFLOP/s"));
+    CHECK(strstr(out, "margin)") != NULL);
+    CHECK_EQ(cli("--model tinyllama-1.1b --device laptop-16gb --explain pick"), 0);
+    CHECK(strstr(out, "(x86 kernel costs") != NULL);
+    CHECK_EQ(cli("--model tinyllama-1.1b --device phone-high --explain q3_k"), 2);
+    CHECK(strstr(out, "--explain q3_k: no such row") != NULL);
+}
+
 int main(void)
 {
     RUN(test_escape_json_csv_utf8);
+    RUN(test_plan_advice_is_what_edgellm_can_do);
+    RUN(test_plan_arm_kernel_costs);
+    RUN(test_plan_file_precision_by_weights);
+    RUN(test_plan_cli_explain);
     RUN(test_plan_fallback_shares_measured_quality);
     RUN(test_plan_kv_llama2_7b_f16_is_one_gib);
     RUN(test_plan_kv_gqa_is_four_times_less);

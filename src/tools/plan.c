@@ -163,7 +163,8 @@ static void fill_row(const plan_job *j, const edgellm_plan_params *p, const edge
                      edgellm_plan_row *row)
 {
     edgellm_plan_weights w;
-    edgellm_plan_recipe_weights(rc, j->t, j->n, j->m->n_layer, j->m->tied_embeddings, &w);
+    edgellm_plan_recipe_weights_isa(rc, j->t, j->n, j->m->n_layer, j->m->tied_embeddings,
+                                    edgellm_plan_device_is_arm(j->d), &w);
     memset(row, 0, sizeof *row);
     snprintf(row->type, sizeof row->type, "%.23s", rc->name);
     row->weight_exact = rc->file;
@@ -202,6 +203,8 @@ static bool better_quality(const edgellm_plan_row *a, const edgellm_plan_row *b)
 
 /* ------------------------------------------------------------ recommendation ---- */
 
+static bool makeable(const edgellm_plan_report *r, int i);
+
 static size_t appendf(char *buf, size_t size, size_t len, const char *fmt, ...) EDGELLM_PRINTF(4, 5);
 static size_t appendf(char *buf, size_t size, size_t len, const char *fmt, ...)
 {
@@ -233,7 +236,7 @@ static void recommend_realtime(const plan_job *j, const edgellm_plan_params *p, 
     int pick = -1, fastest = -1, quickest = -1, n_fit = 0, n_ttft_ok = 0;
     for (int i = 0; i < r->n_rows; i++) {
         const edgellm_plan_row *row = &r->rows[i];
-        if (row->verdict != EDGELLM_PLAN_FITS || row->needs_original) continue;
+        if (row->verdict != EDGELLM_PLAN_FITS || row->needs_original || !makeable(r, i)) continue;
         n_fit++;
         if (fastest < 0 || row->decode_tps > r->rows[fastest].decode_tps) fastest = i;
         if (quickest < 0 || row->ttft_ms < r->rows[quickest].ttft_ms) quickest = i;
@@ -255,7 +258,8 @@ static void recommend_realtime(const plan_job *j, const edgellm_plan_params *p, 
         const int near = n_ttft_ok == 0 ? quickest : fastest;
         const edgellm_plan_row *row = &r->rows[near];
         edgellm_plan_weights w;
-        edgellm_plan_recipe_weights(&recipes[near], j->t, j->n, j->m->n_layer, j->m->tied_embeddings, &w);
+        edgellm_plan_recipe_weights_isa(&recipes[near], j->t, j->n, j->m->n_layer, j->m->tied_embeddings,
+                                    edgellm_plan_device_is_arm(j->d), &w);
         int max_prompt = max_prompt_within(j, &w, r->latency_ms, p->calibration);
         size_t len = (size_t)snprintf(r->realtime_why, sizeof r->realtime_why,
                                       "nothing meets the latency: %s that fits, %s, needs %.0f ms to the first "
@@ -281,7 +285,7 @@ static void recommend_offline(const plan_job *j, const edgellm_plan_params *p, c
 {
     int pick = -1;
     for (int i = 0; i < r->n_rows; i++)
-        if (r->rows[i].verdict == EDGELLM_PLAN_FITS && !r->rows[i].needs_original &&
+        if (r->rows[i].verdict == EDGELLM_PLAN_FITS && !r->rows[i].needs_original && makeable(r, i) &&
             (pick < 0 || better_quality(&r->rows[i], &r->rows[pick])))
             pick = i;
     r->offline_pick = pick;
@@ -292,7 +296,8 @@ static void recommend_offline(const plan_job *j, const edgellm_plan_params *p, c
         return;
     }
     edgellm_plan_weights w;
-    edgellm_plan_recipe_weights(&recipes[pick], j->t, j->n, j->m->n_layer, j->m->tied_embeddings, &w);
+    edgellm_plan_recipe_weights_isa(&recipes[pick], j->t, j->n, j->m->n_layer, j->m->tied_embeddings,
+                                    edgellm_plan_device_is_arm(j->d), &w);
     uint64_t budget = budget_of(j);
     /* b sequences decoded together (as `--batch` rows are: EDGELLM_PLAN_BATCH_MODEL): the
      * batch that fits and gives the most tokens per second in total, the smallest of
@@ -320,9 +325,9 @@ static void recommend_offline(const plan_job *j, const edgellm_plan_params *p, c
                  row->type, row->total_bytes / GIB_D, row->budget_bytes / GIB_D, alone);
     else if (b > 1)
         snprintf(r->offline_why, sizeof r->offline_why,
-                 "%s: the best quality that fits (%.2f of %.2f GiB). Decode %d sequences as a batch: %.1f tok/s in "
-                 "total (%.1f alone)%s.",
-                 row->type, row->total_bytes / GIB_D, row->budget_bytes / GIB_D, b, r->offline_batch_tps, alone,
+                 "%s: the best quality that fits (%.2f of %.2f GiB). Decode %d sequences together (run "
+                 "--batch-file -b %d, or serve -np %d): %.1f tok/s in total (%.1f alone)%s.",
+                 row->type, row->total_bytes / GIB_D, row->budget_bytes / GIB_D, b, b, b, r->offline_batch_tps, alone,
                  b >= 4    ? ", the guide's batch of 4-8"
                  : fits >= 4 ? "; a batch of 4-8 fits but is not faster (compute bounds it, not memory)"
                              : "; memory allows no batch of 4-8");
@@ -353,16 +358,19 @@ static void advise(const plan_job *j, const edgellm_plan_params *p, const edgell
     if (s->verdict == EDGELLM_PLAN_TIGHT)
         len = appendf(r->advice, sizeof r->advice, len, " It fits only inside the safety margin (tight).");
     if (s->max_ctx > 0)
-        len = appendf(r->advice, sizeof r->advice, len, " Shorter context: %s fits up to --ctx %d.", s->type,
+        len = appendf(r->advice, sizeof r->advice, len,
+                      " Shorter context: %s fits up to %d positions (run/serve -c %d).", s->type, s->max_ctx,
                       s->max_ctx);
     if (j->kv_type != EDGELLM_TYPE_Q8_0) {
         plan_job q8 = *j;
         q8.kv_type = EDGELLM_TYPE_Q8_0;
         edgellm_plan_weights w;
-        edgellm_plan_recipe_weights(&recipes[smallest], j->t, j->n, j->m->n_layer, j->m->tied_embeddings, &w);
+        edgellm_plan_recipe_weights_isa(&recipes[smallest], j->t, j->n, j->m->n_layer, j->m->tied_embeddings,
+                                    edgellm_plan_device_is_arm(j->d), &w);
         if (j->m->head_dim % 32 == 0) {   /* what `run --kv-type q8_0` accepts (whole blocks per head) */
             uint64_t tot = total_at(&q8, &w, j->n_ctx, j->batch);
-            len = appendf(r->advice, sizeof r->advice, len, " A Q8_0 KV cache (--kv-type q8_0) %s (%.2f GiB).",
+            len = appendf(r->advice, sizeof r->advice, len,
+                          " A Q8_0 KV cache (run/serve --kv-type q8_0) %s (%.2f GiB).",
                           tot <= s->budget_bytes ? "makes it fit" : "is not enough", tot / GIB_D);
         }
     }
@@ -384,7 +392,8 @@ static void advise(const plan_job *j, const edgellm_plan_params *p, const edgell
         cj.n = n;
         cj.n_ctx = cm.n_ctx_train > 0 ? EDGELLM_MIN(j->n_ctx, cm.n_ctx_train) : j->n_ctx;
         edgellm_plan_weights w;
-        edgellm_plan_recipe_weights(&q4, t, n, cm.n_layer, cm.tied_embeddings, &w);
+        edgellm_plan_recipe_weights_isa(&q4, t, n, cm.n_layer, cm.tied_embeddings,
+                                    edgellm_plan_device_is_arm(j->d), &w);
         uint64_t tot = total_at(&cj, &w, cj.n_ctx, j->batch);
         edgellm_free(t);
         if (tot <= s->budget_bytes && cm.n_params > best_params) {
@@ -394,11 +403,153 @@ static void advise(const plan_job *j, const edgellm_plan_params *p, const edgell
         }
     }
     if (best)
-        len = appendf(r->advice, sizeof r->advice, len, " Smaller model: %s fits at Q4_K_M (%.2f GiB).", best->name,
-                      best_total / GIB_D);
+        len = appendf(r->advice, sizeof r->advice, len,
+                      " Smaller model: %s fits at Q4_K_M (%.2f GiB; edgellm plan --model %s --device %s).",
+                      best->name, best_total / GIB_D, best->name, j->d->name);
     else
         len = appendf(r->advice, sizeof r->advice, len, " No catalogue model fits this device at Q4_K_M.");
     (void)p;
+}
+
+/* ------------------------------------------------------------- command lines ---- */
+
+/* `edgellm quantize` flags that make a precision, or 0 when quantize cannot make it (Q2_K,
+ * Q3_K, BF16: plan sizes them, edgellm does not write them). */
+static int quantize_flags(const char *type, char *buf, size_t size)
+{
+    int bits, group;
+    char kind[8] = "";
+    if (sscanf(type, "I%d_G%d_%7s", &bits, &group, kind) == 3) {
+        snprintf(buf, size, "--type i%d --group %d%s", bits, group, !strcmp(kind, "ASYM") ? " --asym" : "");
+        return 1;
+    }
+    static const char *const made[] = {"Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K", "Q5_K",
+                                       "Q6_K", "Q4_K_M", "Q5_K_M", "F16", "F32"};
+    for (size_t i = 0; i < sizeof made / sizeof made[0]; i++)
+        if (name_eq(type, made[i])) {
+            size_t n = (size_t)snprintf(buf, size, "--type %s", made[i]);
+            for (size_t k = 7; k < n && k < size; k++)   /* the type name in lower case */
+                buf[k] = (char)(buf[k] >= 'A' && buf[k] <= 'Z' ? buf[k] + 32 : buf[k]);
+            return 1;
+        }
+    return 0;
+}
+
+/* Whether edgellm can give a row: the file's own precision, or one `edgellm quantize` makes. */
+static bool makeable(const edgellm_plan_report *r, int i)
+{
+    char buf[64];
+    return (r->model.from_file && i == 0) || quantize_flags(r->rows[i].type, buf, sizeof buf);
+}
+
+/* run's and serve's --kv-type for the plan's cache ("" for F32, their default). */
+static const char *kv_flag(int kv_type)
+{
+    return kv_type == EDGELLM_TYPE_F16 ? " --kv-type f16" : kv_type == EDGELLM_TYPE_Q8_0 ? " --kv-type q8_0" : "";
+}
+
+/* The commands that give row `i`: quantize when needed, then run (batch: run --batch-file
+ * and serve -np). */
+static void command_for(const edgellm_plan_report *r, const char *model_path, int i, int batch, char *out,
+                        size_t size)
+{
+    out[0] = 0;
+    if (i < 0) return;
+    const edgellm_plan_row *row = &r->rows[i];
+    char file[320], src[280], flags[64];
+    size_t len = 0;
+    if (r->model.from_file) snprintf(src, sizeof src, "%s", model_path);
+    else snprintf(src, sizeof src, "%s-f16.gguf", r->model.name[0] ? r->model.name : "model");
+    if ((r->model.from_file && i == 0) || (!r->model.from_file && name_eq(row->type, "F16"))) {
+        snprintf(file, sizeof file, "%s", src);   /* the file itself, or the F16 source */
+    } else {
+        if (!quantize_flags(row->type, flags, sizeof flags)) return;
+        char base[280];
+        snprintf(base, sizeof base, "%s", src);
+        size_t n = strlen(base);
+        if (n > 5 && name_eq(base + n - 5, ".gguf")) base[n - 5] = 0;
+        snprintf(file, sizeof file, "%.270s-%s.gguf", base, row->type);
+        for (char *c = strrchr(file, '-') + 1; *c && *c != '.'; c++) *c = (char)(*c >= 'A' && *c <= 'Z' ? *c + 32 : *c);
+        len = appendf(out, size, len, "edgellm quantize %s %s %s && ", src, file, flags);
+    }
+    const int t = r->device.n_big_cores > 0 ? r->device.n_big_cores : 1;
+    if (batch > 1)
+        appendf(out, size, len,
+                "edgellm run -m %s --batch-file prompts.jsonl -b %d -c %d%s -t %d "
+                "(a server: edgellm serve -m %s -np %d -c %d%s -t %d)",
+                file, batch, r->n_ctx, kv_flag(r->kv_type), t, file, batch, r->n_ctx, kv_flag(r->kv_type), t);
+    else
+        appendf(out, size, len, "edgellm run -m %s -c %d%s -t %d -p PROMPT", file, r->n_ctx,
+                kv_flag(r->kv_type), t);
+}
+
+/* The arithmetic behind row k (params.explain): bytes per token, bandwidth, efficiency,
+ * FLOPs and kernel cost weights, the decode and prefill times they give, and the memory
+ * margin. */
+static void explain_row(const plan_job *j, const edgellm_plan_params *p, const edgellm_plan_recipe *rc, int k,
+                        edgellm_plan_report *r)
+{
+    const edgellm_plan_row *row = &r->rows[k];
+    const int arm = edgellm_plan_device_is_arm(j->d);
+    edgellm_plan_weights w;
+    edgellm_plan_recipe_weights_isa(rc, j->t, j->n, j->m->n_layer, j->m->tied_embeddings, arm, &w);
+    const double kv = (double)edgellm_plan_model_kv_bytes(j->m, j->n_ctx, j->kv_type);
+    const double bw = j->d->bw_gbps * j->eff;
+    const int cores = j->d->n_big_cores > 0 ? j->d->n_big_cores : EDGELLM_MAX(1, j->d->n_little_cores);
+    const double gflops = j->d->n_big_cores > 0 ? j->d->n_big_cores * j->d->gflops_big
+                                                : j->d->n_little_cores * j->d->gflops_little;
+    const double t_stream = ((double)w.read_bytes + kv) / (bw * 1e9);
+    const double t_rows = edgellm_plan_rows_per_token(j->m) * EDGELLM_PLAN_ROW_OVERHEAD_S / cores;
+    const double t_sync = cores > 1 ? j->m->n_layer * EDGELLM_PLAN_SYNC_OVERHEAD_S : 0.0;
+    const double f_dec = edgellm_plan_flops_per_token(j->m, w.dec_params, j->n_ctx);
+    const double t_cmp = f_dec / (gflops * 1e9);
+    char *b = r->explanation;
+    const size_t size = sizeof r->explanation;
+    size_t len = appendf(b, size, 0, "%s on %s (%s kernel costs, relative to Q4_0 prefill):\n", row->type,
+                         j->d->name, arm ? "ARM" : "x86");
+    /* the cost weight of each type the recipe uses, by multiply-adds */
+    int seen[32], n_seen = 0;
+    for (size_t i = 0; i < j->n && n_seen < 32; i++) {
+        if (j->t[i].role == EDGELLM_PT_NORM || j->t[i].role == EDGELLM_PT_TOKEN_EMBD) continue;
+        const int ty = edgellm_plan_tensor_type(rc, &j->t[i], j->m->n_layer);
+        int dup = 0;
+        for (int s2 = 0; s2 < n_seen; s2++) dup |= seen[s2] == ty;
+        if (dup) continue;
+        seen[n_seen++] = ty;
+        double share = 0, pp, dec;
+        for (size_t i2 = 0; i2 < j->n; i2++)
+            if (j->t[i2].role != EDGELLM_PT_NORM && j->t[i2].role != EDGELLM_PT_TOKEN_EMBD &&
+                edgellm_plan_tensor_type(rc, &j->t[i2], j->m->n_layer) == ty)
+                share += (double)j->t[i2].ne0 * (double)j->t[i2].n_rows;
+        edgellm_plan_kernel_cost_isa(ty, arm, &pp, &dec);
+        len = appendf(b, size, len, "  %-12s %5.1f %% of the matrix weights, cost prefill %.2f, decode %.2f\n",
+                      edgellm_type_name(ty), 100.0 * share / (double)(w.matmul_params ? w.matmul_params : 1), pp, dec);
+    }
+    len = appendf(b, size, len,
+                  "  decode, per token at position %d:\n"
+                  "    read    %.1f MB weights + %.1f MB KV = %.1f MB / (%.1f GB/s x %.2f = %.1f GB/s) = %.2f ms\n"
+                  "    rows    %.0f weight rows x %.0f ns / %d cores = %.2f ms;"
+                  "  hand-offs %d layers x %.0f us = %.2f ms\n"
+                  "    compute %.2f GFLOP (2 x %.3g weights x cost, + attention) / (%d cores x %.0f GFLOP/s)"
+                  " = %.2f ms\n"
+                  "    = max(%.2f, %.2f) ms -> %.1f tok/s (x%.2f calibration)\n",
+                  j->n_ctx, w.read_bytes / 1e6, kv / 1e6, (w.read_bytes + kv) / 1e6, j->d->bw_gbps, j->eff, bw,
+                  1e3 * t_stream, edgellm_plan_rows_per_token(j->m), EDGELLM_PLAN_ROW_OVERHEAD_S * 1e9, cores,
+                  1e3 * t_rows, t_sync > 0 ? j->m->n_layer : 0, EDGELLM_PLAN_SYNC_OVERHEAD_S * 1e6, 1e3 * t_sync,
+                  f_dec / 1e9, (double)w.matmul_params, cores, gflops / cores, 1e3 * t_cmp,
+                  1e3 * (t_stream + t_rows + t_sync), 1e3 * t_cmp, row->decode_tps, p->calibration);
+    const double f_pp = 512 * edgellm_plan_flops_per_token(j->m, w.pp_params, 256.0);
+    len = appendf(b, size, len,
+                  "  prefill: 512 tokens x %.2f GFLOP (prefill costs) / %.0f GFLOP/s = %.0f ms, weights streamed once "
+                  "per 512 = %.0f ms, + %d layers x %.0f us -> %.1f tok/s; the %d-token first-token prompt: %.0f ms\n",
+                  f_pp / 512 / 1e9, gflops, 1e3 * f_pp / (gflops * 1e9), 1e3 * w.read_bytes / (bw * 1e9),
+                  j->m->n_layer, EDGELLM_PLAN_LAYER_OVERHEAD_S * 1e6, row->prefill_tps, r->prompt_tokens, row->ttft_ms);
+    appendf(b, size, len,
+            "  memory: %.1f MB weights + %.1f MB KV + %.1f MB other = %.1f MB; budget = %.1f MB usable x (1 - %.2f "
+            "margin) = %.1f MB -> %s\n",
+            row->weight_bytes / 1e6, row->kv_bytes / 1e6, (row->scratch_bytes + row->overhead_bytes) / 1e6,
+            row->total_bytes / 1e6, j->d->usable_bytes / 1e6, j->margin, row->budget_bytes / 1e6,
+            row->verdict == EDGELLM_PLAN_FITS ? "fits" : row->verdict == EDGELLM_PLAN_TIGHT ? "tight" : "does not fit");
 }
 
 /* ------------------------------------------------------------------ the plan ---- */
@@ -521,6 +672,7 @@ edgellm_status edgellm_plan(const edgellm_plan_params *pp, edgellm_plan_report *
     /* the device (may run the bandwidth benchmark) */
     if ((rc = resolve_device(&p, &r->device, err)) != EDGELLM_OK) goto done;
     if (r->device.usable_bytes > r->device.ram_bytes && r->device.ram_bytes) r->device.usable_bytes = r->device.ram_bytes;
+    if ((rc = edgellm_plan_check_device(&r->device, err)) != EDGELLM_OK) goto done;
 
     r->n_ctx = n_ctx;
     r->kv_type = p.kv_type;
@@ -571,6 +723,19 @@ edgellm_status edgellm_plan(const edgellm_plan_params *pp, edgellm_plan_report *
     recommend_realtime(&job, &p, used, r);
     recommend_offline(&job, &p, used, r);
     advise(&job, &p, used, r);
+    command_for(r, p.model ? p.model : "", r->realtime_pick, 1, r->realtime_cmd, sizeof r->realtime_cmd);
+    command_for(r, p.model ? p.model : "", r->offline_pick, r->offline_batch, r->offline_cmd, sizeof r->offline_cmd);
+    if (p.explain) {
+        int k = -1;
+        for (int i = 0; *p.explain && i < r->n_rows; i++)
+            if (name_eq(r->rows[i].type, p.explain)) k = i;
+        if (*p.explain && k < 0) {
+            rc = edgellm_fail(err, EDGELLM_ERR_MISUSE, "--explain %s: no such row (add it with --types)", p.explain);
+            goto done;
+        }
+        if (k < 0) k = r->realtime_pick >= 0 ? r->realtime_pick : r->offline_pick >= 0 ? r->offline_pick : 0;
+        if (r->n_rows > 0) explain_row(&job, &p, &used[k], k, r);
+    }
 done:
     edgellm_free(tensors);
     return rc;

@@ -145,12 +145,37 @@ typedef struct {
  * Q4_0 prefill (the kernel `plan --device host` measures GFLOP/s with, compute_bench.c):
  * *pp in prefill (tile kernels for Q4_0/Q8_0/Q4_K/Q6_K; the others a dot per row and
  * token), *dec in decode (one row at a time). Measured with bench_kernels on the Zen 5 dev
- * machine, AVX-512 level, one thread (pp64 and L2-resident decode GFLOP/s); other CPUs'
- * ratios differ (a NEON build has tile kernels for Q4_0/Q8_0 only). */
+ * machine, AVX-512 level, one thread (pp64 and L2-resident decode GFLOP/s); ARM devices
+ * use edgellm_plan_kernel_cost_isa's table (a NEON build has tile kernels for Q4_0/Q8_0 only). */
 void edgellm_plan_kernel_cost(int type, double *pp, double *dec);
+/* The same on AArch64 (arm != 0). No ARM machine measured these; they come from published
+ * llama.cpp results on ARM and the NEON kernels' instruction counts:
+ *  - Q4_0, Q8_0: a dotprod tile kernel, prefill cost 1 (the reference); decode as x86's.
+ *  - Q4_K 1.1, Q6_K 1.25 in prefill (a dotprod dot per row and token): llama.cpp's Q4_K dot
+ *    on Cortex-X1C/A78C reaches 6.0 GFLOP/s per 128-bit pipe and GHz (TinyLlama pp512,
+ *    geerlingguy/ai-benchmarks#54), its Q4_0 GEMM on Cortex-A76 5.6 (Llama 2 7B prompt,
+ *    ggml-org/llama.cpp#6928): a dot per row costs about what the tile does on these cores;
+ *    Q6_K's extra unpacking as x86's Q6_K/Q4_K decode ratio (1.14).
+ *  - F16 3.3, F32 6.6: llama.cpp on a Pi 4 prompts TinyLlama q8_0 at 10 tok/s and f16 at 3
+ *    (justine.lol/matmul); F32 moves twice F16's bytes through the same FMLA lanes.
+ *  - every other type (Q5_0, Q5_1, Q4_1, Q5_K, Q2_K, Q3_K, the group-wise I4/I8, BF16) has
+ *    no NEON kernel and runs the scalar reference dot: a Cortex-A76 does 5.6 multiply-adds
+ *    per cycle in the Q4_0 tile (27 GFLOP/s at 2.4 GHz), a scalar dot about one per four
+ *    instructions at ~3 per cycle, 0.7: cost 8. */
+void edgellm_plan_kernel_cost_isa(int type, int arm, double *pp, double *dec);
 
 void edgellm_plan_recipe_weights(const edgellm_plan_recipe *r, const edgellm_plan_tensor *t, size_t n,
                                  int n_layer, int tied, edgellm_plan_weights *out);
+/* edgellm_plan_recipe_weights with the kernel costs of `arm` (edgellm_plan_kernel_cost_isa). */
+void edgellm_plan_recipe_weights_isa(const edgellm_plan_recipe *r, const edgellm_plan_tensor *t, size_t n,
+                                     int n_layer, int tied, int arm, edgellm_plan_weights *out);
+/* 1 when the device's kernels are AArch64's (isa "arm"). */
+int edgellm_plan_device_is_arm(const edgellm_plan_device *d);
+/* EDGELLM_OK when every figure of a device is usable (finite, in range: RAM and usable
+ * memory > 0 and usable <= RAM, bandwidth 0.01..100000 GB/s, 1..1024 big cores, 0..1024
+ * little, GFLOP/s per big core in 0.001..1e6, decode_efficiency 0 or in 0.05..1, isa ""
+ * "arm" or "x86"); else EDGELLM_ERR_MISUSE naming the figure. */
+edgellm_status edgellm_plan_check_device(const edgellm_plan_device *d, edgellm_error *err);
 
 /* ---- memory and speed ---- */
 /* Activations, attention scores and logits (bytes, f32) at the larger of prefill (one

@@ -263,6 +263,23 @@ static const struct { int type; double pp, dec; } kernel_gflops[] = {
     {EDGELLM_TYPE_I8_G128_SYM, 48, 58},
 };
 
+void edgellm_plan_kernel_cost_isa(int type, int arm, double *pp, double *dec)
+{
+    if (!arm) { edgellm_plan_kernel_cost(type, pp, dec); return; }
+    /* {type, prefill, decode} cost relative to Q4_0 prefill, see plan.h */
+    static const struct { int type; double pp, dec; } arm_cost[] = {
+        {EDGELLM_TYPE_Q4_0, 1.0, 1.9}, {EDGELLM_TYPE_Q8_0, 1.0, 2.8},  {EDGELLM_TYPE_Q4_K, 1.1, 2.0},
+        {EDGELLM_TYPE_Q6_K, 1.25, 2.3}, {EDGELLM_TYPE_F16, 3.3, 3.3}, {EDGELLM_TYPE_F32, 6.6, 6.6},
+    };
+    for (size_t i = 0; i < sizeof arm_cost / sizeof arm_cost[0]; i++)
+        if (arm_cost[i].type == type) {
+            *pp = arm_cost[i].pp;
+            *dec = arm_cost[i].dec;
+            return;
+        }
+    *pp = *dec = 8.0;   /* scalar reference dot */
+}
+
 void edgellm_plan_kernel_cost(int type, double *pp, double *dec)
 {
     const double q4_pp = 302;
@@ -283,6 +300,12 @@ void edgellm_plan_kernel_cost(int type, double *pp, double *dec)
 void edgellm_plan_recipe_weights(const edgellm_plan_recipe *r, const edgellm_plan_tensor *t, size_t n, int n_layer,
                                  int tied, edgellm_plan_weights *out)
 {
+    edgellm_plan_recipe_weights_isa(r, t, n, n_layer, tied, 0, out);
+}
+
+void edgellm_plan_recipe_weights_isa(const edgellm_plan_recipe *r, const edgellm_plan_tensor *t, size_t n,
+                                     int n_layer, int tied, int arm, edgellm_plan_weights *out)
+{
     (void)tied;   /* a tied token_embd already carries the OUTPUT role */
     memset(out, 0, sizeof *out);
     double pp = 0, dec = 0, bat = 0;
@@ -300,7 +323,7 @@ void edgellm_plan_recipe_weights(const edgellm_plan_recipe *r, const edgellm_pla
             out->read_bytes += bytes;
             if (t[i].role != EDGELLM_PT_NORM) {
                 double cpp, cdec;
-                edgellm_plan_kernel_cost(type, &cpp, &cdec);
+                edgellm_plan_kernel_cost_isa(type, arm, &cpp, &cdec);
                 out->matmul_params += params;
                 pp += cpp * (double)params;
                 dec += cdec * (double)params;
@@ -360,7 +383,34 @@ uint64_t edgellm_plan_overhead_bytes(const edgellm_plan_model *m)
 
 double edgellm_plan_efficiency(const edgellm_plan_device *d)
 {
+    if (d->decode_efficiency > 0) return d->decode_efficiency;
     return d->bw_measured ? EDGELLM_PLAN_EFF_MEASURED : EDGELLM_PLAN_EFF_PEAK;
+}
+
+int edgellm_plan_device_is_arm(const edgellm_plan_device *d)
+{
+    return (d->isa[0] | 0x20) == 'a' && (d->isa[1] | 0x20) == 'r' && (d->isa[2] | 0x20) == 'm' && !d->isa[3];
+}
+
+edgellm_status edgellm_plan_check_device(const edgellm_plan_device *d, edgellm_error *err)
+{
+    const double ram = (double)d->ram_bytes / 1073741824.0, usable = (double)d->usable_bytes / 1073741824.0;
+    const char *why =
+        !(ram >= 0.001 && ram <= 1048576.0)                          ? "RAM must be 0.001..1048576 GiB"
+        : !(usable > 0 && d->usable_bytes <= d->ram_bytes)          ? "usable memory must be > 0 and at most the RAM"
+        : !(d->bw_gbps >= 0.01 && d->bw_gbps <= 100000.0)           ? "bandwidth must be 0.01..100000 GB/s"
+        : d->n_big_cores < 1 || d->n_big_cores > 1024               ? "big cores must be 1..1024"
+        : d->n_little_cores < 0 || d->n_little_cores > 1024         ? "little cores must be 0..1024"
+        : !(d->gflops_big >= 0.001 && d->gflops_big <= 1e6)         ? "GFLOP/s per big core must be 0.001..1000000"
+        : !(d->gflops_little == 0 || (d->gflops_little >= 0.001 && d->gflops_little <= 1e6))
+            ? "GFLOP/s per little core must be 0 or 0.001..1000000"
+        : !(d->decode_efficiency == 0 || (d->decode_efficiency >= 0.05 && d->decode_efficiency <= 1.0))
+            ? "decode efficiency must be 0 (default) or 0.05..1"
+        : !(d->isa[0] == 0 || edgellm_plan_device_is_arm(d) || !strcmp(d->isa, "x86") || !strcmp(d->isa, "X86"))
+            ? "isa must be \"arm\" or \"x86\""
+            : NULL;
+    if (why) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "device %.48s: %s", d->name[0] ? d->name : "(unnamed)", why);
+    return EDGELLM_OK;
 }
 
 double edgellm_plan_flops_per_token(const edgellm_plan_model *m, uint64_t matmul_params, double pos)

@@ -147,7 +147,7 @@ static const char *file_type_label(int64_t ft)
 
 /* Matrix bytes per tensor type of a file. */
 #define TB_MAX 32
-typedef struct { int type; uint64_t bytes; } type_bytes;
+typedef struct { int type; uint64_t bytes; } type_bytes;   /* bytes: here matrix weights (elements) */
 
 static int add_type_bytes(type_bytes *tb, int n, int type, uint64_t bytes)
 {
@@ -332,10 +332,36 @@ edgellm_status edgellm_plan_gguf_tensors(const char *path, edgellm_plan_model *m
         t[i].file_bytes = gt->size_bytes;
         m->n_params += gt->n_elements;
         m->file_weight_bytes += gt->size_bytes;
-        if (gt->n_dims >= 2) n_tb = add_type_bytes(tb, n_tb, gt->type, gt->size_bytes);
+        if (gt->n_dims >= 2) n_tb = add_type_bytes(tb, n_tb, gt->type, gt->n_elements);
     }
-    /* the label: the file's real precision (see file_precision) */
+    /* the label: the file's real precision (see file_precision), by matrix weights, not
+     * bytes: a large tensor kept in F32 must not make a Q4_0 file "F32" */
     file_precision(g, tb, n_tb, m->file_label, sizeof m->file_label);
+    /* a quantized file's matrices kept in a float type, named: "output.weight kept F32" */
+    const int main_type = label_base_type(m->file_label);
+    const int main_float = main_type == EDGELLM_TYPE_F32 || main_type == EDGELLM_TYPE_F16 ||
+                           main_type == EDGELLM_TYPE_BF16;
+    static const int floats[3] = {EDGELLM_TYPE_F32, EDGELLM_TYPE_F16, EDGELLM_TYPE_BF16};
+    size_t klen = 0;
+    for (int f = 0; f < 3 && !main_float; f++) {
+        int n_named = 0, n_more = 0;
+        size_t start = klen;
+        for (int64_t i = 0; i < nt; i++) {
+            const edgellm_gguf_tensor *gt = edgellm_gguf_tensor_at(g, i);
+            if (gt->n_dims < 2 || gt->type != floats[f]) continue;
+            if (n_named < 2 && klen + (size_t)gt->name.len + 8 < sizeof m->file_kept) {
+                klen += (size_t)snprintf(m->file_kept + klen, sizeof m->file_kept - klen, "%s%.*s",
+                                         klen ? (klen == start ? "; " : ", ") : "", (int)gt->name.len, gt->name.ptr);
+                n_named++;
+            } else {
+                n_more++;
+            }
+        }
+        if (n_named && klen < sizeof m->file_kept)
+            klen += (size_t)snprintf(m->file_kept + klen, sizeof m->file_kept - klen, "%s kept %s",
+                                     n_more ? " and more" : "", edgellm_type_name(floats[f]));
+        if (klen >= sizeof m->file_kept) klen = sizeof m->file_kept - 1;
+    }
     if (tensors) { *tensors = t; t = NULL; }
     if (n_tensors) *n_tensors = (size_t)nt;
 done:
@@ -444,6 +470,11 @@ edgellm_status edgellm_plan_host_device(int bench_ms, edgellm_plan_device *out, 
     out->usable_bytes = avail ? avail : total / 2;
     out->bw_gbps = br.median_gbps;   /* sustained, not the best burst (see edgellm_membw_result) */
     out->bw_measured = 1;
+#if defined(__aarch64__)
+    snprintf(out->isa, sizeof out->isa, "arm");
+#else
+    snprintf(out->isa, sizeof out->isa, "x86");
+#endif
     /* GFLOP/s per core: measured with edgellm's own kernels (compute_bench.c); when that
      * fails, the catalogue's assumption for the ISA (AVX2-class x86 30, A76-class 25) */
     out->gflops_big = edgellm_plan_measure_gflops(bench_ms > 0 ? bench_ms / 5 : 200);
