@@ -1073,6 +1073,167 @@ EDGELLM_API edgellm_status edgellm_eval_sweep(const char *ref_path, const char *
                                               edgellm_error *err);
 
 /* ------------------------------------------------------------------------------------
+ * Device sensors, the thermal/battery governor and a simulated device
+ * (src/tools/governor*.c, docs/governor.md). Linux sysfs, read under a root folder that
+ * tests and demos can move: ROOT/class/thermal/thermal_zoneN/{temp,type,trip_point_*_temp,
+ * trip_point_*_type} (millidegrees Celsius; Documentation/driver-api/thermal/sysfs-api.rst),
+ * ROOT/class/power_supply/NAME/{type,capacity,status,power_now,current_now,voltage_now}
+ * (percent, microwatts, microamperes, microvolts; Documentation/ABI/testing/sysfs-class-power),
+ * ROOT/devices/system/cpu/cpuN/cpufreq/{scaling_cur_freq,scaling_max_freq} (kHz). A sensor
+ * that is missing, unreadable, not a number, NaN or outside a plausible range is reported as
+ * unknown (NAN, or -1 for flags), never as a cool or full reading.
+ * ---------------------------------------------------------------------------------- */
+#define EDGELLM_SYSFS_ROOT_ENV "EDGELLM_SYSFS_ROOT"   /* the root when none is given: "/sys" */
+
+typedef struct {
+    size_t size;            /* set by the caller: sizeof(edgellm_sensors)                  */
+    double temp_c;          /* hottest readable thermal zone, degrees C; NAN: unknown      */
+    char   temp_zone[32];   /* its `type` ("cpu-thermal", "x86_pkg_temp"); "" when unknown */
+    double trip_hot_c;      /* lowest trip point of type passive or hot over the zones; NAN */
+    double trip_crit_c;     /* lowest trip point of type critical; NAN                     */
+    int    n_zones;         /* thermal zones found                                         */
+    int    n_zones_bad;     /* of them, zones whose temp could not be read or made no sense */
+    double battery_pct;     /* capacity of the first battery, 0..100; NAN: no battery/unknown */
+    int    charging;        /* 1 charging or full, 0 discharging / not charging, -1 unknown */
+    double power_w;         /* battery power draw, W (power_now, else current x voltage); NAN */
+    double cpu_freq_ratio;  /* mean scaling_cur_freq / scaling_max_freq over CPUs, 0..1; NAN */
+} edgellm_sensors;
+
+/* Read all sensors under root (NULL: $EDGELLM_SYSFS_ROOT, else "/sys") into the first
+ * out->size bytes of *out. Missing sensors are unknown, not errors. EDGELLM_ERR_MISUSE for
+ * NULL out or size 0. Thread-safe (reads files only). */
+EDGELLM_API edgellm_status edgellm_sensors_read(const char *root, edgellm_sensors *out, edgellm_error *err);
+
+/* Governor levels, from cool to hot. */
+typedef enum {
+    EDGELLM_GOV_NOMINAL = 0,
+    EDGELLM_GOV_WARM = 1,
+    EDGELLM_GOV_HOT = 2,
+    EDGELLM_GOV_CRITICAL = 3,
+    EDGELLM_GOV_N_LEVELS = 4
+} edgellm_gov_level;
+
+/* "nominal", "warm", "hot", "critical"; "?" otherwise. */
+EDGELLM_API const char *edgellm_gov_level_name(int level);
+
+/* What the runtime does at a level. */
+typedef struct {
+    int    n_threads;       /* compute threads at this level; 0: the application's own.
+                               Applied when the next context is made (next request)        */
+    double max_tok_s;       /* generated tokens per second, at most (sleeps between tokens:
+                               a duty cycle); 0: no cap                                     */
+    int    light_model;     /* 1: use the lighter model (the policy's) from the next request */
+    int    pause;           /* 1: no new requests (edgellm_governor_admit says 0) and a
+                               running generation waits between tokens until the level drops,
+                               at most pause_max_s                                          */
+} edgellm_gov_action;
+
+typedef struct {
+    size_t size;                 /* sizeof(edgellm_gov_policy)                             */
+    const char *sysfs_root;      /* NULL: $EDGELLM_SYSFS_ROOT, else "/sys"                 */
+    /* A level is entered when the temperature reaches enter_c[level] (levels 1..3; NAN: the
+     * level is never entered by temperature) and left when it falls below
+     * enter_c[level] - hysteresis_c. Default 60 / 70 / 80 C, hysteresis 3 C. */
+    double enter_c[EDGELLM_GOV_N_LEVELS];
+    double hysteresis_c;
+    /* The same for a thermal headroom the application feeds (edgellm_governor_set_headroom;
+     * Android ADPF getThermalHeadroom: 1.0 = severe throttling). Default 0.7 / 0.85 / 1.0,
+     * hysteresis 0.05. */
+    double enter_headroom[EDGELLM_GOV_N_LEVELS];
+    double hysteresis_headroom;
+    /* Below battery_low_pct percent and not charging: at least battery_level (default 20 %,
+     * EDGELLM_GOV_WARM, the low-power level); <= 0: no battery rule. */
+    double battery_low_pct;
+    int    battery_level;
+    /* Level while neither temperature nor headroom is known (logged as unknown): default
+     * EDGELLM_GOV_NOMINAL; a cautious deployment sets EDGELLM_GOV_WARM. */
+    int    unknown_level;
+    edgellm_gov_action action[EDGELLM_GOV_N_LEVELS];   /* default: nominal nothing; warm
+                               max 0.75 x threads (at least 1); hot 1 thread, 4 tok/s, light
+                               model; critical pause                                       */
+    double poll_s;               /* sensors are read at most this often, s; default 1; 0: at
+                                    every call                                               */
+    double pause_max_s;          /* longest wait between two tokens while paused; default 30 */
+    const char *light_model_path;/* the lighter model for light_model; NULL: none (ignored)  */
+    /* One line per level change and per sensor that becomes unknown or known ("governor:
+     * nominal -> hot: temp 71.5 C >= 70.0 C (thermal_zone0 cpu-thermal); threads 1, max 4
+     * tok/s, light model"); NULL: none. Called on the thread that polls. */
+    void (*log)(void *user, const char *line);
+    void *log_user;
+} edgellm_gov_policy;
+
+/* The defaults above; n_threads is the application's thread count the default actions are
+ * scaled from (<= 0: 4). */
+EDGELLM_API edgellm_gov_policy edgellm_gov_default_policy(int n_threads);
+
+typedef struct {
+    size_t size;            /* set by the caller: sizeof(edgellm_gov_state)                 */
+    int    level;           /* edgellm_gov_level                                            */
+    const char *reason;     /* "temperature", "headroom", "battery", "unknown", "start"     */
+    edgellm_sensors sensors;/* the last reading (size = sizeof(edgellm_sensors))            */
+    double headroom;        /* the last fed headroom; NAN: none                             */
+    edgellm_gov_action action;  /* in force                                                 */
+    int    n_changes;       /* level changes so far                                         */
+    double slept_s;         /* time spent in duty-cycle sleeps and pauses, s                */
+    double max_temp_c;      /* highest temperature seen; NAN: none                          */
+} edgellm_gov_state;
+
+typedef struct edgellm_governor edgellm_governor;
+
+/* A governor with a copy of policy (strings borrowed: keep them alive). Reads the sensors
+ * once. EDGELLM_ERR_MISUSE for a bad policy (levels out of order, negative hysteresis),
+ * EDGELLM_ERR_NOMEM. */
+EDGELLM_API edgellm_status edgellm_governor_new(const edgellm_gov_policy *policy, edgellm_governor **out,
+                                                edgellm_error *err);
+EDGELLM_API void edgellm_governor_free(edgellm_governor *g);
+/* Feed a thermal headroom reading (any thread; NAN clears it). */
+EDGELLM_API void edgellm_governor_set_headroom(edgellm_governor *g, double headroom);
+/* Read the sensors (if poll_s has passed; force 1: now) and move the level with hysteresis,
+ * logging a change. Fills *out when not NULL. Returns 1 when the level changed, else 0.
+ * One thread at a time (the generating one); set_headroom may run concurrently. */
+EDGELLM_API int edgellm_governor_poll(edgellm_governor *g, int force, edgellm_gov_state *out);
+/* Between two tokens: poll, then sleep so that tokens come no faster than the level's
+ * max_tok_s, and while the level pauses (at most pause_max_s). Returns the seconds slept. */
+EDGELLM_API double edgellm_governor_between_tokens(edgellm_governor *g);
+/* Before a new request: poll; 0 when the level pauses (refuse or wait), else 1. */
+EDGELLM_API int edgellm_governor_admit(edgellm_governor *g);
+/* Threads for the next context: the level's n_threads, else app_threads. */
+EDGELLM_API int edgellm_governor_threads(edgellm_governor *g, int app_threads);
+/* The model for the next request: the policy's light_model_path when the level asks for
+ * it and one is set, else default_path. */
+EDGELLM_API const char *edgellm_governor_model(edgellm_governor *g, const char *default_path);
+
+/* A simulated device for tests and demos, where the machine has no thermal zones: a fake
+ * sysfs tree under root (class/thermal/thermal_zone0 with a passive trip point, and
+ * devices/system/cpu/cpu0/cpufreq) whose temperature follows a first-order thermal model
+ * driven by this process's CPU time: dT/dt = (ambient + k_c_per_cpu x cpus_busy - T) / tau,
+ * cpus_busy = CPU seconds used per wall second (all threads), updated by a background
+ * thread every 100 ms. Above the trip point the simulated CPU throttles: speed =
+ * max(min_speed, 1 - (T - trip) / throttle_span_c), written as scaling_cur_freq; callers
+ * that emulate it (soak) stretch each token by 1 / speed. */
+typedef struct {
+    size_t size;            /* sizeof(edgellm_simdev_params)                               */
+    const char *root;       /* folder to create the tree in (made when missing)            */
+    double ambient_c;       /* default 30                                                  */
+    double k_c_per_cpu;     /* steady-state rise per busy CPU, C; default 30               */
+    double tau_s;           /* time constant, s; default 30                                */
+    double trip_c;          /* passive trip point, C; default 70                           */
+    double throttle_span_c; /* default 15                                                  */
+    double min_speed;       /* default 0.4                                                 */
+    double start_c;         /* initial temperature; NAN: ambient                           */
+} edgellm_simdev_params;
+
+typedef struct edgellm_simdev edgellm_simdev;
+EDGELLM_API edgellm_simdev_params edgellm_simdev_default_params(void);
+/* Create the tree and start the thread. EDGELLM_ERR_IO when root cannot be written. */
+EDGELLM_API edgellm_status edgellm_simdev_start(const edgellm_simdev_params *p, edgellm_simdev **out,
+                                                edgellm_error *err);
+/* Stop the thread (the tree stays). NULL-safe. */
+EDGELLM_API void edgellm_simdev_stop(edgellm_simdev *d);
+EDGELLM_API double edgellm_simdev_temp(edgellm_simdev *d);    /* C, any thread        */
+EDGELLM_API double edgellm_simdev_speed(edgellm_simdev *d);   /* 0..1, any thread      */
+
+/* ------------------------------------------------------------------------------------
  * OpenAI-compatible HTTP server (`edgellm serve`; src/tools/server*.c, docs/server.md):
  * POST /v1/chat/completions and /v1/completions (streamed as Server-Sent Events or not),
  * GET /v1/models, /health (no key; 503 while the model loads), /metrics (Prometheus text).
