@@ -1234,6 +1234,119 @@ EDGELLM_API double edgellm_simdev_temp(edgellm_simdev *d);    /* C, any thread  
 EDGELLM_API double edgellm_simdev_speed(edgellm_simdev *d);   /* 0..1, any thread      */
 
 /* ------------------------------------------------------------------------------------
+ * Soak test (`edgellm soak`; src/tools/soak*.c, docs/soak.md): a repeated, varied workload
+ * (prompt lengths, new conversations and continuations) for a set duration, optionally
+ * through a governor and on a simulated device, measured per interval; then drift slopes
+ * with 95 % confidence intervals, throughput retention and a verdict against thresholds,
+ * written as CSV, JSON and an SVG plot (one panel per metric over time).
+ * Memory is read from /proc/self/status (RssAnon, RssFile, VmSwap: anonymous memory is
+ * where a leak shows; file-backed pages are the mapped weights) and /proc/self/fd.
+ * ---------------------------------------------------------------------------------- */
+typedef struct {
+    double slope;           /* least-squares slope of y over x, in the report's unit       */
+    double lo, hi;          /* its 95 % confidence interval (Student t, n - 2 dof); NAN when
+                               n < 3                                                       */
+    int    n;               /* points fitted                                               */
+} edgellm_soak_trend;
+
+/* Least squares y = a + b x over the points with finite x and y (NAN y skipped): b with
+ * its 95 % interval b +- t(0.975, n-2) x se(b). Thread-safe. */
+EDGELLM_API edgellm_soak_trend edgellm_soak_fit(const double *x, const double *y, int n);
+/* The q-quantile (0..1) of v[n], linear between order statistics (type 7 of Hyndman and
+ * Fan 1996, numpy's default); sorts v in place; NAN when n == 0. */
+EDGELLM_API double edgellm_soak_quantile(double *v, int n, double q);
+
+typedef struct {
+    double t_s;             /* end of the interval, seconds since the start                */
+    int    n_requests;      /* requests that finished in it                                */
+    int    n_tokens;        /* tokens generated in it                                      */
+    double tok_s;           /* n_tokens / interval wall time (pauses and prefill included) */
+    double ttft_p50_ms, ttft_p95_ms;   /* time to first token of requests started in it; NAN: none */
+    double itl_p50_ms, itl_p95_ms;     /* inter-token latency; NAN: none                   */
+    double rss_anon_mib, rss_file_mib, swap_mib;   /* at its end; NAN: unknown             */
+    int    n_fds;           /* open file descriptors at its end; -1: unknown               */
+    double temp_c;          /* NAN: unknown                                                */
+    int    gov_level;       /* -1: no governor                                             */
+    int    n_threads;       /* threads of the context in use                               */
+    int    light_model;     /* 1: the governor's lighter model was in use                  */
+} edgellm_soak_row;
+
+typedef int (*edgellm_soak_row_fn)(void *user, const edgellm_soak_row *row, double fraction);
+
+typedef struct {
+    size_t size;                  /* sizeof(edgellm_soak_params)                           */
+    double duration_s;            /* default 60                                            */
+    double interval_s;            /* one row per interval; default 10                       */
+    const char *const *prompts;   /* [n_prompts]; NULL: a built-in set of short and long ones */
+    int    n_prompts;
+    int    n_predict;             /* tokens per request, drawn in [n_predict/2, n_predict]; 64 */
+    double continue_frac;         /* share of requests that continue the conversation (when it
+                                     fits the context) instead of starting one; default 0.3 */
+    int    n_threads;             /* <= 0: physical cores                                  */
+    int    n_ctx;                 /* default 1024                                          */
+    int    kv_type;               /* EDGELLM_TYPE_F32 (default), _F16, _Q8_0                */
+    uint64_t seed;                /* prompts, lengths, sampling; default 1                 */
+    edgellm_governor *governor;   /* borrowed; NULL: none                                  */
+    edgellm_simdev *simdev;       /* borrowed; NULL: none. Its throttling is emulated: each
+                                     token is stretched by 1 / speed                       */
+    const char *sysfs_root;       /* for the temperature column without a governor (NULL:
+                                     as edgellm_sensors_read)                              */
+    size_t leak_bytes_per_request;/* test hook: this many bytes allocated, touched and kept
+                                     until the end per request (a leak soak must flag); 0  */
+    /* verdict thresholds */
+    double max_rss_mib_per_h;     /* RssAnon slope whose whole interval is above: leak; 16   */
+    double max_latency_pct_per_10min; /* inter-token p50 drift whose interval is above; 10 */
+    double min_retention;         /* tok/s retention below: throttled; default 0.8        */
+    edgellm_soak_row_fn on_row;   /* after each row (progress); non-zero return stops      */
+    void  *user;
+} edgellm_soak_params;
+
+EDGELLM_API edgellm_soak_params edgellm_soak_default_params(void);
+
+typedef struct {
+    size_t size;                  /* set by the caller: sizeof(edgellm_soak_report)         */
+    edgellm_soak_row *rows;       /* [n_rows], owned: edgellm_soak_report_free             */
+    int    n_rows;
+    char   model[256];            /* file name                                              */
+    double duration_s;            /* measured                                               */
+    long long n_requests, n_tokens;
+    double window_s;              /* of the retention: min(30, duration / 4)                 */
+    double retention;             /* tok/s in the last window / tok/s in the first           */
+    edgellm_soak_trend tok_s_pct_per_10min;  /* slopes as % of the series' mean per 10 min, */
+    edgellm_soak_trend itl_pct_per_10min;    /* over the rows after the first (warm-up)     */
+    edgellm_soak_trend ttft_pct_per_10min;
+    edgellm_soak_trend rss_anon_mib_per_h;   /* MiB per hour                                 */
+    edgellm_soak_trend fds_per_h;
+    double rss_anon_first_mib, rss_anon_last_mib;   /* second row (after warm-up) and last */
+    int    fds_first, fds_last;
+    double max_temp_c;            /* NAN: unknown                                           */
+    double trip_c;                /* the hot/passive trip point seen; NAN: none             */
+    double above_trip_s;          /* time whose rows were above the trip point              */
+    int    n_gov_changes;
+    double gov_slept_s;
+    int    pass;                  /* 1: no flag raised                                      */
+    char   verdict[512];          /* "pass" or the flags: "leak: RssAnon +x MiB/h [lo, hi]; ..." */
+    char   thresholds[256];       /* the thresholds applied, in words                        */
+} edgellm_soak_report;
+
+/* Load model_path (and the governor's lighter model when it asks), run the workload for
+ * p->duration_s and fill *report. Statuses: those of edgellm_model_load, edgellm_ctx_new,
+ * edgellm_generate; EDGELLM_ERR_MISUSE (bad params); EDGELLM_ERR_CANCELLED (on_row
+ * stopped it; the report holds the rows so far). Uses the CPU for the whole duration. */
+EDGELLM_API edgellm_status edgellm_soak(const char *model_path, const edgellm_soak_params *p,
+                                        edgellm_soak_report *report, edgellm_error *err);
+/* Recompute the trends, retention and verdict from report->rows (edgellm_soak does it; a
+ * test can call it on synthetic rows). */
+EDGELLM_API void edgellm_soak_analyze(edgellm_soak_report *report, const edgellm_soak_params *p);
+EDGELLM_API void edgellm_soak_report_free(edgellm_soak_report *r);   /* frees rows; NULL-safe */
+/* Write DIR/soak.csv (one row per interval), DIR/soak.json (summary and rows) and
+ * DIR/soak.svg (panels: tok/s, TTFT and inter-token p50/p95, RssAnon and RssFile, fds,
+ * temperature and governor level), creating DIR. EDGELLM_ERR_IO names the file. */
+EDGELLM_API edgellm_status edgellm_soak_write(const edgellm_soak_report *r, const char *dir, edgellm_error *err);
+/* The SVG alone, to f (self-contained, no script or external resource). */
+EDGELLM_API void edgellm_soak_svg(const edgellm_soak_report *r, FILE *f);
+
+/* ------------------------------------------------------------------------------------
  * OpenAI-compatible HTTP server (`edgellm serve`; src/tools/server*.c, docs/server.md):
  * POST /v1/chat/completions and /v1/completions (streamed as Server-Sent Events or not),
  * GET /v1/models, /health (no key; 503 while the model loads), /metrics (Prometheus text).
