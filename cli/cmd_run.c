@@ -7,6 +7,7 @@
  * speed, and why generation stopped.
  * -n counts generated tokens (as llama.cpp's -n), not positions (as llama2.c's -n). */
 #include "commands.h"
+#include "governor_opts.h"
 #include "run_batch.h"
 #include <limits.h>
 #include <stdbool.h>
@@ -29,7 +30,7 @@ static const char *stop_name(edgellm_stop_reason r)
 
 /* The prompt is echoed only once prefill has succeeded: before the first generated piece,
  * or after edgellm_generate returns OK when nothing was generated. */
-typedef struct { const char *prompt; bool echoed; } echo_state;
+typedef struct { const char *prompt; bool echoed; edgellm_governor *gov; } echo_state;
 
 static void echo_prompt(echo_state *e)
 {
@@ -41,9 +42,11 @@ static void echo_prompt(echo_state *e)
 static int on_token(int32_t token, const char *piece, size_t len, void *user)
 {
     (void)token;
-    echo_prompt(user);
+    echo_state *e = user;
+    echo_prompt(e);
     if (len) fwrite(piece, 1, len, stdout);
     fflush(stdout);
+    if (e->gov) edgellm_governor_between_tokens(e->gov);   /* duty cycle, pause */
     return ferror(stdout) ? 1 : 0;   /* a closed pipe stops generation */
 }
 
@@ -68,6 +71,8 @@ int cmd_run(int argc, char **argv)
     edgellm_ctx_params cp = edgellm_ctx_default_params();
     int n_seed = 0, n_batch = 8, n_batch_given = 0;
     const char *batch_file = NULL, *out_path = NULL;
+    cli_gov_opts go;
+    cli_gov_opts_init(&go);
     const cli_opt opts[] = {
         {CLI_OPT_MODEL(&model_path), .help = "GGUF model", .required = 1},
         {CLI_STRING("-p", "--prompt", "TEXT", &prompt), .help = "prompt text",
@@ -105,6 +110,7 @@ int cmd_run(int argc, char **argv)
         {CLI_PATH("-o", "--output", "OUT.jsonl", &out_path),
          .help = "one JSON line per prompt, in input order: index, id, prompt, text, n_prompt, n_generated, stop "
                  "(eos, length, ctx_full), ttft_ms, tok_s", .def = "stdout"},
+        CLI_GOV_OPTS(&go),
     };
     const cli_command cmd = {
         .name = "run",
@@ -121,6 +127,8 @@ int cmd_run(int argc, char **argv)
     if (prompt && prompt_file) return cli_args_error(&cmd, "give -p or -f, not both");
     if (batch_file && (prompt || prompt_file)) return cli_args_error(&cmd, "give -p/-f or --batch-file, not both");
     if (!batch_file && (out_path || n_batch_given)) return cli_args_error(&cmd, "-b and -o go with --batch-file");
+    if (batch_file && (go.enabled || go.n_given || go.sim_dir))
+        return cli_args_error(&cmd, "the governor options go with -p/-f, not --batch-file");
     const bool have_seed = n_seed > 0;
     if (!have_seed) gp.sampling.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
     if (batch_file) {
@@ -134,8 +142,20 @@ int cmd_run(int argc, char **argv)
     edgellm_model *model = NULL;
     edgellm_ctx *ctx = NULL;
     char *file_prompt = NULL;
+    edgellm_governor *gov = NULL;
+    edgellm_simdev *sim = NULL;
+    if (cli_gov_start("run", &go, mp.n_threads, &gov, &sim)) return 1;
+    if (gov) {   /* a paused level holds the request until it drops */
+        for (int waited = 0; !edgellm_governor_admit(gov); waited++) {
+            if (waited == 0) fprintf(stderr, "edgellm run: the governor pauses new requests; waiting\n");
+            struct timespec ts = {0, 250000000};
+            nanosleep(&ts, NULL);
+        }
+        model_path = edgellm_governor_model(gov, model_path);
+        mp.n_threads = cp.n_threads = edgellm_governor_threads(gov, mp.n_threads);
+    }
     if (prompt_file) {
-        if (!(file_prompt = read_prompt_file(prompt_file, &err))) { cli_print_error("run", &err); return 1; }
+        if (!(file_prompt = read_prompt_file(prompt_file, &err))) { cli_print_error("run", &err); goto done; }
         prompt = file_prompt;
     }
     if (!prompt) prompt = "";
@@ -174,7 +194,7 @@ int cmd_run(int argc, char **argv)
     fprintf(stderr, "load: %.1f ms (%s), n_ctx %d\n", load_ms, model_path, edgellm_ctx_n_ctx(ctx));
 
     edgellm_generate_stats st = {.size = sizeof st};
-    echo_state echo = {prompt, false};
+    echo_state echo = {prompt, false, gov};
     edgellm_status s = edgellm_generate(ctx, prompt, &gp, on_token, &echo, &st, &err);
     if (s == EDGELLM_OK) echo_prompt(&echo);
     if (echo.echoed) fputc('\n', stdout);
@@ -199,5 +219,6 @@ done:
     edgellm_ctx_free(ctx);
     edgellm_model_free(model);
     free(file_prompt);
+    cli_gov_stop(gov, sim);
     return rc;
 }

@@ -350,6 +350,43 @@ static void test_simdev(void)
     edgellm_simdev_stop(d);
 }
 
+/* The CLI: run logs the level from a fake tree and keeps the duty cycle; soak writes its
+ * report on a simulated device through the governor. */
+static void test_cli(void)
+{
+    NEED_SHARED(model, "models/stories260K/stories260K.gguf");
+    const char *root = fresh_root("cli");
+    set_temp(root, 72);
+    char cmd[2048], out[600];
+    snprintf(out, sizeof out, "%s/run.err", test_tmpdir());
+    snprintf(cmd, sizeof cmd, "%s run -m %s -p Once -n 6 --temp 0 -t 2 --sysfs-root %s --gov-tok-s 0,20,20 "
+                              ">/dev/null 2>%s", EDGELLM_CLI, model, root, out);
+    const double t0 = mono();
+    CHECK_EQ(system(cmd), 0);
+    const double dt = mono() - t0;
+    size_t n = 0;
+    char *err = read_file(out, &n);
+    CHECK(err && strstr(err, "governor: nominal -> hot: temp 72.0 C") != NULL);
+    free(err);
+    CHECK(dt >= 0.2);   /* 6 tokens at 20 tok/s at most */
+    char rep[512];
+    snprintf(rep, sizeof rep, "%s/rep", test_tmpdir());
+    snprintf(cmd, sizeof cmd, "%s soak -m %s --duration 3s --interval 1s -n 16 -t 1 --sim-device %s/simcli --governor "
+                              "--report %s >%s 2>&1", EDGELLM_CLI, model, test_tmpdir(), rep, out);
+    const int st = system(cmd);   /* 0 pass, 1 a flag (a 3 s run on a shared machine may raise one) */
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) <= 1);
+    err = read_file(out, &n);
+    CHECK(err && strstr(err, "verdict  ") != NULL && strstr(err, "temperature              max"));
+    free(err);
+    snprintf(out, sizeof out, "%s/soak.svg", rep);
+    err = read_file(out, &n);
+    CHECK(err && strstr(err, "</svg>"));
+    free(err);
+    /* a command-line error */
+    snprintf(cmd, sizeof cmd, "%s soak -m %s --duration 3x >/dev/null 2>&1", EDGELLM_CLI, model);
+    CHECK_EQ(WEXITSTATUS(system(cmd)), 2);
+}
+
 int main(void)
 {
     RUN(test_sensors_read);
@@ -360,5 +397,6 @@ int main(void)
     RUN(test_duty_cycle);
     RUN(test_pause);
     RUN(test_simdev);
+    RUN(test_cli);
     return test_summary();
 }

@@ -323,11 +323,11 @@ void edgellm_governor_set_headroom(edgellm_governor *g, double headroom)
     pthread_mutex_unlock(&g->lock);
 }
 
-static void describe_action(const edgellm_gov_action *a, char *buf, size_t size)
+static void describe_action(const edgellm_gov_action *a, int has_light, char *buf, size_t size)
 {
     int n = a->n_threads ? snprintf(buf, size, "threads %d", a->n_threads) : snprintf(buf, size, "threads as asked");
     if (a->max_tok_s > 0 && n < (int)size) n += snprintf(buf + n, size - n, ", max %.1f tok/s", a->max_tok_s);
-    if (a->light_model && n < (int)size) n += snprintf(buf + n, size - n, ", light model");
+    if (a->light_model && has_light && n < (int)size) n += snprintf(buf + n, size - n, ", light model");
     if (a->pause && n < (int)size) snprintf(buf + n, size - n, ", paused");
 }
 
@@ -365,7 +365,7 @@ int edgellm_governor_poll(edgellm_governor *g, int force, edgellm_gov_state *out
         if (low_batt && g->p.battery_level > level) { level = g->p.battery_level; reason = "battery"; }
         if (level != g->level) {
             char act[128], why[160];
-            describe_action(&g->p.action[level], act, sizeof act);
+            describe_action(&g->p.action[level], g->p.light_model_path != NULL, act, sizeof act);
             if (!strcmp(reason, "battery"))
                 snprintf(why, sizeof why, "battery %.0f %% < %.0f %%, not charging", s.battery_pct, g->p.battery_low_pct);
             else if (!strcmp(reason, "headroom")) snprintf(why, sizeof why, "headroom %.2f", h);
