@@ -1347,6 +1347,60 @@ EDGELLM_API edgellm_status edgellm_soak_write(const edgellm_soak_report *r, cons
 EDGELLM_API void edgellm_soak_svg(const edgellm_soak_report *r, FILE *f);
 
 /* ------------------------------------------------------------------------------------
+ * Memory: a low-memory mode (resident weights under a budget), warm-up, locking the
+ * weights, dropping a file from the page cache, and this process's memory
+ * (src/tools/memory.c, docs/governor.md). Linux madvise(2), mlock(2), posix_fadvise(2),
+ * proc(5) /proc/self/status and clear_refs.
+ * ---------------------------------------------------------------------------------- */
+typedef struct edgellm_membudget edgellm_membudget;
+
+typedef struct {
+    size_t   size;            /* set by the caller: sizeof(edgellm_membudget_info)          */
+    uint64_t budget_bytes;    /* as asked                                                  */
+    uint64_t fixed_bytes;     /* always resident: output head and norms                    */
+    uint64_t layer_bytes_max; /* the largest layer's matrices                              */
+    int      window_layers;   /* layers kept resident at once (n_layer: all fit)           */
+    int      n_layer;
+    uint64_t n_released;      /* madvise(MADV_DONTNEED) calls so far                       */
+} edgellm_membudget_info;
+
+/* Keep the mapped weights resident in c's process under budget_bytes while c decodes: the
+ * forward pass's layer hook keeps the last window_layers layers (budget - fixed, in largest
+ * layers) and releases older ones and the token-embedding table with MADV_DONTNEED; what
+ * loading touched is released now. Resident memory is then about fixed + window x layer +
+ * the KV cache and scratch (anonymous). Results are bit-identical (the pages are re-read
+ * from the file). EDGELLM_ERR_MISUSE when the budget is below fixed + one layer (the
+ * message says the minimum) or c already has one; EDGELLM_ERR_NOMEM. Detach before
+ * freeing c; one context per budget; the model may be shared (its pages are shared too:
+ * several contexts release each other's pages, harmless but slower). */
+EDGELLM_API edgellm_status edgellm_membudget_attach(edgellm_ctx *c, uint64_t budget_bytes, edgellm_membudget **out,
+                                                    edgellm_error *err);
+EDGELLM_API void edgellm_membudget_get_info(const edgellm_membudget *b, edgellm_membudget_info *out);
+EDGELLM_API void edgellm_membudget_detach(edgellm_membudget *b);   /* NULL-safe */
+
+/* Warm-up for a fresh context (every sequence empty, else EDGELLM_ERR_MISUSE): read the
+ * weights ahead (MADV_WILLNEED) and fault every page in, unless a memory budget is
+ * attached, then decode one BOS token and reset the context, so the first request pays
+ * neither page faults nor first-use costs. *ms (may be NULL): its duration. */
+EDGELLM_API edgellm_status edgellm_warmup(edgellm_ctx *c, double *ms, edgellm_error *err);
+/* Lock the model's weights in RAM (mlock). EDGELLM_ERR_NOMEM with the sizes and how to
+ * raise it when RLIMIT_MEMLOCK is below the weights (not root), or mlock's reason. */
+EDGELLM_API edgellm_status edgellm_model_mlock(const edgellm_model *m, edgellm_error *err);
+/* Ask the kernel to drop path from the page cache (POSIX_FADV_DONTNEED; pages mapped by
+ * a process stay) and report the fraction still resident (mincore; -1: unknown) in
+ * *resident_frac (may be NULL), so a cold start can be timed where that is permitted. */
+EDGELLM_API edgellm_status edgellm_file_drop_cache(const char *path, double *resident_frac, edgellm_error *err);
+
+typedef struct {
+    size_t   size;            /* set by the caller: sizeof(edgellm_proc_mem)                */
+    uint64_t rss_bytes, rss_anon_bytes, rss_file_bytes, swap_bytes;   /* UINT64_MAX: unknown */
+    uint64_t peak_rss_bytes;  /* VmHWM (before a reset)                                     */
+    int      peak_reset;      /* 1: the peak was reset (clear_refs 5, Linux >= 4.0)         */
+} edgellm_proc_mem;
+/* This process's memory from /proc/self/status; reset_peak 1 then resets VmHWM. */
+EDGELLM_API edgellm_status edgellm_proc_memory(edgellm_proc_mem *out, int reset_peak);
+
+/* ------------------------------------------------------------------------------------
  * OpenAI-compatible HTTP server (`edgellm serve`; src/tools/server*.c, docs/server.md):
  * POST /v1/chat/completions and /v1/completions (streamed as Server-Sent Events or not),
  * GET /v1/models, /health (no key; 503 while the model loads), /metrics (Prometheus text).
