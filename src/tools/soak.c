@@ -10,12 +10,16 @@
  * At each request the governor's thread count and model are applied (a new context, the
  * lighter model loaded once and kept).
  *
+ * Each new context's KV cache is touched page by page first, so that anonymous memory starts
+ * at its working size and growth means growth.
+ *
  * Statistics: ordinary least squares with a Student-t interval on the slope (any
  * regression text, e.g. NIST/SEMATECH e-Handbook of Statistical Methods §4.1.4.1 and
  * §7.1.4); quantiles by linear interpolation between order statistics (Hyndman & Fan 1996,
  * definition 7).
  */
 #include "../common/common.h"
+#include "../model/model.h"
 #include "edgellm_tools.h"
 #include <dirent.h>
 #include <errno.h>
@@ -269,6 +273,20 @@ static void sleep_s(double s)
 
 /* ---- the run ---- */
 
+/* Write one byte per page of the context's KV cache (zeros over zeros: no value changes),
+ * so that its pages are resident from the start: a cache filling up as conversations grow
+ * would otherwise read as anonymous-memory growth. */
+static void touch_kv(edgellm_ctx *c)
+{
+    const size_t half = c->kv.size_bytes / 2, ps = 4096;
+    void *const bufs[2] = {c->kv.k, c->kv.v};
+    for (int b = 0; b < 2; b++) {
+        volatile unsigned char *p = bufs[b];
+        if (!p) continue;
+        for (size_t i = 0; i < half; i += ps) p[i] = p[i];
+    }
+}
+
 static const char *const builtin_prompts[] = {
     "Hello.",
     "Once upon a time",
@@ -473,6 +491,7 @@ edgellm_status edgellm_soak(const char *model_path, const edgellm_soak_params *p
             cp.n_threads = threads;
             cp.kv_type = p.kv_type;
             if ((st = edgellm_ctx_new(models[mi], &cp, &ctx, err)) != EDGELLM_OK) goto done;
+            touch_kv(ctx);
             ctx_model = mi;
             ctx_threads = threads;
             s.n_threads = edgellm_ctx_n_threads(ctx);
