@@ -10,6 +10,8 @@ const cli_choice cli_gov_levels[] = {
     {"critical", EDGELLM_GOV_CRITICAL}, {NULL, 0},
 };
 
+const cli_choice cli_sim_loads[] = {{"cpu", 0}, {"declared", 1}, {NULL, 0}};
+
 void cli_gov_opts_init(cli_gov_opts *o)
 {
     const edgellm_gov_policy p = edgellm_gov_default_policy(0);
@@ -54,6 +56,7 @@ int cli_gov_start(const char *cmd, const cli_gov_opts *o, int app_threads, edgel
         sp.root = o->sim_dir;
         sp.tau_s = o->sim_tau_s;
         sp.k_c_per_cpu = o->sim_k;
+        sp.declared_load = o->sim_load;
         if (edgellm_simdev_start(&sp, d, &err) != EDGELLM_OK) { cli_print_error(cmd, &err); return 1; }
     }
     if (!o->enabled && !o->n_given) return 0;

@@ -18,11 +18,13 @@ typedef struct {
     const char *sysfs_root;    /* --sysfs-root                                        */
     const char *sim_dir;       /* --sim-device DIR                                    */
     double sim_tau_s, sim_k;   /* --sim-tau, --sim-k                                  */
+    int sim_load;              /* --sim-load: 0 cpu, 1 declared                       */
 } cli_gov_opts;
 
 /* Defaults (the library's policy for n_threads, no simulated device). */
 void cli_gov_opts_init(cli_gov_opts *o);
 extern const cli_choice cli_gov_levels[];
+extern const cli_choice cli_sim_loads[];
 int cli_parse_three(const char *opt, const char *value, void *dst, char *msg, size_t msg_size);
 
 #define CLI_GOV_OPTS(O)                                                                                              \
@@ -50,7 +52,11 @@ int cli_parse_three(const char *opt, const char *value, void *dst, char *msg, si
     {CLI_DOUBLE(NULL, "--sim-tau", "S", &(O)->sim_tau_s, 0, 1e6, CLI_OPEN_MIN), .show_default = 1,                  \
      .help = "the simulated device's thermal time constant, seconds"},                                               \
     {CLI_DOUBLE(NULL, "--sim-k", "C", &(O)->sim_k, 0, 1e3, CLI_OPEN_MIN), .show_default = 1,                        \
-     .help = "the simulated device's steady-state rise per busy CPU, C (ambient 30 C)"}
+     .help = "the simulated device's steady-state rise per busy CPU, C (ambient 30 C)"},                           \
+    {CLI_ENUM(NULL, "--sim-load", "cpu|declared", &(O)->sim_load, cli_sim_loads),                                   \
+     .help = "what heats the simulated device: this process's CPU time, or the threads it computes on while it "   \
+             "computes (declared: a device running the workload alone, for machines shared with other work)",      \
+     .def = "cpu"}
 
 /* Start the simulated device (when asked) and the governor (when enabled; app_threads
  * scales the default actions). *g and *d stay NULL when not asked. Prints the problem

@@ -1221,6 +1221,10 @@ typedef struct {
     double throttle_span_c; /* default 15                                                  */
     double min_speed;       /* default 0.4                                                 */
     double start_c;         /* initial temperature; NAN: ambient                           */
+    int    declared_load;   /* 0: cpus_busy from the process's CPU time; 1: from what the
+                               caller declares (edgellm_simdev_set_load), for machines where
+                               other processes take the CPUs so CPU time says little about
+                               what a device running alone would burn                      */
 } edgellm_simdev_params;
 
 typedef struct edgellm_simdev edgellm_simdev;
@@ -1232,6 +1236,9 @@ EDGELLM_API edgellm_status edgellm_simdev_start(const edgellm_simdev_params *p, 
 EDGELLM_API void edgellm_simdev_stop(edgellm_simdev *d);
 EDGELLM_API double edgellm_simdev_temp(edgellm_simdev *d);    /* C, any thread        */
 EDGELLM_API double edgellm_simdev_speed(edgellm_simdev *d);   /* 0..1, any thread      */
+/* With declared_load: the CPUs computing from now on (threads while a token computes, 0
+ * while sleeping), integrated over time. Any thread. */
+EDGELLM_API void edgellm_simdev_set_load(edgellm_simdev *d, double cpus);
 
 /* ------------------------------------------------------------------------------------
  * Soak test (`edgellm soak`; src/tools/soak*.c, docs/soak.md): a repeated, varied workload

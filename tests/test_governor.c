@@ -350,6 +350,30 @@ static void test_simdev(void)
     edgellm_simdev_stop(d);
 }
 
+/* Declared load: the caller says how many CPUs compute; the model follows exactly. */
+static void test_simdev_declared(void)
+{
+    const char *root = fresh_root("simdecl");
+    edgellm_simdev_params sp = edgellm_simdev_default_params();
+    sp.root = root;
+    sp.tau_s = 0.5;
+    sp.k_c_per_cpu = 20;
+    sp.declared_load = 1;
+    edgellm_simdev *d = NULL;
+    CHECK_OK(edgellm_simdev_start(&sp, &d, &_e));
+    edgellm_simdev_set_load(d, 2);
+    struct timespec ts = {1, 0};
+    nanosleep(&ts, NULL);
+    const double hot = edgellm_simdev_temp(d);   /* 30 + 40 (1 - e^-2) = 64.6, less a tick */
+    fprintf(stderr, "  declared 2 CPUs for 1 s: %.1f C (model 64.6)\n", hot);
+    CHECK(hot > 58 && hot < 66);
+    edgellm_simdev_set_load(d, 0);
+    nanosleep(&ts, NULL);
+    const double cool = edgellm_simdev_temp(d);
+    CHECK(cool < 30 + (hot - 30) * 0.2);
+    edgellm_simdev_stop(d);
+}
+
 /* The CLI: run logs the level from a fake tree and keeps the duty cycle; soak writes its
  * report on a simulated device through the governor. */
 static void test_cli(void)
@@ -397,6 +421,7 @@ int main(void)
     RUN(test_duty_cycle);
     RUN(test_pause);
     RUN(test_simdev);
+    RUN(test_simdev_declared);
     RUN(test_cli);
     return test_summary();
 }

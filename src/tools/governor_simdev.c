@@ -6,7 +6,8 @@
  * Model, per update of dt seconds (exact solution of dT/dt = (T_ss - T) / tau over dt with
  * T_ss held constant): T_ss = ambient + k x busy, busy = CPU seconds of the process
  * (CLOCK_PROCESS_CPUTIME_ID, all threads) per wall second over dt, and
- * T += (T_ss - T) x (1 - exp(-dt / tau)). Throttling above the trip point: speed =
+ * T += (T_ss - T) x (1 - exp(-dt / tau)); or, with declared_load, busy = the CPUs the caller
+ * says it computes on, integrated over dt (a device running the workload alone). Throttling above the trip point: speed =
  * max(min_speed, 1 - (T - trip) / span), published as scaling_cur_freq = speed x max.
  * Files are replaced by rename, so a reader sees an old or a new value, never half of one.
  */
@@ -31,6 +32,7 @@ struct edgellm_simdev {
     atomic_int stop;
     pthread_mutex_t lock;
     double temp_c, speed;
+    double load, load_since, load_integral;   /* declared CPUs, since when, CPU-seconds */
 };
 
 edgellm_simdev_params edgellm_simdev_default_params(void)
@@ -89,14 +91,35 @@ static double wall_s(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* CPU-seconds so far: the process's, or the declared load's integral. */
+static double used_s(edgellm_simdev *d)
+{
+    if (!d->p.declared_load) return cpu_s();
+    pthread_mutex_lock(&d->lock);
+    const double t = wall_s(), v = d->load_integral + d->load * (t - d->load_since);
+    pthread_mutex_unlock(&d->lock);
+    return v;
+}
+
+void edgellm_simdev_set_load(edgellm_simdev *d, double cpus)
+{
+    if (!d) return;
+    pthread_mutex_lock(&d->lock);
+    const double t = wall_s();
+    d->load_integral += d->load * (t - d->load_since);
+    d->load_since = t;
+    d->load = cpus > 0 ? cpus : 0;
+    pthread_mutex_unlock(&d->lock);
+}
+
 static void *simdev_main(void *arg)
 {
     edgellm_simdev *d = arg;
-    double w0 = wall_s(), c0 = cpu_s();
+    double w0 = wall_s(), c0 = used_s(d);
     while (!atomic_load(&d->stop)) {
         struct timespec ts = {0, (long)(SIMDEV_STEP_S * 1e9)};
         nanosleep(&ts, NULL);
-        const double w1 = wall_s(), c1 = cpu_s(), dt = w1 - w0;
+        const double w1 = wall_s(), c1 = used_s(d), dt = w1 - w0;
         if (dt <= 0) continue;
         const double busy = (c1 - c0) / dt;
         w0 = w1;
@@ -147,6 +170,7 @@ edgellm_status edgellm_simdev_start(const edgellm_simdev_params *params, edgellm
     }
     publish(d, d->temp_c, d->speed);
     pthread_mutex_init(&d->lock, NULL);
+    d->load_since = wall_s();
     if (pthread_create(&d->thread, NULL, simdev_main, d)) {
         pthread_mutex_destroy(&d->lock);
         free(d);

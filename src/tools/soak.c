@@ -408,6 +408,7 @@ static int on_token(int32_t token, const char *piece, size_t len, void *user)
     (void)token; (void)piece; (void)len;
     soak_run *s = user;
     double t = now_s();
+    edgellm_simdev_set_load(s->p->simdev, 0);   /* sleeping from here until the next token */
     if (s->p->simdev) {   /* the simulated CPU runs at `speed`: stretch this token */
         const double speed = edgellm_simdev_speed(s->p->simdev);
         if (speed < 1) sleep_s((t - s->last_token) * (1 / speed - 1));
@@ -425,6 +426,7 @@ static int on_token(int32_t token, const char *piece, size_t len, void *user)
     if (s->p->governor) edgellm_governor_between_tokens(s->p->governor);
     s->last_token = now_s();
     maybe_close_rows(s);
+    edgellm_simdev_set_load(s->p->simdev, s->n_threads);   /* computing the next token */
     return s->stop || s->last_token >= s->t_end;
 }
 
@@ -512,7 +514,9 @@ edgellm_status edgellm_soak(const char *model_path, const edgellm_soak_params *p
         s.last_token = s.req_start;
         s.first_token_seen = 0;
         edgellm_generate_stats gs = {.size = sizeof gs};
+        edgellm_simdev_set_load(p.simdev, s.n_threads);
         st = edgellm_generate(ctx, prompt, &gp, on_token, &s, &gs, err);
+        edgellm_simdev_set_load(p.simdev, 0);
         if (st != EDGELLM_OK) goto done;
         gp.sampling.seed++;
         r.n_requests++;
