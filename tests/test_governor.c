@@ -406,6 +406,14 @@ static void test_cli(void)
     err = read_file(out, &n);
     CHECK(err && strstr(err, "</svg>"));
     free(err);
+    /* chat: the level is logged and the answer paced */
+    snprintf(out, sizeof out, "%s/chat.err", test_tmpdir());
+    snprintf(cmd, sizeof cmd, "printf 'hello\\n' | %s chat -m %s --chat-template chatml -n 4 --temp 0 -t 2 "
+                              "--sysfs-root %s >/dev/null 2>%s", EDGELLM_CLI, model, root, out);
+    CHECK_EQ(system(cmd), 0);
+    err = read_file(out, &n);
+    CHECK(err && strstr(err, "edgellm chat: governor: nominal -> hot") != NULL);
+    free(err);
     /* a command-line error */
     snprintf(cmd, sizeof cmd, "%s soak -m %s --duration 3x >/dev/null 2>&1", EDGELLM_CLI, model);
     CHECK_EQ(WEXITSTATUS(system(cmd)), 2);
