@@ -118,7 +118,7 @@ static void write_json(const edgellm_soak_report *r, FILE *f)
 #define SVG_PANEL_H 130
 #define SVG_LEFT 70
 #define SVG_RIGHT 150
-#define SVG_TOP 40
+#define SVG_TOP 62
 #define SVG_GAP 30
 
 typedef struct {
