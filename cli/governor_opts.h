@@ -15,6 +15,7 @@ typedef struct {
     double battery_pct;        /* --gov-battery                                       */
     int unknown_level;         /* --gov-unknown                                       */
     const char *light_model;   /* --light-model                                       */
+    const char *policy_file;   /* --gov-policy FILE.json                              */
     const char *sysfs_root;    /* --sysfs-root                                        */
     const char *sim_dir;       /* --sim-device DIR                                    */
     double sim_tau_s, sim_k;   /* --sim-tau, --sim-k                                  */
@@ -32,6 +33,8 @@ int cli_parse_three(const char *opt, const char *value, void *dst, char *msg, si
     {CLI_FLAG(NULL, "--governor", &(O)->enabled, 1),                                                                 \
      .help = "lower threads, cap tok/s, switch to --light-model or pause as the device heats (levels warm / hot / "  \
              "critical) or the battery runs low; every change is logged on stderr"},                                \
+    {CLI_PATH(NULL, "--gov-policy", "FILE.json", &(O)->policy_file),                                                 \
+     .help = "the policy from a JSON file (docs/governor.md#policy-file) instead of the --gov-* options below"},     \
     {CLI_CUSTOM(NULL, "--gov-temps", "W,H,C", (O)->temps, cli_parse_three), .count = &(O)->n_given,                 \
      .help = "temperatures (C) entering warm, hot, critical", .def = "60,70,80"},                                    \
     {CLI_DOUBLE(NULL, "--gov-hysteresis", "C", &(O)->hysteresis_c, 0, 50, CLI_CLOSED), .count = &(O)->n_given,      \

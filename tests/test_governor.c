@@ -414,6 +414,25 @@ static void test_cli(void)
     err = read_file(out, &n);
     CHECK(err && strstr(err, "edgellm chat: governor: nominal -> hot") != NULL);
     free(err);
+    /* a policy file: hot from 50 C */
+    char pol[600];
+    snprintf(pol, sizeof pol, "%s/policy.json", test_tmpdir());
+    const char *js = "{\"enter_c\": [40, 50, 90], \"hysteresis_c\": 2, \"max_tok_s\": [0, 30, 1], "
+                     "\"threads\": [2, 1, 1], \"pause_from\": \"critical\", \"unknown_level\": \"warm\"}";
+    CHECK_EQ(write_file(pol, js, strlen(js)), 0);
+    snprintf(out, sizeof out, "%s/pol.err", test_tmpdir());
+    snprintf(cmd, sizeof cmd, "%s run -m %s -p Once -n 3 --temp 0 -t 2 --sysfs-root %s --gov-policy %s >/dev/null 2>%s",
+             EDGELLM_CLI, model, root, pol, out);
+    CHECK_EQ(system(cmd), 0);
+    err = read_file(out, &n);
+    CHECK(err && strstr(err, "nominal -> hot") && strstr(err, "max 30.0 tok/s"));
+    free(err);
+    js = "{\"enter_c\": [40, 50]}";
+    CHECK_EQ(write_file(pol, js, strlen(js)), 0);
+    CHECK_EQ(WEXITSTATUS(system(cmd)), 1);
+    err = read_file(out, &n);
+    CHECK(err && strstr(err, "\"enter_c\" must be an array of 3 numbers"));
+    free(err);
     /* a command-line error */
     snprintf(cmd, sizeof cmd, "%s soak -m %s --duration 3x >/dev/null 2>&1", EDGELLM_CLI, model);
     CHECK_EQ(WEXITSTATUS(system(cmd)), 2);
