@@ -13,6 +13,7 @@
  * each answer and notes. Reading a file or pipe, each line is a turn: a script. */
 #include "chat_json.h"
 #include "commands.h"
+#include "governor_opts.h"
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -37,10 +38,13 @@ typedef struct {
     size_t len, cap;
 } answer_buf;
 
+static edgellm_governor *g_chat_gov;   /* --governor: paces tokens, pauses */
+
 static int on_piece(int32_t token, const char *piece, size_t len, void *user)
 {
     (void)token;
     answer_buf *a = user;
+    if (g_chat_gov) edgellm_governor_between_tokens(g_chat_gov);
     fwrite(piece, 1, len, stdout);
     fflush(stdout);
     if (a->len + len + 1 > a->cap) {
@@ -123,6 +127,8 @@ int cmd_chat(int argc, char **argv)
     edgellm_ctx_params cp = edgellm_ctx_default_params();
     int n_seed = 0;
     gp.n_predict = -1;
+    cli_gov_opts go;
+    cli_gov_opts_init(&go);
     const cli_opt opts[] = {
         {CLI_OPT_MODEL(&model_path), .help = "GGUF model", .required = 1},
         {CLI_STRING(NULL, "--chat-template", "NAME|FILE", &tmpl_arg),
@@ -146,6 +152,7 @@ int cmd_chat(int argc, char **argv)
         {CLI_OPT_CTX_SIZE(&cp.n_ctx)},
         {CLI_OPT_THREADS(&mp.n_threads)},
         {CLI_OPT_KV_TYPE(&cp.kv_type)},
+        CLI_GOV_OPTS(&go),
     };
     const cli_command cmd = {
         .name = "chat", .synopsis = "edgellm chat -m MODEL.gguf [--chat-template NAME|FILE] [-s SYSTEM] [options]",
@@ -171,7 +178,12 @@ int cmd_chat(int argc, char **argv)
     edgellm_error err = {0};
     struct sigaction old_int, sa;
     bool handler = false;
+    edgellm_governor *gov = NULL;
+    edgellm_simdev *sim = NULL;
     if (cli_chat_template("chat", tmpl_arg, &owned, &tmpl)) return 1;
+    if (cli_gov_start("chat", &go, mp.n_threads, &gov, &sim)) { free(owned); return 1; }
+    g_chat_gov = gov;
+    if (gov) cp.n_threads = edgellm_governor_threads(gov, mp.n_threads);
     if (edgellm_model_load(model_path, &mp, &model, &err) || edgellm_ctx_new(model, &cp, &ctx, &err)) {
         cli_print_error("chat", &err);
         goto done;
@@ -226,6 +238,21 @@ int cmd_chat(int argc, char **argv)
             }
             continue;
         }
+        if (gov) {   /* the governor: wait while it pauses; its thread count for the next answer */
+            for (int w = 0; !edgellm_governor_admit(gov) && !g_interrupted; w++) {
+                if (!w) fprintf(stderr, "[the governor pauses: waiting for the device to cool]\n");
+                struct timespec ts = {0, 250000000};
+                nanosleep(&ts, NULL);
+            }
+            const int want = edgellm_governor_threads(gov, mp.n_threads);
+            if (want > 0 && want != edgellm_ctx_n_threads(ctx)) {   /* a new context: the turns are prefilled again */
+                edgellm_ctx *nc = NULL;
+                cp.n_threads = want;
+                if (edgellm_ctx_new(model, &cp, &nc, &err)) { cli_print_error("chat", &err); rc = 1; break; }
+                edgellm_ctx_free(ctx);
+                ctx = nc;
+            }
+        }
         if ((rc = chat_turn(model, ctx, tmpl, &conv, line, &gp, ids))) break;
     }
 done:
@@ -236,5 +263,7 @@ done:
     cli_chat_free(&conv);
     edgellm_ctx_free(ctx);
     edgellm_model_free(model);
+    g_chat_gov = NULL;
+    cli_gov_stop(gov, sim);
     return rc;
 }

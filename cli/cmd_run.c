@@ -7,6 +7,7 @@
  * speed, and why generation stopped.
  * -n counts generated tokens (as llama.cpp's -n), not positions (as llama2.c's -n). */
 #include "commands.h"
+#include "governor_opts.h"
 #include "run_batch.h"
 #include <limits.h>
 #include <stdbool.h>
@@ -27,9 +28,31 @@ static const char *stop_name(edgellm_stop_reason r)
     return "?";
 }
 
+/* "300M", "1.5G", "512MiB", "4096K", bytes -> bytes (K/M/G/T powers of 1024) */
+static int parse_size(const char *opt, const char *value, void *dst, char *msg, size_t msg_size)
+{
+    char *end;
+    double v = strtod(value, &end);
+    double k = 1;
+    if (end != value && *end) {
+        const char *u = "KMGT", *q = strchr(u, *end >= 'a' ? *end - 32 : *end);
+        if (q && *end) {
+            for (const char *x = u; x <= q; x++) k *= 1024;
+            end++;
+            if (!strcmp(end, "iB") || !strcmp(end, "B") || !strcmp(end, "ib") || !strcmp(end, "b")) end += strlen(end);
+        }
+    }
+    if (end == value || *end || !(v > 0) || v * k > 1e18) {
+        snprintf(msg, msg_size, "%s expects a size such as 300M, 1.5G or 800MiB, got '%s'", opt, value);
+        return 1;
+    }
+    *(uint64_t *)dst = (uint64_t)(v * k);
+    return 0;
+}
+
 /* The prompt is echoed only once prefill has succeeded: before the first generated piece,
  * or after edgellm_generate returns OK when nothing was generated. */
-typedef struct { const char *prompt; bool echoed; } echo_state;
+typedef struct { const char *prompt; bool echoed; edgellm_governor *gov; } echo_state;
 
 static void echo_prompt(echo_state *e)
 {
@@ -41,9 +64,11 @@ static void echo_prompt(echo_state *e)
 static int on_token(int32_t token, const char *piece, size_t len, void *user)
 {
     (void)token;
-    echo_prompt(user);
+    echo_state *e = user;
+    echo_prompt(e);
     if (len) fwrite(piece, 1, len, stdout);
     fflush(stdout);
+    if (e->gov) edgellm_governor_between_tokens(e->gov);   /* duty cycle, pause */
     return ferror(stdout) ? 1 : 0;   /* a closed pipe stops generation */
 }
 
@@ -68,6 +93,10 @@ int cmd_run(int argc, char **argv)
     edgellm_ctx_params cp = edgellm_ctx_default_params();
     int n_seed = 0, n_batch = 8, n_batch_given = 0;
     const char *batch_file = NULL, *out_path = NULL;
+    cli_gov_opts go;
+    cli_gov_opts_init(&go);
+    uint64_t mem_budget = 0;
+    int warmup = 0, use_mlock = 0, cold = 0;
     const cli_opt opts[] = {
         {CLI_OPT_MODEL(&model_path), .help = "GGUF model", .required = 1},
         {CLI_STRING("-p", "--prompt", "TEXT", &prompt), .help = "prompt text",
@@ -105,6 +134,16 @@ int cmd_run(int argc, char **argv)
         {CLI_PATH("-o", "--output", "OUT.jsonl", &out_path),
          .help = "one JSON line per prompt, in input order: index, id, prompt, text, n_prompt, n_generated, stop "
                  "(eos, length, ctx_full), ttft_ms, tok_s", .def = "stdout"},
+        {CLI_GROUP("memory and start-up (docs/governor.md)")},
+        {CLI_CUSTOM(NULL, "--mem-budget", "SIZE", &mem_budget, parse_size),
+         .help = "keep the resident weights under SIZE (300M, 1.5G): layers are released after use and read again "
+                 "(slower); the KV cache and scratch come on top"},
+        {CLI_FLAG(NULL, "--warmup", &warmup, 1),
+         .help = "before the prompt: fault the weights in and run one dummy token, so the first token is fast"},
+        {CLI_FLAG(NULL, "--mlock", &use_mlock, 1), .help = "lock the weights in RAM (needs RLIMIT_MEMLOCK above them)"},
+        {CLI_FLAG(NULL, "--cold", &cold, 1),
+         .help = "drop the file from the page cache before loading (where permitted), to time a cold start"},
+        CLI_GOV_OPTS(&go),
     };
     const cli_command cmd = {
         .name = "run",
@@ -121,6 +160,11 @@ int cmd_run(int argc, char **argv)
     if (prompt && prompt_file) return cli_args_error(&cmd, "give -p or -f, not both");
     if (batch_file && (prompt || prompt_file)) return cli_args_error(&cmd, "give -p/-f or --batch-file, not both");
     if (!batch_file && (out_path || n_batch_given)) return cli_args_error(&cmd, "-b and -o go with --batch-file");
+    if (batch_file && (mem_budget || warmup || use_mlock || cold))
+        return cli_args_error(&cmd, "--mem-budget, --warmup, --mlock and --cold go with -p/-f, not --batch-file");
+    if (mem_budget && use_mlock) return cli_args_error(&cmd, "--mem-budget and --mlock contradict each other");
+    if (batch_file && (go.enabled || go.n_given || go.sim_dir))
+        return cli_args_error(&cmd, "the governor options go with -p/-f, not --batch-file");
     const bool have_seed = n_seed > 0;
     if (!have_seed) gp.sampling.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
     if (batch_file) {
@@ -134,12 +178,31 @@ int cmd_run(int argc, char **argv)
     edgellm_model *model = NULL;
     edgellm_ctx *ctx = NULL;
     char *file_prompt = NULL;
+    edgellm_governor *gov = NULL;
+    edgellm_simdev *sim = NULL;
+    edgellm_membudget *budget = NULL;
+    if (cli_gov_start("run", &go, mp.n_threads, &gov, &sim)) return 1;
+    if (gov) {   /* a paused level holds the request until it drops */
+        for (int waited = 0; !edgellm_governor_admit(gov); waited++) {
+            if (waited == 0) fprintf(stderr, "edgellm run: the governor pauses new requests; waiting\n");
+            struct timespec ts = {0, 250000000};
+            nanosleep(&ts, NULL);
+        }
+        model_path = edgellm_governor_model(gov, model_path);
+        mp.n_threads = cp.n_threads = edgellm_governor_threads(gov, mp.n_threads);
+    }
     if (prompt_file) {
-        if (!(file_prompt = read_prompt_file(prompt_file, &err))) { cli_print_error("run", &err); return 1; }
+        if (!(file_prompt = read_prompt_file(prompt_file, &err))) { cli_print_error("run", &err); goto done; }
         prompt = file_prompt;
     }
     if (!prompt) prompt = "";
 
+    if (cold) {
+        double left = -1;
+        if (edgellm_file_drop_cache(model_path, &left, &err) != EDGELLM_OK) cli_print_error("run", &err);
+        else if (left >= 0) fprintf(stderr, "cold: %.0f %% of the file still in the page cache after dropping it%s\n",
+                                    left * 100, left > 0.1 ? " (another process maps it?): not a cold start" : "");
+    }
     double t0 = cli_time_ms();
     if (edgellm_model_load(model_path, &mp, &model, &err) != EDGELLM_OK) { cli_print_error("run", &err); goto done; }
     double load_ms = cli_time_ms() - t0;
@@ -149,6 +212,25 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "edgellm run: warning: -c %d exceeds the model's trained context length %d; quality may "
                         "degrade past it\n", cp.n_ctx, info.n_ctx_train);
     if (edgellm_ctx_new(model, &cp, &ctx, &err) != EDGELLM_OK) { cli_print_error("run", &err); goto done; }
+    if (use_mlock && edgellm_model_mlock(model, &err) != EDGELLM_OK) { cli_print_error("run", &err); goto done; }
+    if (mem_budget) {
+        if (edgellm_membudget_attach(ctx, mem_budget, &budget, &err) != EDGELLM_OK) {
+            cli_print_error("run", &err);
+            goto done;
+        }
+        edgellm_membudget_info bi = {.size = sizeof bi};
+        edgellm_membudget_get_info(budget, &bi);
+        fprintf(stderr, "mem-budget: %.1f MiB: output head and norms %.1f MiB resident, %d of %d layers at a time "
+                        "(largest %.1f MiB)\n", bi.budget_bytes / 1048576.0, bi.fixed_bytes / 1048576.0,
+                bi.window_layers, bi.n_layer, bi.layer_bytes_max / 1048576.0);
+    }
+    edgellm_proc_mem pm0 = {.size = sizeof pm0};
+    edgellm_proc_memory(&pm0, 1);   /* the peak from here on: generation, not loading */
+    if (warmup) {
+        double wms = 0;
+        if (edgellm_warmup(ctx, &wms, &err) != EDGELLM_OK) { cli_print_error("run", &err); goto done; }
+        fprintf(stderr, "warm-up: %.1f ms (weights faulted in, one dummy token)\n", wms);
+    }
     {   /* refuse a prompt that cannot fit before anything reaches stdout */
         const size_t plen = strlen(prompt);
         const int n_ctx = edgellm_ctx_n_ctx(ctx);
@@ -174,7 +256,7 @@ int cmd_run(int argc, char **argv)
     fprintf(stderr, "load: %.1f ms (%s), n_ctx %d\n", load_ms, model_path, edgellm_ctx_n_ctx(ctx));
 
     edgellm_generate_stats st = {.size = sizeof st};
-    echo_state echo = {prompt, false};
+    echo_state echo = {prompt, false, gov};
     edgellm_status s = edgellm_generate(ctx, prompt, &gp, on_token, &echo, &st, &err);
     if (s == EDGELLM_OK) echo_prompt(&echo);
     if (echo.echoed) fputc('\n', stdout);
@@ -190,14 +272,23 @@ int cmd_run(int argc, char **argv)
     fprintf(stderr, "generated: %d token%s, %.1f ms, %.1f tok/s\n", st.n_generated, st.n_generated == 1 ? "" : "s",
             st.decode_ms,
             st.decode_ms > 0 ? st.n_generated * 1000.0 / st.decode_ms : 0.0);
+    if (mem_budget || warmup || use_mlock || cold) {
+        edgellm_proc_mem pm = {.size = sizeof pm};
+        edgellm_proc_memory(&pm, 0);
+        fprintf(stderr, "memory: peak RSS %.1f MiB since the context was made%s (now RssFile %.1f MiB, RssAnon %.1f MiB)\n",
+                pm.peak_rss_bytes / 1048576.0, pm0.peak_reset ? "" : " (peak not resettable: since start)",
+                pm.rss_file_bytes / 1048576.0, pm.rss_anon_bytes / 1048576.0);
+    }
     if (st.stop == EDGELLM_STOP_CTX_FULL)
         fprintf(stderr, "stop: context full — all %d positions of n_ctx are used (raise -c, or lower -n)\n",
                 edgellm_ctx_n_ctx(ctx));
     else fprintf(stderr, "stop: %s\n", stop_name(st.stop));
     rc = 0;
 done:
+    edgellm_membudget_detach(budget);
     edgellm_ctx_free(ctx);
     edgellm_model_free(model);
     free(file_prompt);
+    cli_gov_stop(gov, sim);
     return rc;
 }

@@ -32,6 +32,7 @@ static const command commands[] = {
     {"quantize", cmd_quantize, "rewrite a GGUF model in a quantized type, with a per-tensor error report"},
     {"synth", cmd_synth, "write a random-weight model of a real architecture's shape (for benchmarks)"},
     {"bench", cmd_bench, "measure prefill/decode speed, load time, memory and the bandwidth roofline"},
+    {"soak", cmd_soak, "run a workload for a long time: latency, memory and temperature drift, governor, plot"},
 };
 
 static void usage(FILE *f)

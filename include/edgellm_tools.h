@@ -1089,6 +1089,341 @@ EDGELLM_API edgellm_status edgellm_eval_sweep(const char *ref_path, const char *
                                               edgellm_error *err);
 
 /* ------------------------------------------------------------------------------------
+ * Device sensors, the thermal/battery governor and a simulated device
+ * (src/tools/governor*.c, docs/governor.md). Linux sysfs, read under a root folder that
+ * tests and demos can move: ROOT/class/thermal/thermal_zoneN/{temp,type,trip_point_*_temp,
+ * trip_point_*_type} (millidegrees Celsius; Documentation/driver-api/thermal/sysfs-api.rst),
+ * ROOT/class/power_supply/NAME/{type,capacity,status,power_now,current_now,voltage_now}
+ * (percent, microwatts, microamperes, microvolts; Documentation/ABI/testing/sysfs-class-power),
+ * ROOT/devices/system/cpu/cpuN/cpufreq/{scaling_cur_freq,scaling_max_freq} (kHz). A sensor
+ * that is missing, unreadable, not a number, NaN or outside a plausible range is reported as
+ * unknown (NAN, or -1 for flags), never as a cool or full reading.
+ * ---------------------------------------------------------------------------------- */
+#define EDGELLM_SYSFS_ROOT_ENV "EDGELLM_SYSFS_ROOT"   /* the root when none is given: "/sys" */
+
+typedef struct {
+    size_t size;            /* set by the caller: sizeof(edgellm_sensors)                  */
+    double temp_c;          /* hottest readable thermal zone, degrees C; NAN: unknown      */
+    char   temp_zone[32];   /* its `type` ("cpu-thermal", "x86_pkg_temp"); "" when unknown */
+    double trip_hot_c;      /* lowest trip point of type passive or hot over the zones; NAN */
+    double trip_crit_c;     /* lowest trip point of type critical; NAN                     */
+    int    n_zones;         /* thermal zones found                                         */
+    int    n_zones_bad;     /* of them, zones whose temp could not be read or made no sense */
+    double battery_pct;     /* capacity of the first battery, 0..100; NAN: no battery/unknown */
+    int    charging;        /* 1 charging or full, 0 discharging / not charging, -1 unknown */
+    double power_w;         /* battery power draw, W (power_now, else current x voltage); NAN */
+    double cpu_freq_ratio;  /* mean scaling_cur_freq / scaling_max_freq over CPUs, 0..1; NAN */
+} edgellm_sensors;
+
+/* Read all sensors under root (NULL: $EDGELLM_SYSFS_ROOT, else "/sys") into the first
+ * out->size bytes of *out. Missing sensors are unknown, not errors. EDGELLM_ERR_MISUSE for
+ * NULL out or size 0. Thread-safe (reads files only). */
+EDGELLM_API edgellm_status edgellm_sensors_read(const char *root, edgellm_sensors *out, edgellm_error *err);
+
+/* Governor levels, from cool to hot. */
+typedef enum {
+    EDGELLM_GOV_NOMINAL = 0,
+    EDGELLM_GOV_WARM = 1,
+    EDGELLM_GOV_HOT = 2,
+    EDGELLM_GOV_CRITICAL = 3,
+    EDGELLM_GOV_N_LEVELS = 4
+} edgellm_gov_level;
+
+/* "nominal", "warm", "hot", "critical"; "?" otherwise. */
+EDGELLM_API const char *edgellm_gov_level_name(int level);
+
+/* What the runtime does at a level. */
+typedef struct {
+    int    n_threads;       /* compute threads at this level; 0: the application's own.
+                               Applied when the next context is made (next request)        */
+    double max_tok_s;       /* generated tokens per second, at most (sleeps between tokens:
+                               a duty cycle); 0: no cap                                     */
+    int    light_model;     /* 1: use the lighter model (the policy's) from the next request */
+    int    pause;           /* 1: no new requests (edgellm_governor_admit says 0) and a
+                               running generation waits between tokens until the level drops,
+                               at most pause_max_s                                          */
+} edgellm_gov_action;
+
+typedef struct {
+    size_t size;                 /* sizeof(edgellm_gov_policy)                             */
+    const char *sysfs_root;      /* NULL: $EDGELLM_SYSFS_ROOT, else "/sys"                 */
+    /* A level is entered when the temperature reaches enter_c[level] (levels 1..3; NAN: the
+     * level is never entered by temperature) and left when it falls below
+     * enter_c[level] - hysteresis_c. Default 60 / 70 / 80 C, hysteresis 3 C. */
+    double enter_c[EDGELLM_GOV_N_LEVELS];
+    double hysteresis_c;
+    /* The same for a thermal headroom the application feeds (edgellm_governor_set_headroom;
+     * Android ADPF getThermalHeadroom: 1.0 = severe throttling). Default 0.7 / 0.85 / 1.0,
+     * hysteresis 0.05. */
+    double enter_headroom[EDGELLM_GOV_N_LEVELS];
+    double hysteresis_headroom;
+    /* Below battery_low_pct percent and not charging: at least battery_level (default 20 %,
+     * EDGELLM_GOV_WARM, the low-power level); <= 0: no battery rule. */
+    double battery_low_pct;
+    int    battery_level;
+    /* Level while neither temperature nor headroom is known (logged as unknown): default
+     * EDGELLM_GOV_NOMINAL; a cautious deployment sets EDGELLM_GOV_WARM. */
+    int    unknown_level;
+    edgellm_gov_action action[EDGELLM_GOV_N_LEVELS];   /* default: nominal nothing; warm
+                               max 0.75 x threads (at least 1); hot 1 thread, 4 tok/s, light
+                               model; critical pause                                       */
+    double poll_s;               /* sensors are read at most this often, s; default 1; 0: at
+                                    every call                                               */
+    double pause_max_s;          /* longest wait between two tokens while paused; default 30 */
+    const char *light_model_path;/* the lighter model for light_model; NULL: none (ignored)  */
+    /* One line per level change and per sensor that becomes unknown or known ("governor:
+     * nominal -> hot: temp 71.5 C >= 70.0 C (thermal_zone0 cpu-thermal); threads 1, max 4
+     * tok/s, light model"); NULL: none. Called on the thread that polls. */
+    void (*log)(void *user, const char *line);
+    void *log_user;
+} edgellm_gov_policy;
+
+/* The defaults above; n_threads is the application's thread count the default actions are
+ * scaled from (<= 0: 4). */
+EDGELLM_API edgellm_gov_policy edgellm_gov_default_policy(int n_threads);
+
+typedef struct {
+    size_t size;            /* set by the caller: sizeof(edgellm_gov_state)                 */
+    int    level;           /* edgellm_gov_level                                            */
+    const char *reason;     /* "temperature", "headroom", "battery", "unknown", "start"     */
+    edgellm_sensors sensors;/* the last reading (size = sizeof(edgellm_sensors))            */
+    double headroom;        /* the last fed headroom; NAN: none                             */
+    edgellm_gov_action action;  /* in force                                                 */
+    int    n_changes;       /* level changes so far                                         */
+    double slept_s;         /* time spent in duty-cycle sleeps and pauses, s                */
+    double max_temp_c;      /* highest temperature seen; NAN: none                          */
+} edgellm_gov_state;
+
+typedef struct edgellm_governor edgellm_governor;
+
+/* A governor with a copy of policy (strings borrowed: keep them alive). Reads the sensors
+ * once. EDGELLM_ERR_MISUSE for a bad policy (levels out of order, negative hysteresis),
+ * EDGELLM_ERR_NOMEM. */
+EDGELLM_API edgellm_status edgellm_governor_new(const edgellm_gov_policy *policy, edgellm_governor **out,
+                                                edgellm_error *err);
+EDGELLM_API void edgellm_governor_free(edgellm_governor *g);
+/* Feed a thermal headroom reading (any thread; NAN clears it). */
+EDGELLM_API void edgellm_governor_set_headroom(edgellm_governor *g, double headroom);
+/* Read the sensors (if poll_s has passed; force 1: now) and move the level with hysteresis,
+ * logging a change. Fills *out when not NULL. Returns 1 when the level changed, else 0.
+ * One thread at a time (the generating one); set_headroom may run concurrently. */
+EDGELLM_API int edgellm_governor_poll(edgellm_governor *g, int force, edgellm_gov_state *out);
+/* Between two tokens: poll, then sleep so that tokens come no faster than the level's
+ * max_tok_s, and while the level pauses (at most pause_max_s). Returns the seconds slept. */
+EDGELLM_API double edgellm_governor_between_tokens(edgellm_governor *g);
+/* Before a new request: poll; 0 when the level pauses (refuse or wait), else 1. */
+EDGELLM_API int edgellm_governor_admit(edgellm_governor *g);
+/* Threads for the next context: the level's n_threads, else app_threads. */
+EDGELLM_API int edgellm_governor_threads(edgellm_governor *g, int app_threads);
+/* The model for the next request: the policy's light_model_path when the level asks for
+ * it and one is set, else default_path. */
+EDGELLM_API const char *edgellm_governor_model(edgellm_governor *g, const char *default_path);
+
+/* A simulated device for tests and demos, where the machine has no thermal zones: a fake
+ * sysfs tree under root (class/thermal/thermal_zone0 with a passive trip point, and
+ * devices/system/cpu/cpu0/cpufreq) whose temperature follows a first-order thermal model
+ * driven by this process's CPU time: dT/dt = (ambient + k_c_per_cpu x cpus_busy - T) / tau,
+ * cpus_busy = CPU seconds used per wall second (all threads), updated by a background
+ * thread every 100 ms. Above the trip point the simulated CPU throttles: speed =
+ * max(min_speed, 1 - (T - trip) / throttle_span_c), written as scaling_cur_freq; callers
+ * that emulate it (soak) stretch each token by 1 / speed. */
+typedef struct {
+    size_t size;            /* sizeof(edgellm_simdev_params)                               */
+    const char *root;       /* folder to create the tree in (made when missing)            */
+    double ambient_c;       /* default 30                                                  */
+    double k_c_per_cpu;     /* steady-state rise per busy CPU, C; default 30               */
+    double tau_s;           /* time constant, s; default 30                                */
+    double trip_c;          /* passive trip point, C; default 70                           */
+    double throttle_span_c; /* default 15                                                  */
+    double min_speed;       /* default 0.4                                                 */
+    double start_c;         /* initial temperature; NAN: ambient                           */
+    int    declared_load;   /* 0: cpus_busy from the process's CPU time; 1: from what the
+                               caller declares (edgellm_simdev_set_load), for machines where
+                               other processes take the CPUs so CPU time says little about
+                               what a device running alone would burn                      */
+} edgellm_simdev_params;
+
+typedef struct edgellm_simdev edgellm_simdev;
+EDGELLM_API edgellm_simdev_params edgellm_simdev_default_params(void);
+/* Create the tree and start the thread. EDGELLM_ERR_IO when root cannot be written. */
+EDGELLM_API edgellm_status edgellm_simdev_start(const edgellm_simdev_params *p, edgellm_simdev **out,
+                                                edgellm_error *err);
+/* Stop the thread (the tree stays). NULL-safe. */
+EDGELLM_API void edgellm_simdev_stop(edgellm_simdev *d);
+EDGELLM_API double edgellm_simdev_temp(edgellm_simdev *d);    /* C, any thread        */
+EDGELLM_API double edgellm_simdev_speed(edgellm_simdev *d);   /* 0..1, any thread      */
+/* With declared_load: the CPUs computing from now on (threads while a token computes, 0
+ * while sleeping), integrated over time. Any thread. */
+EDGELLM_API void edgellm_simdev_set_load(edgellm_simdev *d, double cpus);
+
+/* ------------------------------------------------------------------------------------
+ * Soak test (`edgellm soak`; src/tools/soak*.c, docs/soak.md): a repeated, varied workload
+ * (prompt lengths, new conversations and continuations) for a set duration, optionally
+ * through a governor and on a simulated device, measured per interval; then drift slopes
+ * with 95 % confidence intervals, throughput retention and a verdict against thresholds,
+ * written as CSV, JSON and an SVG plot (one panel per metric over time).
+ * Memory is read from /proc/self/status (RssAnon, RssFile, VmSwap: anonymous memory is
+ * where a leak shows; file-backed pages are the mapped weights) and /proc/self/fd.
+ * ---------------------------------------------------------------------------------- */
+typedef struct {
+    double slope;           /* least-squares slope of y over x, in the report's unit       */
+    double lo, hi;          /* its 95 % confidence interval (Student t, n - 2 dof); NAN when
+                               n < 3                                                       */
+    int    n;               /* points fitted                                               */
+} edgellm_soak_trend;
+
+/* Least squares y = a + b x over the points with finite x and y (NAN y skipped): b with
+ * its 95 % interval b +- t(0.975, n-2) x se(b). Thread-safe. */
+EDGELLM_API edgellm_soak_trend edgellm_soak_fit(const double *x, const double *y, int n);
+/* The q-quantile (0..1) of v[n], linear between order statistics (type 7 of Hyndman and
+ * Fan 1996, numpy's default); sorts v in place; NAN when n == 0. */
+EDGELLM_API double edgellm_soak_quantile(double *v, int n, double q);
+
+typedef struct {
+    double t_s;             /* end of the interval, seconds since the start                */
+    int    n_requests;      /* requests that finished in it                                */
+    int    n_tokens;        /* tokens generated in it                                      */
+    double tok_s;           /* n_tokens / interval wall time (pauses and prefill included) */
+    double ttft_p50_ms, ttft_p95_ms;   /* time to first token of requests started in it; NAN: none */
+    double itl_p50_ms, itl_p95_ms;     /* inter-token latency; NAN: none                   */
+    double rss_anon_mib, rss_file_mib, swap_mib;   /* at its end; NAN: unknown             */
+    int    n_fds;           /* open file descriptors at its end; -1: unknown               */
+    double temp_c;          /* NAN: unknown                                                */
+    int    gov_level;       /* -1: no governor                                             */
+    int    n_threads;       /* threads of the context in use                               */
+    int    light_model;     /* 1: the governor's lighter model was in use                  */
+} edgellm_soak_row;
+
+typedef int (*edgellm_soak_row_fn)(void *user, const edgellm_soak_row *row, double fraction);
+
+typedef struct {
+    size_t size;                  /* sizeof(edgellm_soak_params)                           */
+    double duration_s;            /* default 60                                            */
+    double interval_s;            /* one row per interval; default 10                       */
+    const char *const *prompts;   /* [n_prompts]; NULL: a built-in set of short and long ones */
+    int    n_prompts;
+    int    n_predict;             /* tokens per request, drawn in [n_predict/2, n_predict]; 64 */
+    double continue_frac;         /* share of requests that continue the conversation (when it
+                                     fits the context) instead of starting one; default 0.3 */
+    int    n_threads;             /* <= 0: physical cores                                  */
+    int    n_ctx;                 /* default 1024                                          */
+    int    kv_type;               /* EDGELLM_TYPE_F32 (default), _F16, _Q8_0                */
+    uint64_t seed;                /* prompts, lengths, sampling; default 1                 */
+    edgellm_governor *governor;   /* borrowed; NULL: none                                  */
+    edgellm_simdev *simdev;       /* borrowed; NULL: none. Its throttling is emulated: each
+                                     token is stretched by 1 / speed                       */
+    const char *sysfs_root;       /* for the temperature column without a governor (NULL:
+                                     as edgellm_sensors_read)                              */
+    size_t leak_bytes_per_request;/* test hook: this many bytes allocated, touched and kept
+                                     until the end per request (a leak soak must flag); 0  */
+    /* verdict thresholds */
+    double max_rss_mib_per_h;     /* RssAnon slope whose whole interval is above: leak; 16   */
+    double max_latency_pct_per_10min; /* inter-token p50 drift whose interval is above; 10 */
+    double min_retention;         /* tok/s retention below: throttled; default 0.8        */
+    edgellm_soak_row_fn on_row;   /* after each row (progress); non-zero return stops      */
+    void  *user;
+} edgellm_soak_params;
+
+EDGELLM_API edgellm_soak_params edgellm_soak_default_params(void);
+
+typedef struct {
+    size_t size;                  /* set by the caller: sizeof(edgellm_soak_report)         */
+    edgellm_soak_row *rows;       /* [n_rows], owned: edgellm_soak_report_free             */
+    int    n_rows;
+    char   model[256];            /* file name                                              */
+    double duration_s;            /* measured                                               */
+    long long n_requests, n_tokens;
+    double window_s;              /* of the retention: min(30, duration / 4)                 */
+    double retention;             /* tok/s in the last window / tok/s in the first           */
+    edgellm_soak_trend tok_s_pct_per_10min;  /* slopes as % of the series' mean per 10 min, */
+    edgellm_soak_trend itl_pct_per_10min;    /* over the rows after the first (warm-up)     */
+    edgellm_soak_trend ttft_pct_per_10min;
+    edgellm_soak_trend rss_anon_mib_per_h;   /* MiB per hour                                 */
+    edgellm_soak_trend fds_per_h;
+    double rss_anon_first_mib, rss_anon_last_mib;   /* second row (after warm-up) and last */
+    int    fds_first, fds_last;
+    double max_temp_c;            /* NAN: unknown                                           */
+    double trip_c;                /* the hot/passive trip point seen; NAN: none             */
+    double above_trip_s;          /* time whose rows were above the trip point              */
+    int    n_gov_changes;
+    double gov_slept_s;
+    int    pass;                  /* 1: no flag raised                                      */
+    char   verdict[512];          /* "pass" or the flags: "leak: RssAnon +x MiB/h [lo, hi]; ..." */
+    char   thresholds[256];       /* the thresholds applied, in words                        */
+} edgellm_soak_report;
+
+/* Load model_path (and the governor's lighter model when it asks), run the workload for
+ * p->duration_s and fill *report. Statuses: those of edgellm_model_load, edgellm_ctx_new,
+ * edgellm_generate; EDGELLM_ERR_MISUSE (bad params); EDGELLM_ERR_CANCELLED (on_row
+ * stopped it; the report holds the rows so far). Uses the CPU for the whole duration. */
+EDGELLM_API edgellm_status edgellm_soak(const char *model_path, const edgellm_soak_params *p,
+                                        edgellm_soak_report *report, edgellm_error *err);
+/* Recompute the trends, retention and verdict from report->rows (edgellm_soak does it; a
+ * test can call it on synthetic rows). */
+EDGELLM_API void edgellm_soak_analyze(edgellm_soak_report *report, const edgellm_soak_params *p);
+EDGELLM_API void edgellm_soak_report_free(edgellm_soak_report *r);   /* frees rows; NULL-safe */
+/* Write DIR/soak.csv (one row per interval), DIR/soak.json (summary and rows) and
+ * DIR/soak.svg (panels: tok/s, TTFT and inter-token p50/p95, RssAnon and RssFile, fds,
+ * temperature and governor level), creating DIR. EDGELLM_ERR_IO names the file. */
+EDGELLM_API edgellm_status edgellm_soak_write(const edgellm_soak_report *r, const char *dir, edgellm_error *err);
+/* The SVG alone, to f (self-contained, no script or external resource). */
+EDGELLM_API void edgellm_soak_svg(const edgellm_soak_report *r, FILE *f);
+
+/* ------------------------------------------------------------------------------------
+ * Memory: a low-memory mode (resident weights under a budget), warm-up, locking the
+ * weights, dropping a file from the page cache, and this process's memory
+ * (src/tools/memory.c, docs/governor.md). Linux madvise(2), mlock(2), posix_fadvise(2),
+ * proc(5) /proc/self/status and clear_refs.
+ * ---------------------------------------------------------------------------------- */
+typedef struct edgellm_membudget edgellm_membudget;
+
+typedef struct {
+    size_t   size;            /* set by the caller: sizeof(edgellm_membudget_info)          */
+    uint64_t budget_bytes;    /* as asked                                                  */
+    uint64_t fixed_bytes;     /* always resident: output head and norms                    */
+    uint64_t layer_bytes_max; /* the largest layer's matrices                              */
+    int      window_layers;   /* layers kept resident at once (n_layer: all fit)           */
+    int      n_layer;
+    uint64_t n_released;      /* madvise(MADV_DONTNEED) calls so far                       */
+} edgellm_membudget_info;
+
+/* Keep the mapped weights resident in c's process under budget_bytes while c decodes: the
+ * forward pass's layer hook keeps the last window_layers layers (budget - fixed, in largest
+ * layers) and releases older ones and the token-embedding table with MADV_DONTNEED; what
+ * loading touched is released now. Resident memory is then about fixed + window x layer +
+ * the KV cache and scratch (anonymous). Results are bit-identical (the pages are re-read
+ * from the file). EDGELLM_ERR_MISUSE when the budget is below fixed + one layer (the
+ * message says the minimum) or c already has one; EDGELLM_ERR_NOMEM. Detach before
+ * freeing c; one context per budget; the model may be shared (its pages are shared too:
+ * several contexts release each other's pages, harmless but slower). */
+EDGELLM_API edgellm_status edgellm_membudget_attach(edgellm_ctx *c, uint64_t budget_bytes, edgellm_membudget **out,
+                                                    edgellm_error *err);
+EDGELLM_API void edgellm_membudget_get_info(const edgellm_membudget *b, edgellm_membudget_info *out);
+EDGELLM_API void edgellm_membudget_detach(edgellm_membudget *b);   /* NULL-safe */
+
+/* Warm-up for a fresh context (every sequence empty, else EDGELLM_ERR_MISUSE): read the
+ * weights ahead (MADV_WILLNEED) and fault every page in, unless a memory budget is
+ * attached, then decode one BOS token and reset the context, so the first request pays
+ * neither page faults nor first-use costs. *ms (may be NULL): its duration. */
+EDGELLM_API edgellm_status edgellm_warmup(edgellm_ctx *c, double *ms, edgellm_error *err);
+/* Lock the model's weights in RAM (mlock). EDGELLM_ERR_NOMEM with the sizes and how to
+ * raise it when RLIMIT_MEMLOCK is below the weights (not root), or mlock's reason. */
+EDGELLM_API edgellm_status edgellm_model_mlock(const edgellm_model *m, edgellm_error *err);
+/* Ask the kernel to drop path from the page cache (POSIX_FADV_DONTNEED; pages mapped by
+ * a process stay) and report the fraction still resident (mincore; -1: unknown) in
+ * *resident_frac (may be NULL), so a cold start can be timed where that is permitted. */
+EDGELLM_API edgellm_status edgellm_file_drop_cache(const char *path, double *resident_frac, edgellm_error *err);
+
+typedef struct {
+    size_t   size;            /* set by the caller: sizeof(edgellm_proc_mem)                */
+    uint64_t rss_bytes, rss_anon_bytes, rss_file_bytes, swap_bytes;   /* UINT64_MAX: unknown */
+    uint64_t peak_rss_bytes;  /* VmHWM (before a reset)                                     */
+    int      peak_reset;      /* 1: the peak was reset (clear_refs 5, Linux >= 4.0)         */
+} edgellm_proc_mem;
+/* This process's memory from /proc/self/status; reset_peak 1 then resets VmHWM. */
+EDGELLM_API edgellm_status edgellm_proc_memory(edgellm_proc_mem *out, int reset_peak);
+
+/* ------------------------------------------------------------------------------------
  * OpenAI-compatible HTTP server (`edgellm serve`; src/tools/server*.c, docs/server.md):
  * POST /v1/chat/completions and /v1/completions (streamed as Server-Sent Events or not),
  * GET /v1/models, /health (no key; 503 while the model loads), /metrics (Prometheus text).

@@ -175,9 +175,11 @@ edgellm_status edgellm_llama_forward(edgellm_ctx *c, const edgellm_chunk *ch)
     }
     for (int il = 0; il < hp->n_layer; il++) {
         if (atomic_load_explicit(&c->abort, memory_order_relaxed)) return EDGELLM_ERR_CANCELLED;
+        if (c->layer_hook) c->layer_hook(c->layer_hook_user, il);
         attention_block(c, &attend, &m->layers[il], il, ch);
         ffn_block(c, &m->layers[il], n);
     }
+    if (c->layer_hook) c->layer_hook(c->layer_hook_user, hp->n_layer);
     if (ch->logits) {                                                   /* every row */
         for (int t = 0; t < n; t++) edgellm_rmsnorm(c->xb + t * E, c->x + t * E, m->output_norm, E, hp->rms_eps);
         matmul1(c, ch->logits, &m->output, c->xb, n);                  /* logits[n][n_vocab] */

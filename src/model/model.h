@@ -156,6 +156,11 @@ struct edgellm_ctx {
     float *out;                        /* [n_out][n_vocab]    logits of selected rows  */
     int    n_out;                      /* min(n_batch, n_seq)                         */
     int32_t *chunk_cell;               /* [n_batch] cells of the chunk's tokens        */
+    /* Called by the forward pass before layer il's weights are read (il = n_layer: before
+     * the output head), on the thread that runs the pass; NULL: none. For tools that manage
+     * residency of the mapped weights (src/tools/memory.c). */
+    void (*layer_hook)(void *user, int il);
+    void  *layer_hook_user;
 };
 
 /* One chunk of a batch for the forward pass: token t (t < n <= c->n_batch, ids < n_vocab)
