@@ -864,6 +864,30 @@ static void test_hf_python_rope_linear(void)
 static void test_hf_python_rope_yarn(void)
 {
     check_rope_preset("llama-yarn", "yarn", 4.0f, 64, "yarn, factor 4, original context 64");
+    /* YaRN parameters the loader would not apply are refused, named; the defaults pass */
+    if (!have_numpy()) return;
+    const char *dir = test_tmp_path("py-llama-yarn");
+    char cmd[1200], out[600];
+    snprintf(out, sizeof out, "%s-p.gguf", dir);
+    static const char *const cases[][2] = {{"\"beta_fast\": 16", "beta_fast"},
+                                          {"\"attention_factor\": 1.0", "attention_factor"},
+                                          {"\"extrapolation_factor\": 0.5", "extrapolation_factor"},
+                                          {"\"truncate\": False", "truncate"},
+                                          {"\"attention_factor\": 1.138629, \"beta_fast\": 32", NULL}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(cmd, sizeof cmd, "/usr/bin/python3 -c 'import json,sys; p=sys.argv[1]+\"/config.json\"; "
+                 "c=json.load(open(p)); c[\"rope_scaling\"]={\"rope_type\": \"yarn\", \"factor\": 4.0, "
+                 "\"original_max_position_embeddings\": 64, %s}; json.dump(c, open(p, \"w\"))' %s", cases[i][0], dir);
+        CHECK_EQ(run_capture(cmd, NULL, 0), 0);
+        edgellm_error err = {0};
+        const edgellm_status rc = convert(dir, out, NULL, 0, &err);
+        if (cases[i][1]) {
+            CHECK_EQ(rc, EDGELLM_ERR_UNSUPPORTED);
+            CHECK(strstr(err.msg, cases[i][1]) && strstr(err.msg, "config.json"));
+        } else {
+            CHECK_OK(rc);
+        }
+    }
 }
 static void test_hf_python_rope_llama3(void)
 {
