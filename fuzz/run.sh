@@ -32,8 +32,7 @@ if ! [[ "$secs" =~ ^[0-9]+$ ]] || [ "$secs" -lt 1 ]; then
 fi
 shift
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(gguf llama2c tokenizer json cli_args template safetensors)
-[ ${#targets[@]} -eq 0 ] && targets=(gguf llama2c tokenizer json cli_args template server_request)
+[ ${#targets[@]} -eq 0 ] && targets=(gguf llama2c tokenizer json cli_args template safetensors server_request)
 
 build="$(realpath -m "${BUILD_DIR:-$root/build-fuzz}")"   # absolute: the targets chdir (cli_args)
 export EDGELLM_SHARED="${EDGELLM_SHARED:-$root/../shared}"

@@ -789,6 +789,111 @@ static void test_hf_python_llama3_rope_freqs(void)
     same_tensors(gg, gg2);
 }
 
+/* config.json's rope_scaling of each type transformers and llama.cpp share (linear, yarn,
+ * llama3) becomes the GGUF keys or tensor the model loader reads (src/model/rope_scaling.c),
+ * and the converted model's logits equal NumPy's float64 forward pass with transformers'
+ * scaled frequencies (modeling_rope_utils.py) at 80 positions, past YaRN's original context
+ * of 64. Without the scaling the logits differ by 0.03 (llama3) to 2.3 (yarn) standard
+ * deviations, against a bound of 1e-5. */
+static void check_rope_preset(const char *preset, const char *want_type, float want_factor, int64_t want_orig,
+                              const char *want_desc)
+{
+    if (!have_numpy()) { fprintf(stderr, "   SKIP: python3-numpy not found\n"); test_skipped++; return; }
+    enum { N = 80 };
+    int32_t tok[N];
+    char list[N * 4 + 16], extra[N * 4 + 32];
+    size_t o = 0;
+    for (int i = 0; i < N; i++) {
+        tok[i] = (i * 37 + 11) % 256;
+        o += (size_t)snprintf(list + o, sizeof list - o, "%s%d", i ? "," : "", (int)tok[i]);
+    }
+    snprintf(extra, sizeof extra, "--tokens %s", list);
+    const char *dir = py_checkpoint(preset, extra);
+    if (!dir) return;
+    char gg[600], ref[600];
+    snprintf(gg, sizeof gg, "%s.gguf", dir);
+    snprintf(ref, sizeof ref, "%s/reference_logits.f32", dir);
+    edgellm_error err = {0};
+    CHECK_OK(convert(dir, gg, NULL, 0, &err));
+
+    edgellm_gguf *g = open_gguf(gg);
+    CHECK(g != NULL);
+    if (g) {
+        edgellm_str st = {0};
+        float f = 0;
+        int64_t v = 0;
+        const bool has_type = edgellm_gguf_get_str(g, "llama.rope.scaling.type", &st);
+        if (want_type) CHECK(has_type && edgellm_str_eq(st, want_type));
+        else CHECK(!has_type);
+        if (want_factor > 0) CHECK(edgellm_gguf_get_f32(g, "llama.rope.scaling.factor", &f) && f == want_factor);
+        const bool has_orig = edgellm_gguf_get_i64(g, "llama.rope.scaling.original_context_length", &v);
+        if (want_orig) CHECK(has_orig && v == want_orig);
+        else CHECK(!has_orig);
+        CHECK((edgellm_gguf_find_tensor(g, "rope_freqs.weight") != NULL) == (want_type == NULL));
+    }
+    edgellm_gguf_close(g);
+
+    /* what the loader makes of it, as `edgellm info` prints it */
+    edgellm_gguf_meta *m = NULL;
+    char desc[256] = "";
+    CHECK_OK(edgellm_gguf_meta_open(gg, &m, &err));
+    if (m) CHECK_OK(edgellm_gguf_meta_rope_scaling(m, desc, sizeof desc, &err));
+    edgellm_gguf_meta_close(m);
+    if (!strstr(desc, want_desc)) fprintf(stderr, "   rope scaling: '%s', expected '%s'\n", desc, want_desc);
+    CHECK(strstr(desc, want_desc) != NULL);
+
+    size_t ref_bytes = 0;
+    float *want = read_file(ref, &ref_bytes);
+    int nv = 0;
+    float *got = run_logits(gg, tok, N, &nv);
+    CHECK(want && got && ref_bytes == (size_t)N * (size_t)nv * sizeof(float));
+    if (want && got && ref_bytes == (size_t)N * (size_t)nv * sizeof(float)) {
+        const size_t n = (size_t)N * (size_t)nv;
+        const double sd = stddev(want, n), d = max_abs_diff(want, got, n);
+        fprintf(stderr, "   %s: %d x %d logits, max |diff| %.3g (std %.3g, bound 1e-5 std)\n", preset, N, nv, d, sd);
+        CHECK(d <= 1e-5 * sd);
+    }
+    free(want);
+    free(got);
+}
+
+static void test_hf_python_rope_linear(void)
+{
+    check_rope_preset("llama-linear", "linear", 4.0f, 0, "linear, factor 4");
+}
+static void test_hf_python_rope_yarn(void)
+{
+    check_rope_preset("llama-yarn", "yarn", 4.0f, 64, "yarn, factor 4, original context 64");
+    /* YaRN parameters the loader would not apply are refused, named; the defaults pass */
+    if (!have_numpy()) return;
+    const char *dir = test_tmp_path("py-llama-yarn");
+    char cmd[1200], out[600];
+    snprintf(out, sizeof out, "%s-p.gguf", dir);
+    static const char *const cases[][2] = {{"\"beta_fast\": 16", "beta_fast"},
+                                          {"\"attention_factor\": 1.0", "attention_factor"},
+                                          {"\"extrapolation_factor\": 0.5", "extrapolation_factor"},
+                                          {"\"truncate\": False", "truncate"},
+                                          {"\"attention_factor\": 1.138629, \"beta_fast\": 32", NULL}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(cmd, sizeof cmd, "/usr/bin/python3 -c 'import json,sys; p=sys.argv[1]+\"/config.json\"; "
+                 "c=json.load(open(p)); c[\"rope_scaling\"]={\"rope_type\": \"yarn\", \"factor\": 4.0, "
+                 "\"original_max_position_embeddings\": 64, %s}; json.dump(c, open(p, \"w\"))' %s", cases[i][0], dir);
+        CHECK_EQ(run_capture(cmd, NULL, 0), 0);
+        edgellm_error err = {0};
+        const edgellm_status rc = convert(dir, out, NULL, 0, &err);
+        if (cases[i][1]) {
+            CHECK_EQ(rc, EDGELLM_ERR_UNSUPPORTED);
+            CHECK(strstr(err.msg, cases[i][1]) && strstr(err.msg, "config.json"));
+        } else {
+            CHECK_OK(rc);
+        }
+    }
+}
+static void test_hf_python_rope_llama3(void)
+{
+    check_rope_preset("llama3-rope", NULL, 0, 0, "frequency factors from rope_freqs.weight (8 values, 1 .. 8)");
+}
+
 /* Converting with --outtype TYPE is the f32 conversion quantized by edgellm_quantize_file:
  * the same bytes, in one pass. */
 static void test_hf_python_quantize_in_same_pass(void)
@@ -1123,6 +1228,9 @@ int main(void)
     RUN(test_hf_python_qwen2_bf16_shards);
     RUN(test_hf_python_smollm2_real_config);
     RUN(test_hf_python_llama3_rope_freqs);
+    RUN(test_hf_python_rope_linear);
+    RUN(test_hf_python_rope_yarn);
+    RUN(test_hf_python_rope_llama3);
     RUN(test_hf_python_quantize_in_same_pass);
     RUN(test_hf_hostile_safetensors_headers);
     RUN(test_hf_safetensors_oom_sweep);

@@ -18,8 +18,9 @@
  *
  * Refused (EDGELLM_ERR_UNSUPPORTED: edgellm's llama/qwen2 forward pass has no such thing):
  * other architectures, hidden_act other than silu, attention_bias or mlp_bias on a llama,
- * partial_rotary_factor other than 1, rope types dynamic/longrope/su, a text_config
- * (multimodal) nesting.
+ * partial_rotary_factor other than 1, rope types dynamic/longrope/su, yarn parameters other
+ * than the ones the loader applies (extrapolation_factor 1, beta_fast 32, beta_slow 1,
+ * attention_factor 0.1 ln(factor) + 1, truncate true), a text_config (multimodal) nesting.
  */
 #include "hf.h"
 
@@ -174,6 +175,25 @@ static edgellm_status read_rope_scaling(const cfg_ctx *x, edgellm_hf_config *c)
             (rc = get_num(x, rp, "beta_fast", -1e6, 1e6, &c->yarn_beta_fast)) ||
             (rc = get_num(x, rp, "beta_slow", -1e6, 1e6, &c->yarn_beta_slow)))
             return rc;
+        /* The loader runs YaRN with llama.cpp's constants (src/model/rope_scaling.c): ramp
+         * extrapolation 1, beta_fast 32, beta_slow 1, truncated correction dims, magnitude
+         * 0.1 ln(factor) + 1 (transformers' default attention_factor). Other values would be
+         * written and not applied, so the model would run differently: refused, named. */
+        const double mag = c->rope_factor > 1 ? 0.1 * log(c->rope_factor) + 1.0 : 1.0;
+        const struct { const char *key; double have, want; } y[] = {
+            {"extrapolation_factor", c->yarn_ext_factor, 1.0},
+            {af ? "attention_factor" : "attn_factor", c->yarn_attn_factor, mag},
+            {"beta_fast", c->yarn_beta_fast, 32.0},
+            {"beta_slow", c->yarn_beta_slow, 1.0}};
+        for (size_t i = 0; i < sizeof y / sizeof y[0]; i++)
+            if (!isnan(y[i].have) && fabs(y[i].have - y[i].want) > 1e-4 * fabs(y[i].want))
+                return edgellm_fail(x->err, EDGELLM_ERR_UNSUPPORTED,
+                                    "%s: rope_scaling yarn \"%s\" %g is not supported: edgellm (as llama.cpp) "
+                                    "applies %g", x->path, y[i].key, y[i].have, y[i].want);
+        const cJSON *tr = edgellm_hf_get(rp, "truncate");
+        if (cJSON_IsFalse(tr))
+            return edgellm_fail(x->err, EDGELLM_ERR_UNSUPPORTED, "%s: rope_scaling yarn \"truncate\": false is not "
+                                "supported: edgellm (as llama.cpp) rounds the correction dims", x->path);
     }
     return EDGELLM_OK;
 }

@@ -46,6 +46,12 @@
 #define EDGELLM_SRV_HTTP 1
 #endif
 
+/* Seconds a connection may stay without any byte in either direction while its request is
+ * read or while it waits for its next request (slow senders, idle keep-alive). While an
+ * accepted request is answered the bound is the request's own timeout instead (answer_timeout):
+ * a slow prefill or a long answer sends nothing for longer than this. */
+#define IDLE_TIMEOUT_S 30u
+
 static atomic_int g_stop_requested;
 static atomic_int g_stop_fd = -1;       /* write end of the running server's pipe */
 static atomic_flag g_running = ATOMIC_FLAG_INIT;
@@ -621,6 +627,12 @@ static enum MHD_Result do_generate(req *r, struct MHD_Connection *c, const char 
     pthread_mutex_lock(&s->mu);
     const int busy = s->eng && !atomic_load(&s->draining) ? edgellm_srv_engine_submit(s->eng, t) : 503;
     pthread_mutex_unlock(&s->mu);
+    if (!busy) {
+        /* until the answer's last byte: --timeout (plus the idle bound), not the idle bound */
+        const double ts = s->p.timeout_s;
+        const unsigned answer_timeout = ts > 0 && ts < 1e7 ? (unsigned)ts + 1u + IDLE_TIMEOUT_S : 0u;
+        MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, answer_timeout);
+    }
     if (busy) {
         edgellm_srv_task_release(t);
         if (busy == 429)
@@ -766,10 +778,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe)
 {
-    (void)c, (void)toe;
+    (void)toe;
     srv *s = cls;
     req *r = *con_cls;
     if (!r) return;
+    MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, IDLE_TIMEOUT_S);   /* the next request */
     free(r->body);
     free(r);
     *con_cls = NULL;
@@ -877,7 +890,7 @@ edgellm_status edgellm_server_run(const edgellm_server_params *params, edgellm_e
     s->d = MHD_start_daemon(flags, (uint16_t)p->port, NULL, NULL, on_request, s,
                             MHD_OPTION_SOCK_ADDR, ai->ai_addr,
                             MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
-                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+                            MHD_OPTION_CONNECTION_TIMEOUT, IDLE_TIMEOUT_S,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024,
                             MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
                             MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,

@@ -15,9 +15,14 @@ Presets (shapes of real models, fewer layers; dtype and file layout vary on purp
   smollm2      SmolLM2-135M-Instruct's own config.json (hidden 576, 9 heads / 3 KV heads,
                head_dim 64, rope_theta 1e5, tied), 2 of its 30 layers, BF16, and its real
                tokenizer.json (--tokenizer-dir: ../shared/data/hf/smollm2-135m-instruct)
-  llama3-rope  as llama3-gqa with config.json rope_scaling {"rope_type": "llama3", factor 8,
-               low 1, high 4, original 8192}; writes expected_rope_freqs.f32 (the factors
-               of Meta's Llama 3.1 reference, computed here) instead of logits
+  llama3-rope  as llama3-gqa (one layer) with config.json rope_scaling {"rope_type":
+               "llama3", factor 8, low 1, high 4, original 8192}; also writes
+               expected_rope_freqs.f32 (the factors of Meta's Llama 3.1 reference)
+  llama-linear as llama3-rope with rope_theta 1e4 and rope_scaling {"rope_type": "linear",
+               factor 4}
+  llama-yarn   as llama-linear with rope_scaling {"rope_type": "yarn", factor 4,
+               original_max_position_embeddings 64} and max_position_embeddings 256 (= 4 x
+               64, so that transformers' factor, max / original, is the given one)
 
 Outputs besides the checkpoint: reference_logits.f32 (float32 little-endian,
 [n_tokens][vocab_size]), the logits of every position for --tokens, computed in float64
@@ -26,7 +31,15 @@ models/qwen2/modeling_qwen2.py): RMSNorm x * rsqrt(mean(x^2) + eps) * w; rotary
 embedding on the two halves of each head (rotate_half), inv_freq = theta^(-2i/d);
 grouped-query attention with causal softmax(q k^T / sqrt(d)); SwiGLU MLP
 down(silu(gate(x)) * up(x)); the weights as stored (BF16 values rounded the way
-torch.bfloat16 rounds: to nearest even).
+torch.bfloat16 rounds: to nearest even). With rope_scaling, the rotary frequencies and
+the cos/sin scale are those of transformers' modeling_rope_utils.py:
+  linear  inv_freq / factor (position interpolation, arXiv:2306.15595)
+  llama3  inv_freq / factor_i, factor_i from the wavelength (Meta's apply_scaling)
+  yarn    inv_freq mixed between inv_freq / factor (interpolation) and inv_freq
+          (extrapolation) with a linear ramp over the pairs between
+          floor(d(beta_fast = 32)) and ceil(d(beta_slow = 1)),
+          d(b) = D ln(L / (2 pi b)) / (2 ln theta), L = original_max_position_embeddings;
+          cos and sin times 0.1 ln(factor) + 1 (YaRN, arXiv:2309.00071, section 3.4)
 """
 import json
 import math
@@ -46,6 +59,12 @@ PRESETS = {
                         theta=500000.0, eps=1e-5, tied=False, dtype="F32", shards=1, tokenizer="llama3", ctx=131072,
                         rope=dict(rope_type="llama3", factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0,
                                   original_max_position_embeddings=8192)),
+    "llama-linear": dict(arch="LlamaForCausalLM", model_type="llama", hidden=64, heads=4, kv=2, ff=176, layers=1,
+                         theta=10000.0, eps=1e-5, tied=False, dtype="F32", shards=1, tokenizer="llama3", ctx=256,
+                         rope=dict(rope_type="linear", factor=4.0)),
+    "llama-yarn": dict(arch="LlamaForCausalLM", model_type="llama", hidden=64, heads=4, kv=2, ff=176, layers=1,
+                       theta=10000.0, eps=1e-5, tied=False, dtype="F32", shards=1, tokenizer="llama3", ctx=256,
+                       rope=dict(rope_type="yarn", factor=4.0, original_max_position_embeddings=64)),
 }
 
 LLAMA3_REGEX = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
@@ -155,13 +174,41 @@ def rms_norm(x, w, eps):
     return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * w
 
 
-def rope(x, pos, theta):
+def rope_params(cfg, d):
+    """(inv_freq [d/2], cos/sin scale) of transformers' rope types default, linear, llama3, yarn."""
+    theta = cfg["rope_theta"]
+    inv = 1.0 / theta ** (np.arange(0, d, 2, dtype=np.float64) / d)
+    rs = cfg.get("rope_scaling")
+    kind = rs and rs.get("rope_type", rs.get("type"))
+    if not rs or kind == "default":
+        return inv, 1.0
+    if kind == "linear":
+        return inv / rs["factor"], 1.0
+    if kind == "llama3":
+        return inv / llama3_rope_freqs(cfg), 1.0
+    if kind == "yarn":
+        factor, orig = rs["factor"], rs.get("original_max_position_embeddings", cfg["max_position_embeddings"])
+
+        def corr_dim(rot):
+            return d * math.log(orig / (rot * 2 * math.pi)) / (2 * math.log(theta))
+        low = max(math.floor(corr_dim(rs.get("beta_fast", 32.0))), 0)
+        high = min(math.ceil(corr_dim(rs.get("beta_slow", 1.0))), d - 1)
+        if low == high:
+            high += 0.001
+        ramp = np.clip((np.arange(d // 2, dtype=np.float64) - low) / (high - low), 0.0, 1.0)
+        extra = 1.0 - ramp                          # 1: extrapolate (keep the frequency)
+        inv = inv / factor * (1.0 - extra) + inv * extra
+        scale = rs.get("attention_factor") or (0.1 * math.log(factor) + 1.0 if factor > 1 else 1.0)
+        return inv, scale
+    raise ValueError("rope type %s" % kind)
+
+
+def rope(x, pos, inv, scale):
     """transformers' apply_rotary_pos_emb: x [T][H][D], halves rotated (rotate_half)."""
     d = x.shape[-1]
-    inv = 1.0 / theta ** (np.arange(0, d, 2, dtype=np.float64) / d)
     ang = np.outer(pos, inv)                       # [T][D/2]
-    cos = np.concatenate([np.cos(ang)] * 2, -1)[:, None, :]
-    sin = np.concatenate([np.sin(ang)] * 2, -1)[:, None, :]
+    cos = np.concatenate([np.cos(ang)] * 2, -1)[:, None, :] * scale
+    sin = np.concatenate([np.sin(ang)] * 2, -1)[:, None, :] * scale
     rot = np.concatenate([-x[..., d // 2:], x[..., : d // 2]], -1)
     return x * cos + rot * sin
 
@@ -171,7 +218,8 @@ def forward(w, cfg, tokens):
     D = E // H
     T = len(tokens)
     pos = np.arange(T, dtype=np.float64)
-    eps, theta = cfg["rms_norm_eps"], cfg["rope_theta"]
+    eps = cfg["rms_norm_eps"]
+    inv, scale = rope_params(cfg, D)
     x = w["model.embed_tokens.weight"][tokens]
     mask = np.triu(np.full((T, T), -np.inf), 1)
     for l in range(L):
@@ -182,8 +230,8 @@ def forward(w, cfg, tokens):
             y = h @ w[p + "self_attn.%s_proj.weight" % n].T
             b = w.get(p + "self_attn.%s_proj.bias" % n)
             return y if b is None else y + b
-        q = rope(proj("q").reshape(T, H, D), pos, theta)
-        k = rope(proj("k").reshape(T, KV, D), pos, theta)
+        q = rope(proj("q").reshape(T, H, D), pos, inv, scale)
+        k = rope(proj("k").reshape(T, KV, D), pos, inv, scale)
         v = proj("v").reshape(T, KV, D)
         out = np.zeros((T, H, D))
         for hh in range(H):
@@ -296,9 +344,8 @@ def main():
         with open(os.path.join(out, "model.safetensors.index.json"), "w") as f:
             json.dump({"metadata": {"total_size": 0}, "weight_map": idx}, f, indent=2)
 
-    if cfg.get("rope_scaling"):
+    if (cfg.get("rope_scaling") or {}).get("rope_type") == "llama3":
         llama3_rope_freqs(cfg).astype("<f4").tofile(os.path.join(out, "expected_rope_freqs.f32"))
-        return
     tokens = [int(t) for t in opt.get("--tokens", "1,7,42,3,250,99,5,17").split(",")]
     forward(w, cfg, tokens).astype("<f4").tofile(os.path.join(out, "reference_logits.f32"))
 
