@@ -45,7 +45,13 @@
  *     with the tiles, 18.4 / 28.0 / 48.3 with this (n = 1: 14-16). Groups go in chunks
  *     whose activations stay in L1 (SMALL_XBYTES): for 192 × 5632 (ffn_down of a
  *     tinyllama) at n = 8 the activations of whole rows (56 KiB) took 96 µs, chunked ~61
- *     (the tiles: 61.5; n = 4: 37.4 tiles, ~33 chunked).
+ *     (the tiles: 61.5; n = 4: 37.4 tiles, ~33 chunked). The weights SMALL_PREFETCH_ROWS
+ *     rows ahead are prefetched into L2: at such n the loop is compute-bound and the
+ *     hardware prefetchers left the memory reads poorly overlapped (a tinyllama-shape Q4_0
+ *     model's matrices, bench_gemm -n 4, 2 threads, on a loaded machine: read time / this
+ *     time 0.51-0.66 with it, 0.37-0.54 without; n = 2 and 8 within the noise). Per group
+ *     and token the loop is near its issue limit (8 VPDPBUSD + convert, multiply, FMA on
+ *     the two pipes that take them: ~5.5 cycles of the ~6.6 measured; the pack ~17).
  * Both run exactly the steps above for every (r, t): bit-identical results.
  * Tolerance against the traits' ref (double sums): |fast - ref| <= (nb + 4)·2^-22·Σ|w·x|.
  * Measured on a 2-core Zen 5 (AVX-512 VNNI), 1 thread: decode streams the weights of a
@@ -67,6 +73,7 @@
 #define TN 64                    /* tokens per accumulator chunk                           */
 #define SMALL_N 8                /* up to this many tokens: small_batch_rows               */
 #define SMALL_XBYTES (24 * 1024) /* small_batch_rows: activation bytes of a group chunk    */
+#define SMALL_PREFETCH_ROWS 32   /* small_batch_rows: prefetch (L2) this many rows ahead     */
 
 typedef struct {
     __m512i w[8];                /* codes u, lane p = block perm(p) of the group           */
@@ -81,10 +88,17 @@ static const int32_t lane_block[16] = {0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3
 /* 16 bytes at base + i·stride for i = 4k..4k+3 (128-bit lane l = i = 4k+l). */
 static inline __m512i load4(const uint8_t *base, size_t stride)
 {
+#ifdef KB_BCAST
+    __m512i z = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)base));
+    z = _mm512_mask_broadcast_i32x4(z, 0x00F0, _mm_loadu_si128((const __m128i *)(base + stride)));
+    z = _mm512_mask_broadcast_i32x4(z, 0x0F00, _mm_loadu_si128((const __m128i *)(base + 2 * stride)));
+    return _mm512_mask_broadcast_i32x4(z, 0xF000, _mm_loadu_si128((const __m128i *)(base + 3 * stride)));
+#else
     __m512i z = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)base));
     z = _mm512_inserti32x4(z, _mm_loadu_si128((const __m128i *)(base + stride)), 1);
     z = _mm512_inserti32x4(z, _mm_loadu_si128((const __m128i *)(base + 2 * stride)), 2);
     return _mm512_inserti32x4(z, _mm_loadu_si128((const __m128i *)(base + 3 * stride)), 3);
+#endif
 }
 
 /* Dword k (0..3) of the 16 bytes at base + i·stride, i = 0..15: u[k] lane p = i = perm(p). */
@@ -421,14 +435,54 @@ static inline __attribute__((always_inline)) void decode_rows(const edgellm_gemm
     }
 }
 
-/* A few tokens (2 <= n <= SMALL_N, a constant at each call): as decode, one row at a time
- * with each group packed once in registers, then every token's sums against it; the row's
- * n accumulators stay in registers and 16 rows' sums are reduced per token. The groups are
- * taken in chunks whose activations (n tokens) stay in L1 (SMALL_XBYTES), each row's
- * accumulators kept between chunks: groups still in order for every (row, token). */
-static inline __attribute__((always_inline)) void small_batch_rows(const edgellm_gemm_args *a, pack16_fn pack16,
-                                                                   packtail_fn packtail, const int n)
+/* One group of one row against n tokens: s = corr + Σ_k VPDPBUSD(W[k], X[k]) (integer, exact
+ * in any order), then acc[t] = fma(float(s), d_w · d_x, acc[t]) — decode's steps. */
+static inline __attribute__((always_inline)) void group_tokens1(const packed_group *pg, const uint8_t *x0, size_t xt,
+                                                                __m512 *acc, const int n)
 {
+    for (int t = 0; t < n; t++) {
+        const uint8_t *x = x0 + (size_t)t * xt;
+        __m512i s = _mm512_load_si512((const void *)(x + 512));
+        __m512i s1 = _mm512_setzero_si512();
+        for (int k = 0; k < 8; k += 2) {   /* two chains (integer sums: exact in any order) */
+            s = _mm512_dpbusd_epi32(s, pg->w[k], _mm512_load_si512((const void *)(x + 64 * k)));
+            s1 = _mm512_dpbusd_epi32(s1, pg->w[k + 1], _mm512_load_si512((const void *)(x + 64 * k + 64)));
+        }
+        s = _mm512_add_epi32(s, s1);
+        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(pg->d, _mm512_load_ps(x + 576)), acc[t]);
+    }
+}
+
+/* The same for two rows at once: each activation vector is loaded once for both. */
+static inline __attribute__((always_inline)) void group_tokens2(const packed_group *pa, const packed_group *pb,
+                                                                const uint8_t *x0, size_t xt, __m512 *acca,
+                                                                __m512 *accb, const int n)
+{
+    for (int t = 0; t < n; t++) {
+        const uint8_t *x = x0 + (size_t)t * xt;
+        const __m512i corr = _mm512_load_si512((const void *)(x + 512));
+        __m512i sa = corr, sb = corr;
+        for (int k = 0; k < 8; k++) {
+            const __m512i xk = _mm512_load_si512((const void *)(x + 64 * k));
+            sa = _mm512_dpbusd_epi32(sa, pa->w[k], xk);
+            sb = _mm512_dpbusd_epi32(sb, pb->w[k], xk);
+        }
+        const __m512 dx = _mm512_load_ps(x + 576);
+        acca[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sa), _mm512_mul_ps(pa->d, dx), acca[t]);
+        accb[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sb), _mm512_mul_ps(pb->d, dx), accb[t]);
+    }
+}
+
+/* A few tokens (2 <= n <= SMALL_N, a constant at each call): as decode, rows two at a time,
+ * each group of both packed once in registers, then every token's sums against them (one
+ * load of each activation vector serves both rows); the rows' accumulators stay in
+ * registers and 16 rows' sums are reduced per token. The groups are taken in chunks whose
+ * activations (n tokens) stay in L1 (SMALL_XBYTES), each row's accumulators kept between
+ * chunks: groups still in order for every (row, token). */
+static inline __attribute__((always_inline)) void small_batch_rows(const edgellm_gemm_args *a, pack16_fn pack16,
+                                                                   packtail_fn packtail, const int n, const size_t wb)
+{
+    const size_t ahead = (size_t)SMALL_PREFETCH_ROWS * a->row_bytes;
     const int64_t nb = a->cols / EDGELLM_QK8_0, ng = (int64_t)n_groups(a->cols);
     const size_t xt = (size_t)ng * XG;                  /* bytes of one token's packed groups */
     const int64_t gc_ = (int64_t)(SMALL_XBYTES / ((size_t)n * XG)), gc = gc_ > 0 ? gc_ : 1;   /* groups per chunk */
@@ -445,17 +499,9 @@ static inline __attribute__((always_inline)) void small_batch_rows(const edgellm
                 const uint8_t *row = a->w + (size_t)(r + i) * a->row_bytes;
                 for (int64_t g = g0; g < g1; g++) {
                     packed_group pg;
+                    x86_prefetch_l2(row + (size_t)(16 * g) * wb, ahead, 16 * wb);
                     pack_group(row, g, nb, pack16, packtail, &pg);
-                    for (int t = 0; t < n; t++) {
-                        const uint8_t *x = a->xp + (size_t)t * xt + (size_t)g * XG;
-                        __m512i s = _mm512_load_si512((const void *)(x + 512)), s1 = _mm512_setzero_si512();
-                        for (int k = 0; k < 8; k += 2) {   /* integer sums: exact in any order */
-                            s = _mm512_dpbusd_epi32(s, pg.w[k], _mm512_load_si512((const void *)(x + 64 * k)));
-                            s1 = _mm512_dpbusd_epi32(s1, pg.w[k + 1], _mm512_load_si512((const void *)(x + 64 * k + 64)));
-                        }
-                        s = _mm512_add_epi32(s, s1);
-                        ai[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(pg.d, _mm512_load_ps(x + 576)), ai[t]);
-                    }
+                    group_tokens1(&pg, a->xp + (size_t)g * XG, xt, ai, n);
                 }
                 for (int t = 0; t < n; t++) acc[t][i] = ai[t];
             }
@@ -475,13 +521,13 @@ static inline __attribute__((always_inline)) void gemm_q8(const edgellm_gemm_arg
         return;
     }
     switch (a->n) {                                          /* a few tokens: batched decode */
-    case 2: small_batch_rows(a, pack16, packtail, 2); return;
-    case 3: small_batch_rows(a, pack16, packtail, 3); return;
-    case 4: small_batch_rows(a, pack16, packtail, 4); return;
-    case 5: small_batch_rows(a, pack16, packtail, 5); return;
-    case 6: small_batch_rows(a, pack16, packtail, 6); return;
-    case 7: small_batch_rows(a, pack16, packtail, 7); return;
-    case 8: small_batch_rows(a, pack16, packtail, 8); return;
+    case 2: small_batch_rows(a, pack16, packtail, 2, q8 ? sizeof(edgellm_block_q8_0) : sizeof(edgellm_block_q4_0)); return;
+    case 3: small_batch_rows(a, pack16, packtail, 3, q8 ? sizeof(edgellm_block_q8_0) : sizeof(edgellm_block_q4_0)); return;
+    case 4: small_batch_rows(a, pack16, packtail, 4, q8 ? sizeof(edgellm_block_q8_0) : sizeof(edgellm_block_q4_0)); return;
+    case 5: small_batch_rows(a, pack16, packtail, 5, q8 ? sizeof(edgellm_block_q8_0) : sizeof(edgellm_block_q4_0)); return;
+    case 6: small_batch_rows(a, pack16, packtail, 6, q8 ? sizeof(edgellm_block_q8_0) : sizeof(edgellm_block_q4_0)); return;
+    case 7: small_batch_rows(a, pack16, packtail, 7, q8 ? sizeof(edgellm_block_q8_0) : sizeof(edgellm_block_q4_0)); return;
+    case 8: small_batch_rows(a, pack16, packtail, 8, q8 ? sizeof(edgellm_block_q8_0) : sizeof(edgellm_block_q4_0)); return;
     default: break;
     }
     _Alignas(64) packed_group pw[TR][KG];
