@@ -88,17 +88,10 @@ static const int32_t lane_block[16] = {0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3
 /* 16 bytes at base + i·stride for i = 4k..4k+3 (128-bit lane l = i = 4k+l). */
 static inline __m512i load4(const uint8_t *base, size_t stride)
 {
-#ifdef KB_BCAST
-    __m512i z = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)base));
-    z = _mm512_mask_broadcast_i32x4(z, 0x00F0, _mm_loadu_si128((const __m128i *)(base + stride)));
-    z = _mm512_mask_broadcast_i32x4(z, 0x0F00, _mm_loadu_si128((const __m128i *)(base + 2 * stride)));
-    return _mm512_mask_broadcast_i32x4(z, 0xF000, _mm_loadu_si128((const __m128i *)(base + 3 * stride)));
-#else
     __m512i z = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)base));
     z = _mm512_inserti32x4(z, _mm_loadu_si128((const __m128i *)(base + stride)), 1);
     z = _mm512_inserti32x4(z, _mm_loadu_si128((const __m128i *)(base + 2 * stride)), 2);
     return _mm512_inserti32x4(z, _mm_loadu_si128((const __m128i *)(base + 3 * stride)), 3);
-#endif
 }
 
 /* Dword k (0..3) of the 16 bytes at base + i·stride, i = 0..15: u[k] lane p = i = perm(p). */
@@ -453,32 +446,12 @@ static inline __attribute__((always_inline)) void group_tokens1(const packed_gro
     }
 }
 
-/* The same for two rows at once: each activation vector is loaded once for both. */
-static inline __attribute__((always_inline)) void group_tokens2(const packed_group *pa, const packed_group *pb,
-                                                                const uint8_t *x0, size_t xt, __m512 *acca,
-                                                                __m512 *accb, const int n)
-{
-    for (int t = 0; t < n; t++) {
-        const uint8_t *x = x0 + (size_t)t * xt;
-        const __m512i corr = _mm512_load_si512((const void *)(x + 512));
-        __m512i sa = corr, sb = corr;
-        for (int k = 0; k < 8; k++) {
-            const __m512i xk = _mm512_load_si512((const void *)(x + 64 * k));
-            sa = _mm512_dpbusd_epi32(sa, pa->w[k], xk);
-            sb = _mm512_dpbusd_epi32(sb, pb->w[k], xk);
-        }
-        const __m512 dx = _mm512_load_ps(x + 576);
-        acca[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sa), _mm512_mul_ps(pa->d, dx), acca[t]);
-        accb[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sb), _mm512_mul_ps(pb->d, dx), accb[t]);
-    }
-}
-
-/* A few tokens (2 <= n <= SMALL_N, a constant at each call): as decode, rows two at a time,
- * each group of both packed once in registers, then every token's sums against them (one
- * load of each activation vector serves both rows); the rows' accumulators stay in
- * registers and 16 rows' sums are reduced per token. The groups are taken in chunks whose
- * activations (n tokens) stay in L1 (SMALL_XBYTES), each row's accumulators kept between
- * chunks: groups still in order for every (row, token). */
+/* A few tokens (2 <= n <= SMALL_N, a constant at each call): as decode, one row at a time
+ * with each group packed once in registers, then every token's sums against it; the row's
+ * n accumulators stay in registers and 16 rows' sums are reduced per token. The groups are
+ * taken in chunks whose activations (n tokens) stay in L1 (SMALL_XBYTES), each row's
+ * accumulators kept between chunks: groups still in order for every (row, token). The
+ * weights SMALL_PREFETCH_ROWS rows ahead (wb: bytes per block) are prefetched into L2. */
 static inline __attribute__((always_inline)) void small_batch_rows(const edgellm_gemm_args *a, pack16_fn pack16,
                                                                    packtail_fn packtail, const int n, const size_t wb)
 {
@@ -514,20 +487,20 @@ static inline __attribute__((always_inline)) void gemm_q8(const edgellm_gemm_arg
                                                           packtail_fn packtail, bool q8)
 {
     const int64_t nb = a->cols / EDGELLM_QK8_0, ng = (int64_t)n_groups(a->cols), nfull = nb / 16;
+    const size_t wb = q8 ? sizeof(edgellm_block_q8_0) : sizeof(edgellm_block_q4_0);
     if (a->n == 1) {                                         /* decode: one row at a time */
-        const size_t wb = q8 ? sizeof(edgellm_block_q8_0) : sizeof(edgellm_block_q4_0);
         if (q8 && nfull <= DIRECT_MAX_GROUPS) decode_rows(a, pack16, packtail, true, wb);
         else decode_rows(a, pack16, packtail, false, wb);
         return;
     }
     switch (a->n) {                                          /* a few tokens: batched decode */
-    case 2: small_batch_rows(a, pack16, packtail, 2, q8 ? sizeof(edgellm_block_q8_0) : sizeof(edgellm_block_q4_0)); return;
-    case 3: small_batch_rows(a, pack16, packtail, 3, q8 ? sizeof(edgellm_block_q8_0) : sizeof(edgellm_block_q4_0)); return;
-    case 4: small_batch_rows(a, pack16, packtail, 4, q8 ? sizeof(edgellm_block_q8_0) : sizeof(edgellm_block_q4_0)); return;
-    case 5: small_batch_rows(a, pack16, packtail, 5, q8 ? sizeof(edgellm_block_q8_0) : sizeof(edgellm_block_q4_0)); return;
-    case 6: small_batch_rows(a, pack16, packtail, 6, q8 ? sizeof(edgellm_block_q8_0) : sizeof(edgellm_block_q4_0)); return;
-    case 7: small_batch_rows(a, pack16, packtail, 7, q8 ? sizeof(edgellm_block_q8_0) : sizeof(edgellm_block_q4_0)); return;
-    case 8: small_batch_rows(a, pack16, packtail, 8, q8 ? sizeof(edgellm_block_q8_0) : sizeof(edgellm_block_q4_0)); return;
+    case 2: small_batch_rows(a, pack16, packtail, 2, wb); return;
+    case 3: small_batch_rows(a, pack16, packtail, 3, wb); return;
+    case 4: small_batch_rows(a, pack16, packtail, 4, wb); return;
+    case 5: small_batch_rows(a, pack16, packtail, 5, wb); return;
+    case 6: small_batch_rows(a, pack16, packtail, 6, wb); return;
+    case 7: small_batch_rows(a, pack16, packtail, 7, wb); return;
+    case 8: small_batch_rows(a, pack16, packtail, 8, wb); return;
     default: break;
     }
     _Alignas(64) packed_group pw[TR][KG];
