@@ -45,13 +45,15 @@
  *     with the tiles, 18.4 / 28.0 / 48.3 with this (n = 1: 14-16). Groups go in chunks
  *     whose activations stay in L1 (SMALL_XBYTES): for 192 × 5632 (ffn_down of a
  *     tinyllama) at n = 8 the activations of whole rows (56 KiB) took 96 µs, chunked ~61
- *     (the tiles: 61.5; n = 4: 37.4 tiles, ~33 chunked). The weights SMALL_PREFETCH_ROWS
+ *     (the tiles: 61.5; n = 4: 37.4 tiles, ~33 chunked). Q4_0 weights SMALL_PREFETCH_ROWS
  *     rows ahead are prefetched into L2: at such n the loop is compute-bound and the
  *     hardware prefetchers left the memory reads poorly overlapped (a tinyllama-shape Q4_0
  *     model's matrices, bench_gemm -n 4, 2 threads, on a loaded machine: read time / this
- *     time 0.51-0.66 with it, 0.37-0.54 without; n = 2 and 8 within the noise). Per group
- *     and token the loop is near its issue limit (8 VPDPBUSD + convert, multiply, FMA on
- *     the two pipes that take them: ~5.5 cycles of the ~6.6 measured; the pack ~17).
+ *     time 0.51-0.66 with it, 0.37-0.54 without; n = 2 and 8 within the noise). Not for
+ *     Q8_0: its 9 prefetches per group cost 6-18 % at n = 2-5 in one L2-resident run
+ *     (noisy; Q4_0's 5: 0-6 %), and it was not measured from DRAM. Per group and token
+ *     the loop is near its issue limit (8 VPDPBUSD + convert, multiply, FMA on the two
+ *     pipes that take them: ~5.5 cycles of the ~6.6 measured; the pack ~17).
  * Both run exactly the steps above for every (r, t): bit-identical results.
  * Tolerance against the traits' ref (double sums): |fast - ref| <= (nb + 4)·2^-22·Σ|w·x|.
  * Measured on a 2-core Zen 5 (AVX-512 VNNI), 1 thread: decode streams the weights of a
@@ -73,7 +75,7 @@
 #define TN 64                    /* tokens per accumulator chunk                           */
 #define SMALL_N 8                /* up to this many tokens: small_batch_rows               */
 #define SMALL_XBYTES (24 * 1024) /* small_batch_rows: activation bytes of a group chunk    */
-#define SMALL_PREFETCH_ROWS 32   /* small_batch_rows: prefetch (L2) this many rows ahead     */
+#define SMALL_PREFETCH_ROWS 32   /* small_batch_rows, Q4_0: prefetch (L2) this many rows ahead */
 
 typedef struct {
     __m512i w[8];                /* codes u, lane p = block perm(p) of the group           */
@@ -451,11 +453,11 @@ static inline __attribute__((always_inline)) void group_tokens1(const packed_gro
  * n accumulators stay in registers and 16 rows' sums are reduced per token. The groups are
  * taken in chunks whose activations (n tokens) stay in L1 (SMALL_XBYTES), each row's
  * accumulators kept between chunks: groups still in order for every (row, token). The
- * weights SMALL_PREFETCH_ROWS rows ahead (wb: bytes per block) are prefetched into L2. */
+ * Q4_0 weights SMALL_PREFETCH_ROWS rows ahead (wb: bytes per block) are prefetched into L2. */
 static inline __attribute__((always_inline)) void small_batch_rows(const edgellm_gemm_args *a, pack16_fn pack16,
                                                                    packtail_fn packtail, const int n, const size_t wb)
 {
-    const size_t ahead = (size_t)SMALL_PREFETCH_ROWS * a->row_bytes;
+    const size_t ahead = wb == sizeof(edgellm_block_q4_0) ? (size_t)SMALL_PREFETCH_ROWS * a->row_bytes : 0;
     const int64_t nb = a->cols / EDGELLM_QK8_0, ng = (int64_t)n_groups(a->cols);
     const size_t xt = (size_t)ng * XG;                  /* bytes of one token's packed groups */
     const int64_t gc_ = (int64_t)(SMALL_XBYTES / ((size_t)n * XG)), gc = gc_ > 0 ? gc_ : 1;   /* groups per chunk */
