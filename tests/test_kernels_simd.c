@@ -50,7 +50,7 @@ typedef struct {
 
 typedef struct {
     const char *level;
-    int type;              /* activation type Q8_0 / Q8_1 / Q8_K  */
+    int type;              /* Q8_0 / Q8_1 / Q8_K, F16 (KV cache)  */
     edgellm_from_float_fn fn;
 } quant_variant;
 
@@ -92,6 +92,7 @@ static const quant_variant quants[] = {
     {"avx2", EDGELLM_TYPE_Q8_0, edgellm_quant_q8_0_avx2},
     {"avx2", EDGELLM_TYPE_Q8_1, edgellm_quant_q8_1_avx2},
     {"avx2", EDGELLM_TYPE_Q8_K, edgellm_quant_q8_K_avx2},
+    {"avx2", EDGELLM_TYPE_F16, edgellm_f16_from_float_avx2},
 };
 static const char *const all_levels[] = {"ref", "scalar", "avx2", "avx512"};
 static const edgellm_kernel_level all_ids[] = {EDGELLM_KERNELS_REF, EDGELLM_KERNELS_SCALAR, EDGELLM_KERNELS_AVX2,

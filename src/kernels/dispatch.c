@@ -137,7 +137,7 @@ static const kernel_variant portable_variants[] = {
     {EDGELLM_TYPE_I8_G##G##_ASYM, edgellm_dot_i8_g##G##_asym_q8_1_avx2, NULL, NULL},
 static const kernel_variant avx2_variants[] = {
     {EDGELLM_TYPE_F32, edgellm_dot_f32_avx2, NULL, NULL},
-    {EDGELLM_TYPE_F16, edgellm_dot_f16_avx2, NULL, NULL},
+    {EDGELLM_TYPE_F16, edgellm_dot_f16_avx2, edgellm_f16_from_float_avx2, NULL},
     {EDGELLM_TYPE_BF16, edgellm_dot_bf16_avx2, NULL, NULL},
     {EDGELLM_TYPE_Q4_0, edgellm_dot_q4_0_q8_0_avx2, NULL, NULL},
     {EDGELLM_TYPE_Q4_1, edgellm_dot_q4_1_q8_1_avx2, NULL, NULL},

@@ -7,6 +7,8 @@
  * a remaining whole 8 goes to acc 0, the last n % 8 elements to acc 1 through a masked
  * load; then (acc0+acc1)+(acc2+acc3) and the fixed 8-lane tree of avx2_util.h.
  * F16 -> float by F16C (exact, subnormals included), BF16 by a 16-bit shift (exact).
+ * Also float -> F16 rows (the F16 KV cache's store) by F16C's VCVTPS2PH with round-to-nearest-
+ * even, as types.c's reference (its NaN: quiet, the top 10 payload bits kept; the same).
  * Tolerance: |fast - ref| <= (n/32 + 8)·2^-23·Σ|w·x|.
  */
 #if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
@@ -52,4 +54,16 @@ static inline float dot16(int64_t n, const uint8_t *a, const float *b, int bf)
 
 float edgellm_dot_f16_avx2(int64_t n, const void *w, const void *x) { return dot16(n, w, x, 0); }
 float edgellm_dot_bf16_avx2(int64_t n, const void *w, const void *x) { return dot16(n, w, x, 1); }
+void edgellm_f16_from_float_avx2(const float *src, void *dst, int64_t n)
+{
+    uint8_t *d = dst;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(d + 2 * i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    for (; i < n; i++) {
+        const uint16_t h = edgellm_f32_to_f16(src[i]);
+        memcpy(d + 2 * i, &h, 2);
+    }
+}
 #endif

@@ -11,8 +11,9 @@
  *     prefetchers like it: two rows interleaved super-block by super-block ran 2.5x
  *     slower from DRAM on the Zen 5 dev machine), the lanes of 16 rows reduced at once by
  *     gemm_hsum16x16 (the same tree as x86_hsum16, bit for bit);
- *   - prefill: 1 row × 4 tokens, so each weight super-block is unpacked once for 4 tokens
- *     whose accumulators stay in registers.
+ *   - prefill and a few tokens: 1 row × 4 tokens, so each weight super-block is unpacked
+ *     once for 4 tokens whose accumulators stay in registers; the last 1-3 tokens in one
+ *     tile of that many (B = 2 or 3 sequences decoding together: one unpack, not 2-3).
  * Activations are the plain Q8_K rows (no packing). Results equal
  * edgellm_dot_q4_K_q8_K_avx512 / edgellm_dot_q6_K_q8_K_avx512 bit for bit whatever n
  * (tests/test_gemm.c compares with those).
@@ -57,11 +58,13 @@
                 tile_fn(w, x, nb, TC, v, 0);                                                           \
                 for (int c = 0; c < TC; c++) a->y[(t + c) * a->ldy + r] = x86_hsum16(v[c]);            \
             }                                                                                          \
-            for (; t < a->n; t++) {                                                                    \
-                x[0] = (const edgellm_block_q8_K *)(a->xq + (size_t)t * a->xq_row_bytes);              \
-                tile_fn(w, x, nb, 1, v, 0);                                                            \
-                a->y[t * a->ldy + r] = x86_hsum16(v[0]);                                               \
-            }                                                                                          \
+            const int rest = (int)(a->n - t);                   /* 0-3 tokens: one more tile */  \
+            for (int c = 0; c < rest; c++)                                                             \
+                x[c] = (const edgellm_block_q8_K *)(a->xq + (size_t)(t + c) * a->xq_row_bytes);        \
+            if (rest == 3) tile_fn(w, x, nb, 3, v, 0);                                                 \
+            else if (rest == 2) tile_fn(w, x, nb, 2, v, 0);                                            \
+            else if (rest == 1) tile_fn(w, x, nb, 1, v, 0);                                            \
+            for (int c = 0; c < rest; c++) a->y[(t + c) * a->ldy + r] = x86_hsum16(v[c]);              \
         }                                                                                              \
     }
 

@@ -16,8 +16,16 @@
  *         sums over the 8 dword steps stay <= 30720 (no saturation); one VPMADDWD by 1
  *         widens them.
  *   Q8_0  u = w+128 = 16·hi + lo (hi, lo nibbles): two such int16 sums, widened by 16 and 1.
- * Both exact for every code, -128 included. Decode (n = 1) and prefill run the same steps
- * per (row, token), so they are bit-identical; tests/test_gemm.c checks against a model.
+ * Both exact for every code, -128 included. Decode (n = 1), a few tokens (2..8) and prefill
+ * run the same steps per (row, token), so they are bit-identical; tests/test_gemm.c checks
+ * against a model.
+ *
+ * A few tokens (several sequences decoding together) each group is packed once in
+ * registers and stepped for every token; the prefill tiles (2 rows packed into an L1 buffer,
+ * tokens in pairs) cost more at such n. A 512 × 2048 L2-resident matrix on 1 thread of a
+ * Zen 5 (thread CPU time, best of 1000, old and new in one process): Q4_0 at n = 2 / 4 / 8
+ * 38.3 / 59.6 / 112.7 µs with the tiles, 30.7 / 49.6 / 92.1 with this (n = 1: 21.4); Q8_0
+ * 87.5 / 124.1 / 203.4 and 79.7 / 125.9 / 206.3 (n = 1: 46.5).
  */
 #if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #include "../gemm.h"
@@ -32,6 +40,8 @@
 #define TC 2                     /* tokens per prefill tile                                */
 #define KG 32                    /* groups per packed chunk                                */
 #define TN 64                    /* tokens per accumulator chunk                           */
+#define SMALL_N 8                /* up to this many tokens: small_batch8                   */
+#define SMALL_XBYTES (24 * 1024) /* small_batch8: activation bytes of a group chunk        */
 
 typedef struct {
     __m256i lo[8];               /* Q4_0: codes; Q8_0: low nibbles of w+128                */
@@ -180,9 +190,53 @@ static inline __attribute__((always_inline)) __m256 step8(const packed8 *pg, con
     return _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum8(pg, x, q8)), _mm256_mul_ps(pg->d, dx), acc);
 }
 
+/* A few tokens (2 <= n <= SMALL_N, a constant at each call): one row at a time, each group
+ * packed once in registers and stepped for every token (the prefill tiles' pack into a
+ * buffer and reload cost more at such n). Groups in chunks whose activations stay in L1
+ * (SMALL_XBYTES), the accumulators of 16 rows kept between chunks: groups still in order
+ * for every (row, token), so the steps are decode's. */
+static inline __attribute__((always_inline)) void small_batch8(const edgellm_gemm_args *a, size_t bb, pack8_fn pack8,
+                                                               bool q8, const int n)
+{
+    const int64_t nb = a->cols / EDGELLM_QK8_0, ng = n_groups8(a->cols);
+    const size_t xt = (size_t)ng * XG8;                 /* bytes of one token's packed groups */
+    const int64_t gc_ = (int64_t)(SMALL_XBYTES / ((size_t)n * XG8)), gc = gc_ > 0 ? gc_ : 1;
+    for (int64_t r = a->r0; r < a->r1; r += 16) {
+        const int nr = (int)MIN(16, a->r1 - r);
+        __m256 acc[SMALL_N][16];
+        for (int64_t g0 = 0; g0 < ng; g0 += gc) {
+            const int64_t g1 = MIN(g0 + gc, ng);
+            for (int i = 0; i < nr; i++) {
+                __m256 ai[SMALL_N];
+                for (int t = 0; t < n; t++) ai[t] = g0 == 0 ? _mm256_setzero_ps() : acc[t][i];
+                const uint8_t *row = a->w + (size_t)(r + i) * a->row_bytes;
+                for (int64_t g = g0; g < g1; g++) {
+                    packed8 pg;
+                    pack_group8(row, g, nb, bb, pack8, &pg);
+                    const uint8_t *x = a->xp + (size_t)g * XG8;
+                    for (int t = 0; t < n; t++) ai[t] = step8(&pg, x + (size_t)t * xt, q8, ai[t]);
+                }
+                for (int t = 0; t < n; t++) acc[t][i] = ai[t];
+            }
+        }
+        for (int t = 0; t < n; t++)
+            for (int i = 0; i < nr; i++) a->y[t * a->ldy + r + i] = x86_hsum8(acc[t][i]);
+    }
+}
+
 static inline __attribute__((always_inline)) void gemm8(const edgellm_gemm_args *a, size_t bb, pack8_fn pack8, bool q8)
 {
     const int64_t nb = a->cols / EDGELLM_QK8_0, ng = n_groups8(a->cols);
+    switch (a->n) {                                            /* a few tokens: batched decode */
+    case 2: small_batch8(a, bb, pack8, q8, 2); return;
+    case 3: small_batch8(a, bb, pack8, q8, 3); return;
+    case 4: small_batch8(a, bb, pack8, q8, 4); return;
+    case 5: small_batch8(a, bb, pack8, q8, 5); return;
+    case 6: small_batch8(a, bb, pack8, q8, 6); return;
+    case 7: small_batch8(a, bb, pack8, q8, 7); return;
+    case 8: small_batch8(a, bb, pack8, q8, 8); return;
+    default: break;
+    }
     if (a->n == 1) {
         for (int64_t r = a->r0; r < a->r1; r++) {
             const uint8_t *row = a->w + (size_t)r * a->row_bytes;

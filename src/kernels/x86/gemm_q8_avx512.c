@@ -45,7 +45,15 @@
  *     with the tiles, 18.4 / 28.0 / 48.3 with this (n = 1: 14-16). Groups go in chunks
  *     whose activations stay in L1 (SMALL_XBYTES): for 192 × 5632 (ffn_down of a
  *     tinyllama) at n = 8 the activations of whole rows (56 KiB) took 96 µs, chunked ~61
- *     (the tiles: 61.5; n = 4: 37.4 tiles, ~33 chunked).
+ *     (the tiles: 61.5; n = 4: 37.4 tiles, ~33 chunked). Q4_0 weights SMALL_PREFETCH_ROWS
+ *     rows ahead are prefetched into L2: at such n the loop is compute-bound and the
+ *     hardware prefetchers left the memory reads poorly overlapped (a tinyllama-shape Q4_0
+ *     model's matrices, bench_gemm -n 4, 2 threads, on a loaded machine: read time / this
+ *     time 0.51-0.66 with it, 0.37-0.54 without; n = 2 and 8 within the noise). Not for
+ *     Q8_0: its 9 prefetches per group cost 6-18 % at n = 2-5 in one L2-resident run
+ *     (noisy; Q4_0's 5: 0-6 %), and it was not measured from DRAM. Per group and token
+ *     the loop is near its issue limit (8 VPDPBUSD + convert, multiply, FMA on the two
+ *     pipes that take them: ~5.5 cycles of the ~6.6 measured; the pack ~17).
  * Both run exactly the steps above for every (r, t): bit-identical results.
  * Tolerance against the traits' ref (double sums): |fast - ref| <= (nb + 4)·2^-22·Σ|w·x|.
  * Measured on a 2-core Zen 5 (AVX-512 VNNI), 1 thread: decode streams the weights of a
@@ -67,6 +75,7 @@
 #define TN 64                    /* tokens per accumulator chunk                           */
 #define SMALL_N 8                /* up to this many tokens: small_batch_rows               */
 #define SMALL_XBYTES (24 * 1024) /* small_batch_rows: activation bytes of a group chunk    */
+#define SMALL_PREFETCH_ROWS 32   /* small_batch_rows, Q4_0: prefetch (L2) this many rows ahead */
 
 typedef struct {
     __m512i w[8];                /* codes u, lane p = block perm(p) of the group           */
@@ -421,14 +430,34 @@ static inline __attribute__((always_inline)) void decode_rows(const edgellm_gemm
     }
 }
 
+/* One group of one row against n tokens: s = corr + Σ_k VPDPBUSD(W[k], X[k]) (integer, exact
+ * in any order), then acc[t] = fma(float(s), d_w · d_x, acc[t]) — decode's steps. */
+static inline __attribute__((always_inline)) void group_tokens1(const packed_group *pg, const uint8_t *x0, size_t xt,
+                                                                __m512 *acc, const int n)
+{
+    for (int t = 0; t < n; t++) {
+        const uint8_t *x = x0 + (size_t)t * xt;
+        __m512i s = _mm512_load_si512((const void *)(x + 512));
+        __m512i s1 = _mm512_setzero_si512();
+        for (int k = 0; k < 8; k += 2) {   /* two chains (integer sums: exact in any order) */
+            s = _mm512_dpbusd_epi32(s, pg->w[k], _mm512_load_si512((const void *)(x + 64 * k)));
+            s1 = _mm512_dpbusd_epi32(s1, pg->w[k + 1], _mm512_load_si512((const void *)(x + 64 * k + 64)));
+        }
+        s = _mm512_add_epi32(s, s1);
+        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(pg->d, _mm512_load_ps(x + 576)), acc[t]);
+    }
+}
+
 /* A few tokens (2 <= n <= SMALL_N, a constant at each call): as decode, one row at a time
  * with each group packed once in registers, then every token's sums against it; the row's
  * n accumulators stay in registers and 16 rows' sums are reduced per token. The groups are
  * taken in chunks whose activations (n tokens) stay in L1 (SMALL_XBYTES), each row's
- * accumulators kept between chunks: groups still in order for every (row, token). */
+ * accumulators kept between chunks: groups still in order for every (row, token). The
+ * Q4_0 weights SMALL_PREFETCH_ROWS rows ahead (wb: bytes per block) are prefetched into L2. */
 static inline __attribute__((always_inline)) void small_batch_rows(const edgellm_gemm_args *a, pack16_fn pack16,
-                                                                   packtail_fn packtail, const int n)
+                                                                   packtail_fn packtail, const int n, const size_t wb)
 {
+    const size_t ahead = wb == sizeof(edgellm_block_q4_0) ? (size_t)SMALL_PREFETCH_ROWS * a->row_bytes : 0;
     const int64_t nb = a->cols / EDGELLM_QK8_0, ng = (int64_t)n_groups(a->cols);
     const size_t xt = (size_t)ng * XG;                  /* bytes of one token's packed groups */
     const int64_t gc_ = (int64_t)(SMALL_XBYTES / ((size_t)n * XG)), gc = gc_ > 0 ? gc_ : 1;   /* groups per chunk */
@@ -445,17 +474,9 @@ static inline __attribute__((always_inline)) void small_batch_rows(const edgellm
                 const uint8_t *row = a->w + (size_t)(r + i) * a->row_bytes;
                 for (int64_t g = g0; g < g1; g++) {
                     packed_group pg;
+                    x86_prefetch_l2(row + (size_t)(16 * g) * wb, ahead, 16 * wb);
                     pack_group(row, g, nb, pack16, packtail, &pg);
-                    for (int t = 0; t < n; t++) {
-                        const uint8_t *x = a->xp + (size_t)t * xt + (size_t)g * XG;
-                        __m512i s = _mm512_load_si512((const void *)(x + 512)), s1 = _mm512_setzero_si512();
-                        for (int k = 0; k < 8; k += 2) {   /* integer sums: exact in any order */
-                            s = _mm512_dpbusd_epi32(s, pg.w[k], _mm512_load_si512((const void *)(x + 64 * k)));
-                            s1 = _mm512_dpbusd_epi32(s1, pg.w[k + 1], _mm512_load_si512((const void *)(x + 64 * k + 64)));
-                        }
-                        s = _mm512_add_epi32(s, s1);
-                        ai[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(pg.d, _mm512_load_ps(x + 576)), ai[t]);
-                    }
+                    group_tokens1(&pg, a->xp + (size_t)g * XG, xt, ai, n);
                 }
                 for (int t = 0; t < n; t++) acc[t][i] = ai[t];
             }
@@ -468,20 +489,20 @@ static inline __attribute__((always_inline)) void gemm_q8(const edgellm_gemm_arg
                                                           packtail_fn packtail, bool q8)
 {
     const int64_t nb = a->cols / EDGELLM_QK8_0, ng = (int64_t)n_groups(a->cols), nfull = nb / 16;
+    const size_t wb = q8 ? sizeof(edgellm_block_q8_0) : sizeof(edgellm_block_q4_0);
     if (a->n == 1) {                                         /* decode: one row at a time */
-        const size_t wb = q8 ? sizeof(edgellm_block_q8_0) : sizeof(edgellm_block_q4_0);
         if (q8 && nfull <= DIRECT_MAX_GROUPS) decode_rows(a, pack16, packtail, true, wb);
         else decode_rows(a, pack16, packtail, false, wb);
         return;
     }
     switch (a->n) {                                          /* a few tokens: batched decode */
-    case 2: small_batch_rows(a, pack16, packtail, 2); return;
-    case 3: small_batch_rows(a, pack16, packtail, 3); return;
-    case 4: small_batch_rows(a, pack16, packtail, 4); return;
-    case 5: small_batch_rows(a, pack16, packtail, 5); return;
-    case 6: small_batch_rows(a, pack16, packtail, 6); return;
-    case 7: small_batch_rows(a, pack16, packtail, 7); return;
-    case 8: small_batch_rows(a, pack16, packtail, 8); return;
+    case 2: small_batch_rows(a, pack16, packtail, 2, wb); return;
+    case 3: small_batch_rows(a, pack16, packtail, 3, wb); return;
+    case 4: small_batch_rows(a, pack16, packtail, 4, wb); return;
+    case 5: small_batch_rows(a, pack16, packtail, 5, wb); return;
+    case 6: small_batch_rows(a, pack16, packtail, 6, wb); return;
+    case 7: small_batch_rows(a, pack16, packtail, 7, wb); return;
+    case 8: small_batch_rows(a, pack16, packtail, 8, wb); return;
     default: break;
     }
     _Alignas(64) packed_group pw[TR][KG];

@@ -22,6 +22,9 @@ void edgellm_attend_avx2(float *out, const float *q, const float *k, const float
 void edgellm_attend_f16_avx2(float *out, const float *q, const uint16_t *k, const uint16_t *v, int64_t stride,
                              int head_dim, int64_t n_pos, float scale, float *scores, edgellm_vec_dot_fn dot);
 float edgellm_dot_f16_avx2(int64_t n, const void *w, const void *x);            /* dot_f16_ref  */
+/* float[n] -> F16[n] (dst may be unaligned): F16C round-to-nearest-even, bit for bit
+ * types.c's f16_from_float (NaN kept quiet with its top payload bits; overflow to inf). */
+void edgellm_f16_from_float_avx2(const float *src, void *dst, int64_t n);
 float edgellm_dot_bf16_avx2(int64_t n, const void *w, const void *x);           /* dot_bf16_ref */
 float edgellm_dot_q4_0_q8_0_avx2(int64_t n, const void *w, const void *x);
 float edgellm_dot_q4_1_q8_1_avx2(int64_t n, const void *w, const void *x);
