@@ -9,7 +9,9 @@
 #
 # usage: bench/kquant.sh [THREADS] MODEL.gguf [MODEL2.gguf ...]
 #        (THREADS default 2; PP=128 TG=64 R=3 REPEAT=2; EDGELLM=build/edgellm;
-#         LLAMA_BENCH=name or path of llama.cpp's binary, default llama-bench)
+#         LLAMA_BENCH=name or path of llama.cpp's binary, default llama-bench;
+#         EDGELLM_BASE=a second edgellm binary, e.g. an older build, measured the same way
+#         right before EDGELLM, its ratios printed as "base")
 # Files of the tinyllama-1.1b shape:
 #   build/edgellm synth --shape tinyllama-1.1b --type q4_k_m -o /tmp/kq/tiny_q4_k_m.gguf
 #   (likewise q5_k_m, q6_k; or edgellm quantize a real model)
@@ -23,6 +25,8 @@ R=${R:-3}
 REPEAT=${REPEAT:-2}
 E=${EDGELLM:-build/edgellm}
 L=${LLAMA_BENCH:-llama-bench}
+B=${EDGELLM_BASE:-}
+[ -z "$B" ] || [ -x "$B" ] || { echo "kquant.sh: EDGELLM_BASE=$B is not executable"; exit 1; }
 [ -x "$E" ] || { echo "kquant.sh: $E not built (cmake -B build && cmake --build build)"; exit 1; }
 for m in "$@"; do [ -r "$m" ] || { echo "kquant.sh: $m: no such file"; exit 1; }; done
 if command -v "$L" >/dev/null 2>&1; then HAVE_LLAMA=1; else HAVE_LLAMA=0; fi
@@ -51,6 +55,12 @@ while [ "$r" -le "$REPEAT" ]; do
         b=$(basename "$m" .gguf)
         echo
         echo "== round $r, $b, load: $(cut -d' ' -f1-3 /proc/loadavg)"
+        if [ -n "$B" ]; then
+            "$B" bench -m "$m" -p "$PP" -n "$TG" -t "$T" -r "$R" > "$OUT/b.md" 2>&1 ||
+                { echo "kquant.sh: $B failed:"; tail -20 "$OUT/b.md"; exit 1; }
+            echo "-- edgellm base: $B bench -m $m -p $PP -n $TG -t $T -r $R"
+            grep -E '^\||kernels:' "$OUT/b.md"
+        fi
         "$E" bench -m "$m" -p "$PP" -n "$TG" -t "$T" -r "$R" > "$OUT/e.md" 2>&1 ||
             { echo "kquant.sh: $E failed:"; tail -20 "$OUT/e.md"; exit 1; }
         echo "-- edgellm: $E bench -m $m -p $PP -n $TG -t $T -r $R"
@@ -60,12 +70,15 @@ while [ "$r" -le "$REPEAT" ]; do
                 { echo "kquant.sh: $L failed:"; tail -20 "$OUT/l.md"; exit 1; }
             echo "-- llama.cpp: $L -m $m -p $PP -n $TG -t $T -r $R"
             grep -E '^\|' "$OUT/l.md"
-            set -- $(ts "$OUT/e.md") $(ts "$OUT/l.md") "$@"
-            awk -v b="$b" -v r="$r" -v ep="$1" -v et="$2" -v lp="$3" -v lt="$4" -v pp="$PP" -v tg="$TG" 'BEGIN {
-                printf "ratio round %d %-14s pp%d %7.2f / %7.2f = %.2fx   tg%d %6.2f / %6.2f = %.2fx\n",
-                       r, b, pp, ep, lp, (lp > 0 ? ep / lp : 0), tg, et, lt, (lt > 0 ? et / lt : 0) }' |
-                tee -a "$OUT/ratios"
-            shift 4
+            for side in ${B:+b} e; do
+                set -- $(ts "$OUT/$side.md") $(ts "$OUT/l.md") "$@"
+                awk -v b="$b" -v r="$r" -v ep="$1" -v et="$2" -v lp="$3" -v lt="$4" -v pp="$PP" -v tg="$TG" \
+                    -v who="$([ "$side" = b ] && echo base || echo edgellm)" 'BEGIN {
+                    printf "ratio round %d %-14s %-7s pp%d %7.2f / %7.2f = %.2fx   tg%d %6.2f / %6.2f = %.2fx\n",
+                           r, b, who, pp, ep, lp, (lp > 0 ? ep / lp : 0), tg, et, lt, (lt > 0 ? et / lt : 0) }' |
+                    tee -a "$OUT/ratios"
+                shift 4
+            done
         fi
     done
     r=$((r + 1))
