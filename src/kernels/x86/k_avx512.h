@@ -1,9 +1,10 @@
 /*
  * k_avx512.h — the arithmetic of Q4_K, Q5_K and Q6_K weights · Q8_K activations with AVX-512
  * BW/VL + VNNI, for one weight row × a tile of C activation rows. Shared by the vec_dot
- * kernels (dot_q4_K_q6_K_avx512.c: C = 1) and the tile kernels (gemm_k_avx512_body.h: C = 1 for decode,
- * 4 for prefill), so every (row, token) takes the same steps whatever the tile: prefill
- * and decode are bit-identical. Include only from *_avx512.c files. Layouts:
+ * kernels (dot_q4_K_q6_K_avx512.c, dot_q5_K_avx512.c: C = 1) and the tile kernels
+ * (gemm_k_avx512_body.h: C = 1 for decode, 4 for prefill), so every (row, token) takes the
+ * same steps whatever the tile: prefill and decode are bit-identical. Include only from
+ * *_avx512.c files. Layouts:
  * src/tensor/blocks.h; reference: src/tensor/quant_k.c.
  *
  * Per super-block (256 elements) and (row, token), exact in int32:
