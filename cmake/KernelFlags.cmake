@@ -32,6 +32,7 @@ set(EDGELLM_X86_AVX512_SOURCES
   x86/dot_f16_avx512.c
   x86/dot_q4_0_q8_0_avx512.c
   x86/dot_q4_K_q6_K_avx512.c
+  x86/dot_q5_K_avx512.c
   x86/gemm_k_avx512.c
   x86/gemm_q8_avx512.c)
 set(EDGELLM_X86_AVX512_FLAGS -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni -mavx2 -mfma -mf16c)

@@ -3,7 +3,7 @@
  *
  *  - bit-identical to a scalar model of their arithmetic (gemm.h, kernel files): exact
  *    integer block sums, per lane fma(float(isum), d_w·d_x, acc) in block order with the
- *    lane of block b = perm(b mod 16), then the fixed 16-lane tree; for Q4_K / Q6_K
+ *    lane of block b = perm(b mod 16), then the fixed 16-lane tree; for Q4_K / Q5_K / Q6_K
  *    (k_avx512.h) the exact per-lane super-block sums, fma by d·d_x (and fnmadd of the
  *    mins by dmin·d_x), the same tree; and equal to their vec_dot, whose arithmetic they
  *    promise (the AArch64 dotprod kernels: their vec_dot only). The model is computed
@@ -91,22 +91,28 @@ static float model_q8_0_acts(int type, const uint8_t *w, const edgellm_block_q8_
     return lanes == 16 ? tree16(acc) : tree8(acc);
 }
 
-/* Model of k_avx512.h for Q4_K: lane l of chunk c (64 codes, elements 64c..64c+63) sums
- * elements 64c + 4l .. 64c + 4l + 3 times the scale of their sub-block; mins in 8 lanes. */
-static float model_q4_K(const uint8_t *w, const edgellm_block_q8_K *x, int64_t cols)
+/* Model of k_avx512.h for Q4_K (five = 0) and Q5_K (five = 1: the 5th bit of element
+ * 64c + p is bit 2c + p/32 of qh[p % 32]): lane l of chunk c (64 codes, elements
+ * 64c..64c+63) sums elements 64c + 4l .. 64c + 4l + 3 times the scale of their sub-block;
+ * mins in 8 lanes. */
+static float model_q45_K(const uint8_t *w, const edgellm_block_q8_K *x, int64_t cols, int five)
 {
     float acc[16] = {0}, accm[8] = {0}, v[16];
     for (int64_t i = 0; i < cols / 256; i++) {
-        const edgellm_block_q4_K *b = (const edgellm_block_q4_K *)w + i;
+        const edgellm_block_q4_K *b4 = (const edgellm_block_q4_K *)w + i;
+        const edgellm_block_q5_K *b5 = (const edgellm_block_q5_K *)w + i;
+        const uint8_t *scales = five ? b5->scales : b4->scales, *qs = five ? b5->qs : b4->qs;
+        const uint16_t d = five ? b5->d : b4->d, dmin = five ? b5->dmin : b4->dmin;
         uint8_t sc[8], m[8];
-        for (int j = 0; j < 8; j++) edgellm_k_scale_min(j, b->scales, &sc[j], &m[j]);
+        for (int j = 0; j < 8; j++) edgellm_k_scale_min(j, scales, &sc[j], &m[j]);
         int32_t S[16] = {0};
         for (int c = 0; c < 4; c++)
             for (int p = 0; p < 64; p++) {
-                const int code = p < 32 ? b->qs[32 * c + p] & 15 : b->qs[32 * c + p - 32] >> 4;
+                int code = p < 32 ? qs[32 * c + p] & 15 : qs[32 * c + p - 32] >> 4;
+                if (five) code |= (b5->qh[p % 32] >> (2 * c + p / 32) & 1) << 4;
                 S[p / 4] += sc[2 * c + p / 32] * code * x[i].qs[64 * c + p];
             }
-        const float dd = edgellm_f16_to_f32(b->d) * x[i].d, dm = edgellm_f16_to_f32(b->dmin) * x[i].d;
+        const float dd = edgellm_f16_to_f32(d) * x[i].d, dm = edgellm_f16_to_f32(dmin) * x[i].d;
         for (int l = 0; l < 16; l++) acc[l] = fmaf((float)S[l], dd, acc[l]);
         for (int j = 0; j < 8; j++) {
             const int32_t M = m[j] * (x[i].bsums[2 * j] + x[i].bsums[2 * j + 1]);
@@ -161,8 +167,8 @@ static bool model(int type, const uint8_t *w, const void *xq, int64_t cols, floa
         *out = *alt = model_q8_0_acts(type, w, xq, cols, lanes);
         return true;
     }
-    if (lanes == 16 && (type == EDGELLM_TYPE_Q4_K || type == EDGELLM_TYPE_Q6_K)) {
-        *out = type == EDGELLM_TYPE_Q4_K ? model_q4_K(w, xq, cols) : model_q6_K(w, xq, cols);
+    if (lanes == 16 && (type == EDGELLM_TYPE_Q4_K || type == EDGELLM_TYPE_Q5_K || type == EDGELLM_TYPE_Q6_K)) {
+        *out = type == EDGELLM_TYPE_Q6_K ? model_q6_K(w, xq, cols) : model_q45_K(w, xq, cols, type == EDGELLM_TYPE_Q5_K);
         *alt = edgellm_kernels_vec_dot(type)(cols, w, xq);
         return true;
     }
@@ -182,6 +188,7 @@ static void zero_codes(int type, uint8_t *row, int64_t cols)
     if (type == EDGELLM_TYPE_Q4_0) off = 2, len = 16;
     else if (type == EDGELLM_TYPE_Q8_0) off = 2, len = 32;
     else if (type == EDGELLM_TYPE_Q4_K) off = 16, len = 128;
+    else if (type == EDGELLM_TYPE_Q5_K) off = 16, len = 160;         /* qh, qs */
     else if (type == EDGELLM_TYPE_Q6_K) off = 0, len = 192;
     for (int64_t b = 0; b < cols / t->blck_size; b++) memset(row + (size_t)b * t->type_size + off, 0, len);
 }
@@ -218,7 +225,7 @@ static void make_row(int type, uint8_t *row, int64_t cols, int mode, float *tmp)
         if (mode == 3 && type == EDGELLM_TYPE_Q6_K) memset(blk + 192, 0x80, 16);   /* scales -128 */
         if (type == EDGELLM_TYPE_Q6_K) memcpy(blk + 208, &h, 2);          /* ql qh scales d */
         else memcpy(blk, &h, 2);
-        if (type == EDGELLM_TYPE_Q4_K) memcpy(blk + 2, &h2, 2);           /* d dmin ...     */
+        if (type == EDGELLM_TYPE_Q4_K || type == EDGELLM_TYPE_Q5_K) memcpy(blk + 2, &h2, 2);   /* d dmin ... */
         if (type == EDGELLM_TYPE_Q8_0 && b % 3 == 0) memset(blk + 2, 0x80, 8);   /* codes -128 */
     }
 }
@@ -338,12 +345,12 @@ static void test_q8_0_activation_kernels(void)
     }
 }
 
-/* Q4_K / Q6_K (Q8_K activations): the vec_dot's arithmetic for any n. */
+/* Q4_K / Q5_K / Q6_K (Q8_K activations): the vec_dot's arithmetic for any n. */
 static void test_q8_K_activation_kernels(void)
 {
     if (tile_lanes() != 16) fprintf(stderr, "   SKIP (exact model): level %s has no K-quant tile kernels\n", edgellm_kernels_name());
-    const int types[] = {EDGELLM_TYPE_Q4_K, EDGELLM_TYPE_Q6_K};
-    for (size_t ti = 0; ti < 2; ti++)
+    const int types[] = {EDGELLM_TYPE_Q4_K, EDGELLM_TYPE_Q5_K, EDGELLM_TYPE_Q6_K};
+    for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++)
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
             gemm_case(types[ti], shapes[s][0], shapes[s][1], shapes[s][2]);
 }
@@ -363,6 +370,7 @@ static void test_k_gfni_equals_plain(void)
     }
     static const struct { int type; edgellm_gemm_fn plain, gfni; } k[] = {
         {EDGELLM_TYPE_Q4_K, edgellm_gemm_q4_K_avx512, edgellm_gemm_q4_K_avx512_gfni},
+        {EDGELLM_TYPE_Q5_K, edgellm_gemm_q5_K_avx512, edgellm_gemm_q5_K_avx512_gfni},
         {EDGELLM_TYPE_Q6_K, edgellm_gemm_q6_K_avx512, edgellm_gemm_q6_K_avx512_gfni},
     };
     const int64_t rows = 37, cols = 768, ns[] = {1, 2, 4, 7};
@@ -402,7 +410,7 @@ static void test_k_gfni_equals_plain(void)
 }
 
 /* Decode's software prefetch (edgellm_gemm_args.prefetch, dispatch.h) is a hint: the
- * avx512 decode kernels that take it (Q4_0, Q4_K, Q6_K) give the same bits with it off, at
+ * avx512 decode kernels that take it (Q4_0, Q4_K, Q5_K, Q6_K) give the same bits with it off, at
  * the default distance and at the largest (1 MiB: far past the end of the matrix, where a
  * prefetch must not fault). Also EDGELLM_PREFETCH's parser. */
 static void test_decode_prefetch_is_a_hint(void)
@@ -425,6 +433,7 @@ static void test_decode_prefetch_is_a_hint(void)
     static const struct { int type; edgellm_gemm_fn fn; edgellm_gemm_prep_fn prep; } k[] = {
         {EDGELLM_TYPE_Q4_0, edgellm_gemm_q4_0_avx512, edgellm_gemm_prep_q4_0_avx512},
         {EDGELLM_TYPE_Q4_K, edgellm_gemm_q4_K_avx512, NULL},
+        {EDGELLM_TYPE_Q5_K, edgellm_gemm_q5_K_avx512, NULL},
         {EDGELLM_TYPE_Q6_K, edgellm_gemm_q6_K_avx512, NULL},
     };
     const int64_t rows = 37, cols = 768;   /* Q4_0: 24 blocks = a full group + a partial one */

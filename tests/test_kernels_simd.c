@@ -86,6 +86,7 @@ static const dot_variant dots[] = {
     {"avx512", EDGELLM_TYPE_Q4_0, edgellm_dot_q4_0_q8_0_avx512},
     {"avx512", EDGELLM_TYPE_Q8_0, edgellm_dot_q8_0_q8_0_avx512},
     {"avx512", EDGELLM_TYPE_Q4_K, edgellm_dot_q4_K_q8_K_avx512},
+    {"avx512", EDGELLM_TYPE_Q5_K, edgellm_dot_q5_K_q8_K_avx512},
     {"avx512", EDGELLM_TYPE_Q6_K, edgellm_dot_q6_K_q8_K_avx512},
 };
 static const quant_variant quants[] = {
@@ -103,8 +104,10 @@ static const gemm_variant gemms[] = {
     {"avx512", EDGELLM_TYPE_Q4_0, false, edgellm_gemm_q4_0_avx512},
     {"avx512", EDGELLM_TYPE_Q8_0, false, edgellm_gemm_q8_0_avx512},
     {"avx512", EDGELLM_TYPE_Q4_K, false, edgellm_gemm_q4_K_avx512},
+    {"avx512", EDGELLM_TYPE_Q5_K, false, edgellm_gemm_q5_K_avx512},
     {"avx512", EDGELLM_TYPE_Q6_K, false, edgellm_gemm_q6_K_avx512},
     {"avx512", EDGELLM_TYPE_Q4_K, true, edgellm_gemm_q4_K_avx512_gfni},
+    {"avx512", EDGELLM_TYPE_Q5_K, true, edgellm_gemm_q5_K_avx512_gfni},
     {"avx512", EDGELLM_TYPE_Q6_K, true, edgellm_gemm_q6_K_avx512_gfni},
 };
 #elif defined(__aarch64__)
@@ -469,7 +472,7 @@ static void test_dispatch_levels(void)
 static void test_dispatch_gemm_and_attend(void)
 {
     static const int gemm_types[] = {EDGELLM_TYPE_F32, EDGELLM_TYPE_Q4_0, EDGELLM_TYPE_Q8_0, EDGELLM_TYPE_Q4_K,
-                                     EDGELLM_TYPE_Q6_K};
+                                     EDGELLM_TYPE_Q5_K, EDGELLM_TYPE_Q6_K};
     const bool gfni = edgellm_cpu_get_features()->gfni;
     for (int l = 0; l < N_LEVELS; l++) {
         if (!edgellm_kernels_force(all_levels[l])) continue;

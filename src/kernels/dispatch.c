@@ -158,6 +158,7 @@ static const kernel_variant avx512_variants[] = {
     {EDGELLM_TYPE_Q4_0, edgellm_dot_q4_0_q8_0_avx512, NULL, NULL},
     {EDGELLM_TYPE_Q8_0, edgellm_dot_q8_0_q8_0_avx512, NULL, NULL},
     {EDGELLM_TYPE_Q4_K, edgellm_dot_q4_K_q8_K_avx512, NULL, NULL},
+    {EDGELLM_TYPE_Q5_K, edgellm_dot_q5_K_q8_K_avx512, NULL, NULL},
     {EDGELLM_TYPE_Q6_K, edgellm_dot_q6_K_q8_K_avx512, NULL, NULL},
 };
 
@@ -181,7 +182,9 @@ static const gemm_variant avx512_gemm[] = {
     {EDGELLM_TYPE_Q8_0, 0, {edgellm_gemm_prep_q8_0_avx512, edgellm_gemm_q8_0_avx512, EDGELLM_GEMM_Q8_0_XG, 32}},
     {EDGELLM_TYPE_Q4_K, ISA_GFNI, {NULL, edgellm_gemm_q4_K_avx512_gfni, 0, 256}},
     {EDGELLM_TYPE_Q6_K, ISA_GFNI, {NULL, edgellm_gemm_q6_K_avx512_gfni, 0, 256}},
+    {EDGELLM_TYPE_Q5_K, ISA_GFNI, {NULL, edgellm_gemm_q5_K_avx512_gfni, 0, 256}},
     {EDGELLM_TYPE_Q4_K, 0, {NULL, edgellm_gemm_q4_K_avx512, 0, 256}},
+    {EDGELLM_TYPE_Q5_K, 0, {NULL, edgellm_gemm_q5_K_avx512, 0, 256}},
     {EDGELLM_TYPE_Q6_K, 0, {NULL, edgellm_gemm_q6_K_avx512, 0, 256}},
 };
 #endif

@@ -14,7 +14,7 @@
  *   gemm_q8_avx512.c  Q4_0, Q8_0 (AVX-512 VNNI): 16 blocks per 512-bit lane group, lanes =
  *                     blocks, weights and activations transposed alike; own arithmetic.
  *   gemm_q8_avx2.c    Q4_0, Q8_0 (AVX2): the same with 8 blocks per 256-bit group.
- *   gemm_k_avx512.c   Q4_K, Q6_K (AVX-512): the vec_dot's arithmetic, weights unpacked once
+ *   gemm_k_avx512.c   Q4_K, Q5_K, Q6_K (AVX-512): the vec_dot's arithmetic, weights unpacked once
  *                     per 4 tokens; gemm_k_avx512_gfni.c the same with GFNI (one body:
  *                     gemm_k_avx512_body.h).
  *   arm/gemm_q_dotprod.c  Q4_0, Q8_0 (AArch64 dotprod): the vec_dot's arithmetic, 4 tokens.
@@ -72,12 +72,14 @@ void edgellm_gemm_prep_q4_0_avx512(const void *xq, int64_t t, int64_t cols, uint
 void edgellm_gemm_prep_q8_0_avx512(const void *xq, int64_t t, int64_t cols, uint8_t *xp);
 void edgellm_gemm_q4_0_avx512(const edgellm_gemm_args *a);
 void edgellm_gemm_q8_0_avx512(const edgellm_gemm_args *a);
-/* Q4_K / Q6_K × Q8_K: no prep (they read the Q8_K rows), the vec_dot's arithmetic. */
+/* Q4_K / Q5_K / Q6_K × Q8_K: no prep (they read the Q8_K rows), the vec_dot's arithmetic. */
 void edgellm_gemm_q4_K_avx512(const edgellm_gemm_args *a);
+void edgellm_gemm_q5_K_avx512(const edgellm_gemm_args *a);
 void edgellm_gemm_q6_K_avx512(const edgellm_gemm_args *a);
 /* The same with GFNI (gemm_k_avx512_gfni.c; call only where edgellm_cpu_get_features()->gfni):
  * equal results bit for bit. */
 void edgellm_gemm_q4_K_avx512_gfni(const edgellm_gemm_args *a);
+void edgellm_gemm_q5_K_avx512_gfni(const edgellm_gemm_args *a);
 void edgellm_gemm_q6_K_avx512_gfni(const edgellm_gemm_args *a);
 void edgellm_gemm_prep_q4_0_avx2(const void *xq, int64_t t, int64_t cols, uint8_t *xp);
 void edgellm_gemm_prep_q8_0_avx2(const void *xq, int64_t t, int64_t cols, uint8_t *xp);

@@ -1,7 +1,7 @@
 /*
- * gemm_k_avx512_body.h — tile kernels for Q4_K and Q6_K weights × Q8_K activations, AVX-512 +
- * VNNI (contract in ../gemm.h; block layouts in blocks.h), written once and compiled twice:
- * by gemm_k_avx512.c (edgellm_gemm_q4_K_avx512, edgellm_gemm_q6_K_avx512) and, with
+ * gemm_k_avx512_body.h — tile kernels for Q4_K, Q5_K and Q6_K weights × Q8_K activations,
+ * AVX-512 + VNNI (contract in ../gemm.h; block layouts in blocks.h), written once and compiled
+ * twice: by gemm_k_avx512.c (edgellm_gemm_q4_K_avx512, _q5_K_, _q6_K_) and, with
  * X86_K_GFNI defined, by gemm_k_avx512_gfni.c (the same names with _gfni).
  *
  * Arithmetic: k_avx512.h's, the very steps of the vec_dot kernels of dot_q4_K_q6_K_avx512.c,
@@ -15,7 +15,7 @@
  *     once for 4 tokens whose accumulators stay in registers; the last 1-3 tokens in one
  *     tile of that many (B = 2 or 3 sequences decoding together: one unpack, not 2-3).
  * Activations are the plain Q8_K rows (no packing). Results equal
- * edgellm_dot_q4_K_q8_K_avx512 / edgellm_dot_q6_K_q8_K_avx512 bit for bit whatever n
+ * edgellm_dot_q4_K_q8_K_avx512 / _q5_K_ / _q6_K_ bit for bit whatever n
  * (tests/test_gemm.c compares with those).
  * With GFNI (X86_K_GFNI) the codes are unpacked by GF2P8AFFINEQB (k_avx512.h): the same
  * integers, so the same results bit for bit, in fewer vector instructions.
@@ -29,7 +29,7 @@
 
 #define TC 4                     /* tokens per prefill tile */
 
-/* One Q4_K / Q6_K kernel: row tile function, block type. */
+/* One Q4_K / Q5_K / Q6_K kernel: row tile function, block type. */
 #define K_GEMM(name, block, tile_fn)                                                                   \
     void name(const edgellm_gemm_args *a)                                                              \
     {                                                                                                  \
@@ -75,5 +75,6 @@
 #define K_NAME(f) f
 #endif
 K_GEMM(K_NAME(edgellm_gemm_q4_K_avx512), edgellm_block_q4_K, x86_q4_K_tile)
+K_GEMM(K_NAME(edgellm_gemm_q5_K_avx512), edgellm_block_q5_K, x86_q5_K_tile)
 K_GEMM(K_NAME(edgellm_gemm_q6_K_avx512), edgellm_block_q6_K, x86_q6_K_tile)
 #endif

@@ -1,9 +1,10 @@
 /*
- * k_avx512.h — the arithmetic of Q4_K and Q6_K weights · Q8_K activations with AVX-512
+ * k_avx512.h — the arithmetic of Q4_K, Q5_K and Q6_K weights · Q8_K activations with AVX-512
  * BW/VL + VNNI, for one weight row × a tile of C activation rows. Shared by the vec_dot
- * kernels (dot_q4_K_q6_K_avx512.c: C = 1) and the tile kernels (gemm_k_avx512_body.h: C = 1 for decode,
- * 4 for prefill), so every (row, token) takes the same steps whatever the tile: prefill
- * and decode are bit-identical. Include only from *_avx512.c files. Layouts:
+ * kernels (dot_q4_K_q6_K_avx512.c, dot_q5_K_avx512.c: C = 1) and the tile kernels
+ * (gemm_k_avx512_body.h: C = 1 for decode, 4 for prefill), so every (row, token) takes the
+ * same steps whatever the tile: prefill and decode are bit-identical. Include only from
+ * *_avx512.c files. Layouts:
  * src/tensor/blocks.h; reference: src/tensor/quant_k.c.
  *
  * Per super-block (256 elements) and (row, token), exact in int32:
@@ -20,6 +21,11 @@
  *             acc  = fma(float(S), d·d_x, acc)            (16 lanes)
  *             accm = fnmadd(float(M), dmin·d_x, accm)      (8 lanes)
  *         y = x86_hsum16(acc + [accm | 0]).
+ *   Q5_K  as Q4_K, each code byte or-ed with its 5th bit moved to bit 4: the 32 qh bytes
+ *         (broadcast to both halves) hold it in bit 2c (low half of chunk c) and 2c+1
+ *         (high half); pairs <= 2·31·128 = 7936, |S| <= 256·63·31·128 < 2^26. The layout
+ *         is GGUF's block_q5_K (ggml-common.h and dequantize_row_q5_K in ggml-quants.c of
+ *         github.com/ggml-org/ggml), as blocks.h states it.
  *   Q6_K  the 64 bytes of ql of half h hold codes 128h..128h+63 in their low nibbles and
  *         128h+64..128h+127 in their high nibbles; the 32 bytes of qh (broadcast to both
  *         halves) hold the 2 high bits of element 128h + 32k + l in bits 2k..2k+1 of byte
@@ -67,6 +73,8 @@
 #define X86_GF_LOW4 0x0102040800000000ll
 #define X86_GF_HIGH4 0x1020408000000000ll
 #define X86_GF_BITS(k) ((long long)((1ull << (k)) << 24 | (2ull << (k)) << 16))
+/*   X86_GF_BIT4(k) bit k to 4, the rest cleared        ((x >> k & 1) << 4) */
+#define X86_GF_BIT4(k) ((long long)((1ull << (k)) << 24))
 #endif
 
 /* VPSHUFB controls of Q4_K, one word 0x8000 | j per output word (byte j of the 64-bit
@@ -92,15 +100,29 @@ static const uint16_t x86_q6_K_sidx[4][32] __attribute__((aligned(64))) = {
 };
 
 /* v[t] = the 16 lanes whose x86_hsum16 is dot(row w, activations x[t]), over nb Q4_K
- * super-blocks, t < C; pf: x86_prefetch_l2's distance (0 = none). */
-static inline __attribute__((always_inline)) void x86_q4_K_tile(const edgellm_block_q4_K *w,
-                                                                const edgellm_block_q8_K *const *x, int64_t nb,
-                                                                const int C, __m512 *v, const size_t pf)
+ * (five = 0) or Q5_K (five = 1) super-blocks of bs bytes at w, t < C; pf: x86_prefetch_l2's
+ * distance (0 = none). Both layouts (blocks.h): d, dmin at bytes 0, 2, the 12 scale bytes
+ * at 4; Q4_K codes at 16; Q5_K 5th bits qh at 16, codes at 48. */
+static inline __attribute__((always_inline)) void x86_q45_K_tile(const uint8_t *w, const size_t bs, const int five,
+                                                                 const edgellm_block_q8_K *const *x, int64_t nb,
+                                                                 const int C, __m512 *v, const size_t pf)
 {
+    const size_t qs_off = five ? 48 : 16;
 #ifdef X86_K_GFNI
     const __m512i gf_nib = x86_join(_mm256_set1_epi64x(X86_GF_LOW4), _mm256_set1_epi64x(X86_GF_HIGH4));
+    __m512i gf_h[4];
+    X86_UNROLL
+    for (int c = 0; c < 4; c++)
+        gf_h[c] = x86_join(_mm256_set1_epi64x(X86_GF_BIT4(2 * c)), _mm256_set1_epi64x(X86_GF_BIT4(2 * c + 1)));
 #else
     const __m512i sh4 = x86_join(_mm256_setzero_si256(), _mm256_set1_epi16(4)), m4 = _mm512_set1_epi8(15);
+    /* per 256-bit half, chunk c: the word shift that brings qh bit 2c (low half) or 2c+1
+     * (high half) to bit 4: left by 4-k for k < 4, right by k-4 above */
+    const __m512i hsh[4] = {x86_join(_mm256_set1_epi16(4), _mm256_set1_epi16(3)),
+                            x86_join(_mm256_set1_epi16(2), _mm256_set1_epi16(1)),
+                            x86_join(_mm256_set1_epi16(0), _mm256_set1_epi16(1)),
+                            x86_join(_mm256_set1_epi16(2), _mm256_set1_epi16(3))};
+    const __m512i b4 = _mm512_set1_epi8(0x10);
 #endif
     __m512 acc[X86_K_MAX_C];
     __m256 accm[X86_K_MAX_C];
@@ -110,22 +132,30 @@ static inline __attribute__((always_inline)) void x86_q4_K_tile(const edgellm_bl
         accm[t] = _mm256_setzero_ps();
     }
     for (int64_t i = 0; i < nb; i++) {
-        x86_prefetch_l2(&w[i], pf, sizeof w[i]);
+        const uint8_t *blk = w + (size_t)i * bs;
+        x86_prefetch_l2(blk, pf, bs);
         uint64_t sc, mn;
-        x86_q4_K_scales(w[i].scales, &sc, &mn);
+        x86_q4_K_scales(blk + 4, &sc, &mn);
         const __m512i bsc = _mm512_set1_epi64((long long)sc);
         const __m256i mins = _mm256_shuffle_epi8(_mm256_set1_epi64x((long long)mn),
                                                  _mm256_load_si256((const __m256i *)x86_q4_K_ctl[4]));
+        const __m512i qh = five ? _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(blk + 16)))
+                                : _mm512_setzero_si512();
         __m512i S[X86_K_MAX_C];
         X86_UNROLL
         for (int t = 0; t < C; t++) S[t] = _mm512_setzero_si512();
         X86_UNROLL
         for (int c = 0; c < 4; c++) {
-            const __m512i q = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(w[i].qs + 32 * c)));
+            const __m512i q = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(blk + qs_off + 32 * c)));
 #ifdef X86_K_GFNI
-            const __m512i u = _mm512_gf2p8affine_epi64_epi8(q, gf_nib, 0);
+            __m512i u = _mm512_gf2p8affine_epi64_epi8(q, gf_nib, 0);
+            if (five) u = _mm512_or_si512(u, _mm512_gf2p8affine_epi64_epi8(qh, gf_h[c], 0));
 #else
-            const __m512i u = _mm512_and_si512(_mm512_srlv_epi16(q, sh4), m4);
+            __m512i u = _mm512_and_si512(_mm512_srlv_epi16(q, sh4), m4);
+            if (five) {
+                const __m512i h = c < 2 ? _mm512_sllv_epi16(qh, hsh[c]) : _mm512_srlv_epi16(qh, hsh[c]);
+                u = _mm512_ternarylogic_epi32(u, h, b4, 0xF8);            /* u | (h & 0x10) */
+            }
 #endif
             const __m512i s = _mm512_shuffle_epi8(bsc, _mm512_load_si512((const void *)x86_q4_K_ctl[c]));
             X86_UNROLL
@@ -135,7 +165,7 @@ static inline __attribute__((always_inline)) void x86_q4_K_tile(const edgellm_bl
             }
         }
         uint32_t dd;
-        memcpy(&dd, &w[i].d, 4);                                         /* d, dmin */
+        memcpy(&dd, blk, 4);                                             /* d, dmin */
         const __m128 f = _mm_cvtph_ps(_mm_cvtsi32_si128((int)dd));
         X86_UNROLL
         for (int t = 0; t < C; t++) {
@@ -147,6 +177,22 @@ static inline __attribute__((always_inline)) void x86_q4_K_tile(const edgellm_bl
     }
     X86_UNROLL
     for (int t = 0; t < C; t++) v[t] = _mm512_add_ps(acc[t], _mm512_zextps256_ps512(accm[t]));
+}
+
+/* x86_q45_K_tile over Q4_K super-blocks. */
+static inline __attribute__((always_inline)) void x86_q4_K_tile(const edgellm_block_q4_K *w,
+                                                                const edgellm_block_q8_K *const *x, int64_t nb,
+                                                                const int C, __m512 *v, const size_t pf)
+{
+    x86_q45_K_tile((const uint8_t *)w, sizeof *w, 0, x, nb, C, v, pf);
+}
+
+/* x86_q45_K_tile over Q5_K super-blocks. */
+static inline __attribute__((always_inline)) void x86_q5_K_tile(const edgellm_block_q5_K *w,
+                                                                const edgellm_block_q8_K *const *x, int64_t nb,
+                                                                const int C, __m512 *v, const size_t pf)
+{
+    x86_q45_K_tile((const uint8_t *)w, sizeof *w, 1, x, nb, C, v, pf);
 }
 
 /* v[t] = the 16 lanes whose x86_hsum16 is dot(row w, activations x[t]), over nb Q6_K

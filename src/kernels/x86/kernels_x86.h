@@ -66,6 +66,7 @@ float edgellm_dot_f16_avx512(int64_t n, const void *w, const void *x);
 float edgellm_dot_q4_0_q8_0_avx512(int64_t n, const void *w, const void *x);
 float edgellm_dot_q8_0_q8_0_avx512(int64_t n, const void *w, const void *x);
 float edgellm_dot_q4_K_q8_K_avx512(int64_t n, const void *w, const void *x);
+float edgellm_dot_q5_K_q8_K_avx512(int64_t n, const void *w, const void *x);
 float edgellm_dot_q6_K_q8_K_avx512(int64_t n, const void *w, const void *x);
 
 #endif

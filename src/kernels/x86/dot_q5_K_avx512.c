@@ -1,0 +1,22 @@
+/*
+ * dot_q5_K_avx512.c — Q5_K weights · Q8_K activations, AVX-512 + VNNI.
+ * Mirrors edgellm_dot_q5_K_q8_K_ref (src/tensor/quant_k.c); layout in blocks.h. The
+ * arithmetic (exact int32 super-block sums by VPMADDUBSW + VPDPWSSD, then float steps in a
+ * fixed order) is k_avx512.h's x86_q45_K_tile for one row and one token; the tile kernel
+ * edgellm_gemm_q5_K_avx512 (gemm_k_avx512_body.h) runs the same steps for tiles of rows and
+ * tokens, so it equals this function bit for bit (tests/test_gemm.c).
+ * Tolerance as the AVX2 twin: |fast - ref| <= (nb + 4)·2^-22·Σ(|w·x| + |min terms|).
+ */
+#if defined(__x86_64__) && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
+    defined(__AVX512VNNI__)
+#include "kernels_x86.h"
+#include "k_avx512.h"
+
+float edgellm_dot_q5_K_q8_K_avx512(int64_t n, const void *w, const void *x)
+{
+    const edgellm_block_q8_K *xr[1] = {x};
+    __m512 v;
+    x86_q5_K_tile(w, xr, n / EDGELLM_QK_K, 1, &v, 0);
+    return x86_hsum16(v);
+}
+#endif
