@@ -70,6 +70,8 @@ static void setup(void)
     }
 }
 
+static void publish(int v, const char *model, const char *prev);
+
 /* A fresh store folder under the test folder. */
 static const char *new_store(const char *tag)
 {
@@ -130,8 +132,6 @@ static void publish(int v, const char *model, const char *prev)
 static void test_publish_add_activate(void)
 {
     const char *s = new_store("basic");
-    publish(1, model_v1, NULL);
-    publish(2, model_v2, model_v1);
     /* unsigned/untrusted: refused, nothing added */
     CHECK(ST(s, "add --manifest %s/tiny@1.json", pub_dir) != 0);
     CHECK(strstr(sh_out, "signature") && strstr(sh_out, "tiny@1.json"));
@@ -311,10 +311,10 @@ static pid_t http_child(const char *file, int mode, int *port, const char *log)
         if (mode == SRV_NO_RANGE && req > 0) from = 0;   /* after a drop, Range is ignored */
         if ((size_t)from > n) from = (long long)n;
         size_t len = n - (size_t)from;
-        char h[512];
-        int hn = snprintf(h, sizeof h, "HTTP/1.1 %s\r\nContent-Length: %zu\r\n%s\r\n",
-                          from ? "206 Partial Content" : "200 OK", mode == SRV_ENDLESS ? len * 2 : len,
-                          "Connection: close\r\n");
+        char h[512], cr[128] = "";
+        if (from) snprintf(cr, sizeof cr, "Content-Range: bytes %lld-%zu/%zu\r\n", from, n - 1, n);
+        int hn = snprintf(h, sizeof h, "HTTP/1.1 %s\r\nContent-Length: %zu\r\n%sConnection: close\r\n\r\n",
+                          from ? "206 Partial Content" : "200 OK", mode == SRV_ENDLESS ? len * 2 : len, cr);
         send(c, h, (size_t)hn, 0);
         size_t send_n = len;
         if ((mode == SRV_DROP || mode == SRV_NO_RANGE) && req == 0) send_n = len / 2;   /* drops halfway */
@@ -336,6 +336,9 @@ static edgellm_status add_url(const char *store, const char *url, const char *ma
     edgellm_store *s = NULL;
     edgellm_status st = edgellm_store_open(&sp, &s, err);
     if (st) return st;
+    char key[600];
+    snprintf(key, sizeof key, "%s.pub", keybase);
+    if ((st = edgellm_store_trust(s, key, err))) { edgellm_store_close(s); return st; }
     edgellm_store_add_params p = edgellm_store_add_default_params();
     p.source = url;
     p.manifest = manifest;
@@ -573,6 +576,8 @@ int main(void)
     }
     setup();
     if (!have_store) { fprintf(stderr, "edgellm built without the store's libraries: skipped\n"); return 77; }
+    publish(1, model_v1, NULL);
+    publish(2, model_v2, model_v1);
     RUN(test_publish_add_activate);
     RUN(test_hostile);
     RUN(test_delta);

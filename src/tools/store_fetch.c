@@ -279,6 +279,7 @@ edgellm_status edgellm_store_fetch(const char *url, const char *part, uint64_t s
             st = edgellm_fail(err, EDGELLM_ERR_IO, "%s: write failed: %s", part, strerror(f.io_errno));
             goto out;
         }
+        if (rc == CURLE_RANGE_ERROR && f.have > 0) f.restart = true;   /* libcurl saw a 200 to a Range */
         if (f.restart) {   /* the server ignored the Range: start over */
             o->refetched_bytes += f.have;
             f.have = 0;
