@@ -167,6 +167,11 @@ edgellm_status edgellm_store_trust(edgellm_store *s, const char *p, edgellm_erro
 edgellm_status edgellm_store_keygen(const char *a, const char *b, edgellm_error *err) { return NO_STORE(err); }
 edgellm_status edgellm_store_publish(const edgellm_store_publish_params *p, edgellm_error *err)
 { return NO_STORE(err); }
+edgellm_status edgellm_store_manifest_check(const char *t, size_t n, bool *ok, edgellm_error *err)
+{
+    *ok = false;
+    return NO_STORE(err);
+}
 #else
 
 /* ---- SHA-256 --------------------------------------------------------------------------- */
@@ -673,6 +678,25 @@ done:
     cJSON_Delete(root);
     if (st) manifest_free(m);
     return st;
+}
+
+edgellm_status edgellm_store_manifest_check(const char *text, size_t len, bool *roundtrip_ok, edgellm_error *err)
+{
+    manifest a, b;
+    *roundtrip_ok = false;
+    edgellm_status st = manifest_parse(text, len, "fuzz.json", &a, err);
+    if (st) return st;
+    sbuf t = {0}, u = {0};
+    manifest_text(&a, &t);
+    if (!t.oom && manifest_parse(t.p, t.n, "canonical.json", &b, NULL) == EDGELLM_OK) {
+        manifest_text(&b, &u);
+        *roundtrip_ok = !u.oom && u.n == t.n && !memcmp(u.p, t.p, t.n);
+        manifest_free(&b);
+    }
+    edgellm_free(t.p);
+    edgellm_free(u.p);
+    manifest_free(&a);
+    return EDGELLM_OK;
 }
 
 /* ---- the store folder ------------------------------------------------------------------ */

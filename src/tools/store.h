@@ -49,6 +49,10 @@ edgellm_status edgellm_store_fetch(const char *url, const char *part_path, uint6
 /* Fetch a small document (a manifest) of at most max_bytes into a malloc'd buffer. */
 edgellm_status edgellm_store_fetch_small(const char *url, size_t max_bytes, char **out, size_t *len,
                                          double connect_timeout_s, edgellm_error *err);
+/* For the fuzz target (fuzz/fuzz_store.c): parse a manifest of len bytes; when it parses,
+ * write its canonical form, parse that again and set *roundtrip_ok to whether both parses
+ * agree. EDGELLM_ERR_FORMAT (with err naming the field) when it does not parse. */
+edgellm_status edgellm_store_manifest_check(const char *text, size_t len, bool *roundtrip_ok, edgellm_error *err);
 /* 1 for http://, https:// and file:// */
 bool edgellm_store_is_url(const char *s);
 
