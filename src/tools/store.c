@@ -1015,6 +1015,19 @@ static void fill_entry(const edgellm_store *s, const manifest *m, int64_t active
     if (e->size) memcpy(e, &r, e->size < sizeof r ? e->size : sizeof r);
 }
 
+/* manifests/NAME/highest: the highest version ever added (gc never lowers it). */
+static int64_t highest_seen(const edgellm_store *s, const char *name)
+{
+    char p[PATH_MAX], *t;
+    size_t n;
+    edgellm_error e;
+    long long v = 0;
+    if (spath(s, p, sizeof p, &e, "manifests/%s/highest", name) || read_small(p, 64, &t, &n, &e)) return 0;
+    if (sscanf(t, "%lld", &v) != 1 || v < 0) v = 0;
+    edgellm_free(t);
+    return v;
+}
+
 /* ---- verification of a blob ------------------------------------------------------------ */
 
 static bool smoke(const char *path, char *why, size_t n)
@@ -1349,8 +1362,10 @@ edgellm_status edgellm_store_add(edgellm_store *s, const edgellm_store_add_param
     {
         int nv;
         int64_t *vs = versions_of(s, m.name, &nv);
-        const int64_t top = nv ? vs[nv - 1] : 0;
+        int64_t top = nv ? vs[nv - 1] : 0;
         edgellm_free(vs);
+        const int64_t seen = highest_seen(s, m.name);
+        if (seen > top) top = seen;   /* a version gc removed stays refused */
         if (m.version < top) {
             st = edgellm_fail(err, EDGELLM_ERR_UNSUPPORTED, "%s: manifest field 'version': %s@%lld is older than the "
                               "installed %lld (rollback refused; 'edgellm store rollback' switches back)", mname,
@@ -1487,6 +1502,13 @@ edgellm_status edgellm_store_add(edgellm_store *s, const edgellm_store_add_param
                     !memcmp(cur, text, cl);
         edgellm_free(cur);
         if (!same && (st = atomic_write(mp, text, text_len, 0644, err))) goto done;
+        if (highest_seen(s, m.name) < m.version) {
+            char hp[PATH_MAX], t[32];
+            int tn = snprintf(t, sizeof t, "%lld\n", (long long)m.version);
+            if ((st = spath(s, hp, sizeof hp, err, "manifests/%s/highest", m.name)) ||
+                (st = atomic_write(hp, t, (size_t)tn, 0644, err)))
+                goto done;
+        }
     }
     char why[512] = "";
     const int prior = read_status(s, m.name, m.version, NULL, 0);
