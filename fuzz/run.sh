@@ -64,7 +64,7 @@ grep -ohE '"[a-z][a-z0-9_-]*"' "$root"/cli/plan_json.c | sort -u > "$work/json.d
 
 # the store's manifest fields and the patch magic and operations
 { grep -ohE '"[a-z_0-9]+"' "$root"/src/tools/store.c | sort -u
-  printf '"%s"\n' 'ELPATCH1' '{' '}' '[' ']' ':' ',' 'C' 'D' 'X' 'E' '2026-12-01T18:47:15Z'
+  printf '"%s"\n' 'ELPATCH1' '{' '}' '[' ']' ':' ',' 'C' 'D' 'X' 'H' 'E' '2026-12-01T18:47:15Z'
 } > "$work/store.dict"
 
 # safetensors: the header's keys and dtypes

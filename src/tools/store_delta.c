@@ -9,10 +9,13 @@
  *     'X' u64 old_offset u64 len u64 zlen u8[zlen]    a zstd frame of len bytes, XORed with
  *                                                     OLD[old_offset ..] (a changed tensor of
  *                                                     the same name, type and shape)
+ *     'H' u64 prefix u64 len u64 zlen u8[zlen]       a zstd frame of len bytes compressed with
+ *                                                     OLD[0 .. prefix) as its prefix dictionary
+ *                                                     (NEW's header against OLD's)
  *     'E'                                             the end; nothing may follow
- * NEW's header region (metadata, tensor table) and the padding between tensors are 'D'
- * (or 'C' when identical); each tensor is 'C' when OLD has one of the same name and bytes,
- * else the smaller of 'X' and 'D'. */
+ * NEW's header region (metadata, tensor table) is 'C' when identical to OLD's, else 'H';
+ * the padding between tensors is 'D'; each tensor is 'C' when OLD has one of the same name
+ * and bytes, else the smaller of 'X' and 'D'. */
 #include "store.h"
 #include "common/common.h"
 #include <errno.h>
@@ -100,12 +103,37 @@ static uint8_t *zcompress(const uint8_t *p, size_t n, size_t *zn)
     return z;
 }
 
+/* zstd of n bytes with prefix[0..pn) as the dictionary (RFC 8878 section 5, raw content). */
+static int window_log(uint64_t n)
+{
+    int w = 10;
+    while (w < 27 && ((uint64_t)1 << w) < n) w++;
+    return w;
+}
+static uint8_t *zcompress_prefix(const uint8_t *p, size_t n, const uint8_t *prefix, size_t pn, size_t *zn)
+{
+    size_t cap = ZSTD_compressBound(n);
+    uint8_t *z = edgellm_malloc(cap ? cap : 1);
+    ZSTD_CCtx *c = ZSTD_createCCtx();
+    size_t r = (size_t)-1;
+    if (z && c) {
+        ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, ZLEVEL);
+        ZSTD_CCtx_setParameter(c, ZSTD_c_windowLog, window_log((uint64_t)pn + n));
+        ZSTD_CCtx_refPrefix(c, prefix, pn);
+        r = ZSTD_compress2(c, z, cap, p, n);
+    }
+    ZSTD_freeCCtx(c);
+    if (!z || ZSTD_isError(r)) { edgellm_free(z); return NULL; }
+    *zn = r;
+    return z;
+}
+
 static bool emit_data(FILE *f, char kind, uint64_t old_off, const uint8_t *z, size_t zn, uint64_t len)
 {
     uint8_t h[25];
     size_t hn = 0;
     h[hn++] = (uint8_t)kind;
-    if (kind == 'X') { put_u64(h + hn, old_off); hn += 8; }
+    if (kind == 'X' || kind == 'H') { put_u64(h + hn, old_off); hn += 8; }
     put_u64(h + hn, len);
     hn += 8;
     put_u64(h + hn, zn);
@@ -169,6 +197,15 @@ edgellm_status edgellm_delta_create(const char *old_path, const char *new_path, 
         put_u64(c + 9, hdr_end);
         ok = fwrite(c, 1, 17, f) == 17;
         pb += 17;
+        lit_start = hdr_end;
+    } else if (hdr_end) {
+        const uint64_t old_hdr = nto ? base_o : mo.n;   /* OLD's header region as the dictionary */
+        size_t zn;
+        uint8_t *z = zcompress_prefix(mn.p, (size_t)hdr_end, mo.p, (size_t)(old_hdr < mo.n ? old_hdr : mo.n), &zn);
+        if (!z) { st = edgellm_fail_nomem(err, new_path); goto out; }
+        ok = emit_data(f, 'H', old_hdr < mo.n ? old_hdr : mo.n, z, zn, hdr_end);
+        pb += 25 + zn;
+        edgellm_free(z);
         lit_start = hdr_end;
     }
     pos = hdr_end;
@@ -310,7 +347,7 @@ edgellm_status edgellm_delta_apply(const char *old_path, const char *patch_path,
         left--;
         if (op == 'E') break;
         uint8_t a[24];
-        const size_t an = op == 'C' ? 16 : op == 'D' ? 16 : op == 'X' ? 24 : 0;
+        const size_t an = op == 'C' ? 16 : op == 'D' ? 16 : op == 'X' || op == 'H' ? 24 : 0;
         if (!an) {
             st = edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: field 'op': unknown operation 0x%02x at output byte %llu",
                               patch_path, op, (unsigned long long)done);
@@ -330,7 +367,7 @@ edgellm_status edgellm_delta_apply(const char *old_path, const char *patch_path,
                               (unsigned long long)new_size);
             goto out;
         }
-        if (op != 'D' && (src > mo.n || len > mo.n - src)) {
+        if ((op == 'C' || op == 'X') && (src > mo.n || len > mo.n - src)) {
             st = edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: field 'old_offset': %llu + %llu is beyond %s", patch_path,
                               (unsigned long long)src, (unsigned long long)len, old_path);
             goto out;
@@ -358,7 +395,20 @@ edgellm_status edgellm_delta_apply(const char *old_path, const char *patch_path,
                 goto out;
             }
             left -= zlen;
-            size_t r = ZSTD_decompress(buf, (size_t)len, zb, (size_t)zlen);
+            size_t r;
+            if (op == 'H') {   /* src: the length of OLD's prefix used as the dictionary */
+                if (src > mo.n) {
+                    st = edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: field 'prefix': %llu is beyond %s", patch_path,
+                                      (unsigned long long)src, old_path);
+                    goto out;
+                }
+                ZSTD_DCtx *dc = ZSTD_createDCtx();
+                if (!dc) { st = edgellm_fail_nomem(err, patch_path); goto out; }
+                ZSTD_DCtx_setParameter(dc, ZSTD_d_windowLogMax, 27);
+                ZSTD_DCtx_refPrefix(dc, mo.p, (size_t)src);
+                r = ZSTD_decompressDCtx(dc, buf, (size_t)len, zb, (size_t)zlen);
+                ZSTD_freeDCtx(dc);
+            } else r = ZSTD_decompress(buf, (size_t)len, zb, (size_t)zlen);
             if (ZSTD_isError(r) || r != len) {
                 st = edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: field 'data' at output byte %llu: %s", patch_path,
                                   (unsigned long long)done, ZSTD_isError(r) ? ZSTD_getErrorName(r) : "wrong length");
