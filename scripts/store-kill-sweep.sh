@@ -7,4 +7,4 @@
 # Prints "kill -9: N kill points, B broken stores"; exit status 0 when B is 0.
 set -eu
 build="${1:-build}"
-EDGELLM_STORE_KILL_RUNS="${2:-250}" EDGELLM_TEST_FILTER=test_kill_points "$build/test_store"
+EDGELLM_STORE_KILL_STEP=1 EDGELLM_STORE_KILL_RUNS="${2:-250}" EDGELLM_TEST_FILTER=test_kill_points "$build/test_store"

@@ -3,8 +3,9 @@
  * HTTP servers (python3's http.server and a small one here that drops, stalls, lies about
  * the length or sends wrong bytes), hostile manifests and patches, a full disk, and the
  * kill -9 sweep: the CLI is killed at every write, fsync, rename and unlink of add, patch,
- * activate, rollback and gc ($EDGELLM_STORE_CRASH_AT), and at random instants
- * ($EDGELLM_STORE_KILL_RUNS, default 30), and after each kill the store must verify clean,
+ * activate, rollback and gc ($EDGELLM_STORE_CRASH_AT; under ASan every third point,
+ * $EDGELLM_STORE_KILL_STEP), and at random instants ($EDGELLM_STORE_KILL_RUNS, default 30,
+ * 6 under ASan), and after each kill the store must verify clean,
  * its active model must load and decode, and the operation must complete when run again.
  * Only 127.0.0.1 is ever contacted. */
 #include "test_util.h"
@@ -517,6 +518,10 @@ static void test_kill_points(void)
     snprintf(ops[4], 1024, "gc --keep 0");
     snprintf(ops[5], 1024, "add %s --manifest %s/tiny@2.json", model_v2, pub_dir);
     const char *setup_for[6] = {"", "", "add-v2", "add-v2-active", "add-v3-active", ""};
+    /* every point, or under ASan (slow CLI processes) every third; scripts/store-kill-sweep.sh
+     * runs them all */
+    const char *step_env = getenv("EDGELLM_STORE_KILL_STEP");
+    const int step = step_env && atoi(step_env) > 0 ? atoi(step_env) : TEST_UNDER_ASAN ? 3 : 1;
     publish(3, model_v3, NULL);
     for (int k = 0; k < 5; k++) {
         char base[600];
@@ -528,7 +533,7 @@ static void test_kill_points(void)
             ST(base, "%s --activate", ops[5]);
             ST(base, "add %s --manifest %s/tiny@3.json --activate", model_v3, pub_dir);
         }
-        for (int point = 1; point < 500; point++) {
+        for (int point = 1; point < 500; point += step) {
             sh("rm -rf %s && cp -a %s %s", work, base, work);
             snprintf(op, sizeof op, "%s store %s --store %s --no-smoke-test", EDGELLM_CLI, ops[k], work);
             if (k >= 2) snprintf(op, sizeof op, "%s store %s --store %s", EDGELLM_CLI, ops[k], work);
@@ -544,7 +549,7 @@ static void test_kill_points(void)
     }
     /* random instants */
     const char *runs_env = getenv("EDGELLM_STORE_KILL_RUNS");
-    const int runs = runs_env ? atoi(runs_env) : 30;
+    const int runs = runs_env ? atoi(runs_env) : TEST_UNDER_ASAN ? 6 : 30;
     srand(12345);
     for (int r = 0; r < runs; r++) {
         int k = r % 5;
