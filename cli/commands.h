@@ -21,6 +21,13 @@ int cmd_chat(int argc, char **argv);
 int cmd_template(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_soak(int argc, char **argv);
+int cmd_store(int argc, char **argv);
+int cmd_delta(int argc, char **argv);
+
+/* "store:NAME" or "store:NAME@V" as a model path (cmd_store.c): ref is what follows
+ * "store:"; the file of that version of the default store into path[size] (the active one
+ * rolled back to the previous when it fails to open). 0, or prints the problem and returns 1. */
+int cli_store_resolve(const char *ref, char *path, size_t size);
 
 /* --chat-template NAME|FILE (cmd_template.c): a built-in's text, or FILE read into *owned
  * (free it); NULL arg: *text NULL (the model's own). Prints the problem and returns 1 when

@@ -33,6 +33,8 @@ static const command commands[] = {
     {"synth", cmd_synth, "write a random-weight model of a real architecture's shape (for benchmarks)"},
     {"bench", cmd_bench, "measure prefill/decode speed, load time, memory and the bandwidth roofline"},
     {"soak", cmd_soak, "run a workload for a long time: latency, memory and temperature drift, governor, plot"},
+    {"store", cmd_store, "model versions on the device: signed, verified, activated, rolled back, patched"},
+    {"delta", cmd_delta, "a per-tensor patch between two GGUF files (for store updates)"},
 };
 
 static void usage(FILE *f)
@@ -232,6 +234,20 @@ int main(int argc, char **argv)
         edgellm_kernels_describe(k, sizeof k);
         printf("edgellm %s (kernels: %s)\n", EDGELLM_VERSION, k);
         return 0;
+    }
+    /* "-m store:NAME" (and "--model store:NAME", "--model=store:NAME"): the store's active
+     * version of NAME (cmd_store.c) */
+    static char store_paths[4][4096 + 8];
+    for (int i = 2, k = 0; i < argc && k < 4; i++) {
+        const bool opt = (!strcmp(argv[i - 1], "-m") || !strcmp(argv[i - 1], "--model")) &&
+                         !strncmp(argv[i], "store:", 6);
+        const bool eq = !strncmp(argv[i], "--model=store:", 14);
+        if (!opt && !eq) continue;
+        char *dst = store_paths[k++];
+        const size_t pre = eq ? 8 : 0;
+        memcpy(dst, argv[i], pre);
+        if (cli_store_resolve(argv[i] + pre + 6, dst + pre, 4096)) return 1;
+        argv[i] = dst;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(argv[1], commands[i].name)) {

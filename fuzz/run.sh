@@ -1,7 +1,7 @@
 #!/bin/bash
 # fuzz/run.sh SECONDS [TARGET...] — build the libFuzzer targets (clang, ASan + UBSan) and
 # run each for SECONDS, one after the other on one core. Targets: gguf llama2c tokenizer
-# json cli_args template safetensors server_request (default: all).
+# json cli_args template safetensors server_request store (default: all).
 #
 # Options (before SECONDS):
 #   --merge   afterwards, merge what the run found into fuzz/corpus/<target> (libFuzzer
@@ -27,12 +27,12 @@ merge=0
 if [ "${1:-}" = "--merge" ]; then merge=1; shift; fi
 secs="${1:-}"
 if ! [[ "$secs" =~ ^[0-9]+$ ]] || [ "$secs" -lt 1 ]; then
-    echo "usage: fuzz/run.sh [--merge] SECONDS [gguf|llama2c|tokenizer|json|cli_args|template|safetensors|server_request ...]" >&2
+    echo "usage: fuzz/run.sh [--merge] SECONDS [gguf|llama2c|tokenizer|json|cli_args|template|safetensors|server_request|store ...]" >&2
     exit 2
 fi
 shift
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(gguf llama2c tokenizer json cli_args template safetensors server_request)
+[ ${#targets[@]} -eq 0 ] && targets=(gguf llama2c tokenizer json cli_args template safetensors server_request store)
 
 build="$(realpath -m "${BUILD_DIR:-$root/build-fuzz}")"   # absolute: the targets chdir (cli_args)
 export EDGELLM_SHARED="${EDGELLM_SHARED:-$root/../shared}"
@@ -61,6 +61,11 @@ grep -ohE '"[a-z][a-z0-9_-]*"' "$root"/cli/plan_json.c | sort -u > "$work/json.d
   printf '"%s"\n' '{' '}' '[' ']' ':' ',' 'true' 'false' 'null' '\\u0000' '\\ud800' '1e400' '-1'
 } > "$work/server_request.dict"
 
+# the store's manifest fields and the patch magic and operations
+{ grep -ohE '"[a-z_0-9]+"' "$root"/src/tools/store.c | sort -u
+  printf '"%s"\n' 'ELPATCH1' '{' '}' '[' ']' ':' ',' 'C' 'D' 'X' 'H' 'E' '2026-12-01T18:47:15Z'
+} > "$work/store.dict"
+
 # safetensors: the header's keys and dtypes
 printf '"%s"\n' '__metadata__' 'dtype' 'shape' 'data_offsets' 'F32' 'F16' 'BF16' 'I64' 'format' 'pt' \
     '{\"' '\": ' ', ' '[0, ' ']}' > "$work/safetensors.dict"
@@ -82,6 +87,7 @@ for t in "${targets[@]}"; do
         template) extra=(-max_len=8192 -dict="$work/template.dict") ;;
         safetensors) extra=(-max_len=4096 -dict="$work/safetensors.dict") ;;
         server_request) extra=(-max_len=8192 -dict="$work/server_request.dict") ;;
+        store) extra=(-max_len=16384 -dict="$work/store.dict") ;;
     esac
     before=$(ls "$art" | wc -l)
     log="$work/$t.log"

@@ -1485,6 +1485,184 @@ EDGELLM_API edgellm_status edgellm_server_run(const edgellm_server_params *p, ed
  * while the model loads takes effect once it has loaded. */
 EDGELLM_API void edgellm_server_stop(void);
 
+/* ------------------------------------------------------------------------------------
+ * Model store (`edgellm store`; src/tools/store*.c, docs/store.md): versions of models on
+ * the device. A folder holds blobs named by their SHA-256 (blobs/sha256-HEX), one manifest
+ * per NAME@VERSION (manifests/NAME/VERSION.json: file size and SHA-256, per-tensor SHA-256,
+ * created, expires, minimum edgellm version, optional patch; Ed25519-signed), the result
+ * of its verification (manifests/NAME/VERSION.status), one pointer file per name
+ * (refs/NAME: active and previous version, replaced by rename), trusted public keys
+ * (keys/HEX16.pub) and a lock file (flock: one writer at a time; readers of refs take none).
+ * Every change is written to a temporary, fsynced, renamed and its folder fsynced, so a
+ * process killed at any point leaves the store consistent: an operation either took
+ * effect or can be run again (downloads resume). Signatures and hashes through libsodium,
+ * manifests through cJSON, downloads through libcurl, patches through libzstd: without
+ * libsodium or cJSON every call returns EDGELLM_ERR_UNSUPPORTED; without libcurl only
+ * URLs do, without libzstd only patches. The threat model follows TUF (theupdateframework
+ * specification, "Goals to protect against"): rollback (a version lower than or equal to
+ * the installed one is refused), freeze (an expired manifest is refused), endless data
+ * (the manifest's size caps every download), and arbitrary software (an unsigned or
+ * badly signed manifest is refused unless allow_unsigned).
+ * Thread safety: a store handle may be used by one thread at a time; distinct handles on
+ * one folder, in one process or many, are serialized by the lock.
+ * ---------------------------------------------------------------------------------- */
+typedef struct edgellm_store edgellm_store;
+
+typedef struct {
+    size_t size;                /* sizeof(edgellm_store_params)                               */
+    const char *dir;            /* the store folder (created); NULL: $EDGELLM_STORE, else
+                                   $XDG_DATA_HOME/edgellm/store, else ~/.local/share/edgellm/store */
+    int smoke_test;             /* verification loads the model and decodes 4 tokens (finite
+                                   logits); default 1                                        */
+    edgellm_progress_fn progress;   /* long operations (copy, download, patch, verify); may be NULL */
+    void *progress_user;
+} edgellm_store_params;
+
+EDGELLM_API edgellm_store_params edgellm_store_default_params(void);
+
+/* Open (create) a store folder. Statuses: EDGELLM_ERR_IO (cannot create or write it),
+ * EDGELLM_ERR_UNSUPPORTED (built without libsodium or cJSON), EDGELLM_ERR_MISUSE. */
+EDGELLM_API edgellm_status edgellm_store_open(const edgellm_store_params *p, edgellm_store **out,
+                                              edgellm_error *err);
+EDGELLM_API void edgellm_store_close(edgellm_store *s);   /* NULL-safe */
+/* The store's folder (borrowed). */
+EDGELLM_API const char *edgellm_store_dir(const edgellm_store *s);
+
+/* One version of a model, as list, add and resolve describe it. */
+typedef struct {
+    size_t size;                /* set by the caller: sizeof(edgellm_store_entry)            */
+    char name[64];
+    int64_t version;
+    uint64_t file_size;         /* bytes                                                     */
+    char sha256[65];            /* of the whole file, lowercase hex                          */
+    int active, previous;       /* 1 when refs/NAME points to it                              */
+    int verified;               /* 1: passed verification; 0: not (yet) verified; -1: failed  */
+    int signed_by_trusted;      /* 1: its manifest is signed by a key in keys/               */
+    int64_t created, expires;   /* Unix seconds (expires 0: never)                           */
+    char path[1024];            /* the blob (open this file to use the model)                */
+    char note[512];             /* why verification failed, or a warning ("" when none)       */
+} edgellm_store_entry;
+
+typedef struct {
+    size_t size;                /* sizeof(edgellm_store_add_params)                          */
+    const char *source;         /* a GGUF file, or an http://, https:// or file:// URL;
+                                   NULL: the file the manifest names, beside the manifest     */
+    const char *manifest;       /* a manifest file or URL; NULL: made from the file (then
+                                   name, version and allow_unsigned are needed)              */
+    const char *patch;          /* a patch file or URL (edgellm_delta_create) to apply to a
+                                   version the store holds; NULL: the manifest's patch when
+                                   the store holds its base, else the whole file             */
+    const char *name;           /* NAME: [A-Za-z0-9._-], 1..63 bytes, not starting with '.'  */
+    int64_t version;            /* > 0                                                        */
+    int allow_unsigned;         /* accept a manifest without a trusted signature              */
+    int activate;               /* activate once verified                                     */
+    /* downloads */
+    uint64_t chunk_bytes;       /* checkpoint every this many bytes; default 4 MiB            */
+    int retries;                /* attempts after a failed transfer; default 5                */
+    double connect_timeout_s;   /* default 15                                                 */
+    double low_speed_time_s;    /* abort a transfer slower than 1 KiB/s for this long; default 30 */
+} edgellm_store_add_params;
+
+EDGELLM_API edgellm_store_add_params edgellm_store_add_default_params(void);
+
+/* Add a version: read and check the manifest (signature by a trusted key, not expired,
+ * minimum edgellm version, version above every installed one of the name, except the same
+ * manifest again, which resumes), bring the blob in (a file is hashed while copied; a URL
+ * is downloaded with resume from per-chunk checkpoints, retries with backoff, the
+ * manifest's size as a hard cap and a free-space check; a patch is applied to its base),
+ * verify it (size, SHA-256, GGUF validation, per-tensor SHA-256, smoke test), and record
+ * the result. out (may be NULL) describes the version. Statuses: EDGELLM_ERR_FORMAT (bad
+ * manifest, signature, hash, file; the message names the file and the field; a version
+ * that fails verification is recorded as failed and never activated), EDGELLM_ERR_IO,
+ * EDGELLM_ERR_UNSUPPORTED (no trusted signature, expired, rollback, too new, or a URL or
+ * patch without libcurl or libzstd), EDGELLM_ERR_MISUSE, EDGELLM_ERR_NOMEM. */
+EDGELLM_API edgellm_status edgellm_store_add(edgellm_store *s, const edgellm_store_add_params *p,
+                                             edgellm_store_entry *out, edgellm_error *err);
+/* Make NAME@version the active one; the active one becomes previous. Only a verified
+ * version can be activated. One rename: atomic, and quick whatever the model size.
+ * Statuses: EDGELLM_ERR_NOT_FOUND, EDGELLM_ERR_FORMAT (not verified), EDGELLM_ERR_IO. */
+EDGELLM_API edgellm_status edgellm_store_activate(edgellm_store *s, const char *name, int64_t version,
+                                                  edgellm_error *err);
+/* Swap active and previous of NAME. EDGELLM_ERR_NOT_FOUND when there is no previous. */
+EDGELLM_API edgellm_status edgellm_store_rollback(edgellm_store *s, const char *name, edgellm_error *err);
+/* The version "NAME" (active) or "NAME@V" refers to, into *out (out->size set), with
+ * out->path the file to open. check 1: validate the file (GGUF, size); when the active
+ * version fails, record the failure, roll back to the previous one and describe that
+ * (out->note says so). Statuses: EDGELLM_ERR_NOT_FOUND, EDGELLM_ERR_FORMAT, EDGELLM_ERR_IO. */
+EDGELLM_API edgellm_status edgellm_store_resolve(edgellm_store *s, const char *ref, int check,
+                                                 edgellm_store_entry *out, edgellm_error *err);
+/* Load the model "NAME" or "NAME@V" refers to. When the active version fails to load,
+ * its failure is recorded, the store rolls back and the previous version is loaded. */
+EDGELLM_API edgellm_status edgellm_store_load_model(edgellm_store *s, const char *ref,
+                                                    const edgellm_model_params *mp, edgellm_model **out,
+                                                    edgellm_error *err);
+/* Every version, by name then version, to fn (e->size is sizeof(edgellm_store_entry)).
+ * Statuses: EDGELLM_ERR_IO. */
+EDGELLM_API edgellm_status edgellm_store_list(edgellm_store *s,
+                                              void (*fn)(void *user, const edgellm_store_entry *e), void *user,
+                                              edgellm_error *err);
+/* Re-hash every blob and check every manifest, status and pointer; each problem is one
+ * line to fn ("blobs/sha256-…: SHA-256 does not match"). Never changes or removes a file.
+ * *n_problems (may be NULL) counts them. EDGELLM_OK when there are none, else
+ * EDGELLM_ERR_FORMAT. */
+EDGELLM_API edgellm_status edgellm_store_verify(edgellm_store *s, void (*fn)(void *user, const char *line),
+                                                void *user, int *n_problems, edgellm_error *err);
+/* Remove all but the keep newest versions of each name (never the active or previous
+ * one), blobs no manifest names, and leftover temporaries. Partial downloads stay
+ * (resumable). *n_removed, *bytes_freed may be NULL. */
+EDGELLM_API edgellm_status edgellm_store_gc(edgellm_store *s, int keep, int *n_removed, uint64_t *bytes_freed,
+                                            edgellm_error *err);
+/* Trust the Ed25519 public key in pub_path (64 hex digits) for manifests. */
+EDGELLM_API edgellm_status edgellm_store_trust(edgellm_store *s, const char *pub_path, edgellm_error *err);
+
+/* A new Ed25519 key pair: secret_path (mode 0600, 128 hex digits) and pub_path (64). */
+EDGELLM_API edgellm_status edgellm_store_keygen(const char *secret_path, const char *pub_path, edgellm_error *err);
+
+typedef struct {
+    size_t size;                /* sizeof(edgellm_store_publish_params)                      */
+    const char *model;          /* the GGUF file to publish (required)                       */
+    const char *secret_key;     /* edgellm_store_keygen's secret file (required)              */
+    const char *out_dir;        /* created; gets NAME@V.gguf, NAME@V.json, NAME.json (the
+                                   latest manifest) and NAME@V.patch (required)              */
+    const char *name;           /* required                                                   */
+    int64_t version;            /* > 0, required                                              */
+    const char *previous;       /* the previous version's GGUF: a patch from it is made       */
+    double expires_days;        /* the manifest expires this long after now; default 365      */
+    edgellm_progress_fn progress;
+    void *progress_user;
+} edgellm_store_publish_params;
+
+EDGELLM_API edgellm_store_publish_params edgellm_store_publish_default_params(void);
+/* Write a folder any static HTTP server can serve: the model, its signed manifest and,
+ * with previous, a patch. Statuses: EDGELLM_ERR_IO, EDGELLM_ERR_FORMAT (model or key),
+ * EDGELLM_ERR_MISUSE, EDGELLM_ERR_UNSUPPORTED (no libsodium/cJSON; libzstd for the patch). */
+EDGELLM_API edgellm_status edgellm_store_publish(const edgellm_store_publish_params *p, edgellm_error *err);
+
+/* ------------------------------------------------------------------------------------
+ * Per-tensor patches between two GGUF files (`edgellm delta`; src/tools/store_delta.c):
+ * the header region and each tensor of NEW are either copied from OLD (the same bytes:
+ * referenced by offset), or carried compressed with libzstd (after XOR with OLD's tensor of
+ * the same name, type and shape, when that is smaller). Applying checks OLD's and the
+ * result's SHA-256 and never writes past NEW's size. Thread-safe (distinct files).
+ * ---------------------------------------------------------------------------------- */
+typedef struct {
+    size_t size;                /* sizeof(edgellm_delta_report)                              */
+    uint64_t old_bytes, new_bytes, patch_bytes;
+    int n_tensors, n_copied, n_xor, n_literal;   /* tensors of NEW and how each is carried   */
+} edgellm_delta_report;
+
+/* Write the patch from old_path to new_path into out_path (replaced atomically). report
+ * may be NULL. Statuses: EDGELLM_ERR_IO, EDGELLM_ERR_FORMAT (not GGUF), EDGELLM_ERR_NOMEM,
+ * EDGELLM_ERR_UNSUPPORTED (built without libzstd or libsodium). */
+EDGELLM_API edgellm_status edgellm_delta_create(const char *old_path, const char *new_path, const char *out_path,
+                                                edgellm_delta_report *report, edgellm_error *err);
+/* Apply patch_path to old_path into out_path (replaced atomically, fsynced), checking old's
+ * SHA-256 before and the result's after (EDGELLM_ERR_FORMAT naming the patch and the
+ * field on any mismatch, truncation or excess). */
+EDGELLM_API edgellm_status edgellm_delta_apply(const char *old_path, const char *patch_path, const char *out_path,
+                                               edgellm_progress_fn progress, void *progress_user,
+                                               edgellm_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -49,7 +49,7 @@ ctest_counts() {
 
 # ---- deps ---------------------------------------------------------------------------
 # python3-numpy: the RoPE reference; python3-numpy, python3-sentencepiece: test_hf's independent references (/usr/bin/python3)
-pkgs="build-essential cmake libcjson-dev clang libclang-rt-14-dev valgrind gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user python3-numpy python3-sentencepiece libmicrohttpd-dev curl wrk"
+pkgs="build-essential cmake libcjson-dev clang libclang-rt-14-dev valgrind gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user python3-numpy python3-sentencepiece libmicrohttpd-dev libsodium-dev libcurl4-openssl-dev libzstd-dev zstd curl wrk"
 missing=""
 for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 # Node.js and npm for the openai client test (test_server_openai): Debian's when none is there
