@@ -402,6 +402,7 @@ typedef struct {
     int    n_draft_passes; /* passes that checked at least one draft token                    */
     double draft_ms;    /* drafting: the draft model's passes and sampling, lookups           */
     double verify_ms;   /* the target's passes                                                */
+    double pass1_ms;    /* mean one-token target pass (a plain decoding step), ms; 0: none ran */
 } edgellm_spec_stats;
 
 /* edgellm_generate on c (p->seq) with drafts from the model of `draft` (its sequence 0; NULL:

@@ -34,7 +34,8 @@
  * decayed by 0.9 per round; a geometric model as in Leviathan et al. §3.1); its cost is
  * tv0 + tb k + td k (tv0: a one-token target pass, tb: each further token of it, td: a
  * draft step; running averages of measured times, td first guessed from the weight sizes).
- * k maximises tokens per ms over {0} and [draft_min, draft_max]; when that is 0, every 16th
+ * k maximises tokens per ms over {0} and [draft_min, draft_max] (the first round drafts
+ * nothing: it measures tv0); when that is 0, every 16th
  * round still drafts max(1, draft_min) tokens to follow a changing acceptance. Lookup and
  * the draft model keep their own acceptance; a lookup draft costs nothing (td = 0).
  */
@@ -79,6 +80,8 @@ typedef struct {
     double tv0, tb, td;        /* ms; < 0: not measured yet                               */
     double d_ratio;            /* draft weight bytes / target weight bytes (td's guess)   */
     int n_idle;                /* rounds in a row that chose k = 0                         */
+    double plain_ms;           /* one-token target passes: their time and count            */
+    int n_plain;
 } spec_run;
 
 typedef struct {
@@ -239,9 +242,11 @@ static edgellm_status spec_round(spec_run *r, edgellm_gen_piece_fn cb, void *cbu
     r->draft[0] = r->hist[r->n_hist - 1];
     if (kmax >= kmin) {
         int want_l = kmax, want_m = kmax;
-        if (r->sp.adaptive) {
+        if (r->sp.adaptive && r->tv0 < 0) {
+            want_l = want_m = 0;             /* the first pass measures a plain step */
+        } else if (r->sp.adaptive) {
             want_l = best_k(r, est_alpha(&r->acc_lookup), 0.0, kmin, kmax);
-            double td = r->td >= 0 ? r->td : (r->tv0 > 0 ? r->tv0 : 1.0) * r->d_ratio;
+            const double td = r->td >= 0 ? r->td : r->tv0 * r->d_ratio;
             want_m = r->d ? best_k(r, est_alpha(&r->acc_model), td, kmin, kmax) : 0;
             if (want_l == 0 && want_m == 0 && ++r->n_idle % 16 == 0) want_l = want_m = kmin;
         }
@@ -266,7 +271,10 @@ static edgellm_status spec_round(spec_run *r, edgellm_gen_piece_fn cb, void *cbu
     const double t2 = edgellm_time_ms();
     r->ss.verify_ms += t2 - t1;
     r->ss.n_passes++;
-    if (k == 0) ema(&r->tv0, t2 - t1);
+    if (k == 0) {
+        ema(&r->tv0, t2 - t1);
+        r->plain_ms += t2 - t1, r->n_plain++;
+    }
     else if (r->tv0 > 0) {
         const double per = (t2 - t1 - r->tv0) / k;
         ema(&r->tb, per > 0 ? per : 0.0);
@@ -472,6 +480,7 @@ edgellm_status edgellm_generate_speculative(edgellm_ctx *c, edgellm_ctx *draft, 
         if (rc != EDGELLM_ERR_CANCELLED) r.g.st.stop = before;
     }
     if (stats) edgellm_sized_out(stats, &r.g.st, sizeof r.g.st);
+    r.ss.pass1_ms = r.n_plain ? r.plain_ms / r.n_plain : 0.0;
     if (spec_stats) edgellm_sized_out(spec_stats, &r.ss, sizeof r.ss);
     edgellm_gen_end(&r.g);
     edgellm_sampler_free(r.ds);
