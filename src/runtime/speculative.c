@@ -33,11 +33,18 @@
  * (1 - a^(k+1)) / (1 - a) for a per-token acceptance a (kept / (kept + rejections), counts
  * decayed by 0.9 per round; a geometric model as in Leviathan et al. §3.1); its cost is
  * tv0 + tb k + td k (tv0: a one-token target pass, tb: each further token of it, td: a
- * draft step; running averages of measured times, td first guessed from the weight sizes).
+ * draft step; running estimates of measured times that follow a lower sample at once and a
+ * higher one slowly, td first guessed from the weight sizes).
  * k maximises tokens per ms over {0} and [draft_min, draft_max] (the first round drafts
- * nothing: it measures tv0); when that is 0, every 16th
- * round still drafts max(1, draft_min) tokens to follow a changing acceptance. Lookup and
- * the draft model keep their own acceptance; a lookup draft costs nothing (td = 0).
+ * nothing: it measures tv0). When that is 0 for both sources, a probe of max(1, draft_min)
+ * tokens follows at once, then after 16 idle rounds, 32, 64 ... 1024 (back to 16 once drafting
+ * pays), to follow a changing acceptance; a source is probed only when tb + td < tv0, that
+ * is when drafting could pay at full acceptance (a compute-bound target, tb ~ tv0, never
+ * gains). A lagging draft model catches up in one pass when probed: it is probed only while
+ * that costs under 10 % of a target pass per token caught up (tc, measured on the prompt and
+ * catch-ups of more than 2 tokens: a memory-bound draft reads its weights once for all). The
+ * draft model reads the prompt with the target's prefill (in prefill_ms). Lookup and the draft
+ * model keep their own acceptance; a lookup draft costs nothing (td = 0).
  */
 #include "gen.h"
 #include "sampler.h"
@@ -78,8 +85,10 @@ typedef struct {
     /* draft length */
     accept_est acc_model, acc_lookup;
     double tv0, tb, td;        /* ms; < 0: not measured yet                               */
+    double tc;                 /* ms per token of a draft catching up (> 2 tokens); < 0: - */
     double d_ratio;            /* draft weight bytes / target weight bytes (td's guess)   */
-    int n_idle;                /* rounds in a row that chose k = 0                         */
+    int n_idle;                /* rounds that chose k = 0 since the last probe            */
+    int probe_every;           /* idle rounds before a probe: 1, 16, doubling to 1024     */
     double plain_ms;           /* one-token target passes: their time and count            */
     int n_plain;
 } spec_run;
@@ -166,9 +175,11 @@ static int best_k(const spec_run *r, double alpha, double td, int kmin, int kmax
     return best;
 }
 
+/* A running estimate of a time: follows a lower sample at once and a higher one slowly
+ * (on a shared machine the noise is delays, which only add). */
 static void ema(double *v, double x)
 {
-    *v = *v < 0 ? x : 0.8 * *v + 0.2 * x;
+    *v = *v < 0 || x < *v ? x : 0.9 * *v + 0.1 * x;
 }
 
 /* Draw from w[n] (weights summing to total > 0) with u in [0, 1). */
@@ -200,6 +211,7 @@ static edgellm_status model_draft(spec_run *r, int k, int *n_out, edgellm_error 
     if ((rc = edgellm_decode_batch_internal(d, &b, err))) return rc;
     const double t1 = edgellm_time_ms();
     if (n_new <= 2) ema(&r->td, t1 - t0);    /* a catch-up of a long prompt is no draft step */
+    else ema(&r->tc, (t1 - t0) / n_new);
     for (int i = 0; i < k; i++) {
         const float *logits = d->seqs[0].logits;
         int32_t t;
@@ -245,10 +257,18 @@ static edgellm_status spec_round(spec_run *r, edgellm_gen_piece_fn cb, void *cbu
         if (r->sp.adaptive && r->tv0 < 0) {
             want_l = want_m = 0;             /* the first pass measures a plain step */
         } else if (r->sp.adaptive) {
-            want_l = best_k(r, est_alpha(&r->acc_lookup), 0.0, kmin, kmax);
+            want_l = r->sp.lookup > 0 ? best_k(r, est_alpha(&r->acc_lookup), 0.0, kmin, kmax) : 0;
             const double td = r->td >= 0 ? r->td : r->tv0 * r->d_ratio;
+            const double tb = r->tb >= 0 ? r->tb : 0.1 * r->tv0;
             want_m = r->d ? best_k(r, est_alpha(&r->acc_model), td, kmin, kmax) : 0;
-            if (want_l == 0 && want_m == 0 && ++r->n_idle % 16 == 0) want_l = want_m = kmin;
+            if (want_l || want_m) {
+                r->probe_every = 16;
+            } else if (++r->n_idle >= r->probe_every) {   /* a probe, only where full acceptance would pay */
+                r->n_idle = 0;
+                r->probe_every = EDGELLM_MIN(EDGELLM_MAX(2 * r->probe_every, 16), 1024);
+                if (r->sp.lookup > 0 && tb < r->tv0) want_l = kmin;
+                if (r->d && tb + td < r->tv0 && r->tc < 0.1 * r->tv0) want_m = kmin;
+            }
         }
         if (r->sp.lookup > 0 && want_l > 0) {
             k = lookup_draft(r, r->draft + 1, want_l);
@@ -276,6 +296,7 @@ static edgellm_status spec_round(spec_run *r, edgellm_gen_piece_fn cb, void *cbu
         r->plain_ms += t2 - t1, r->n_plain++;
     }
     else if (r->tv0 > 0) {
+        if (t2 - t1 < r->tv0) r->tv0 = t2 - t1;   /* a longer pass bounds a one-token one */
         const double per = (t2 - t1 - r->tv0) / k;
         ema(&r->tb, per > 0 ? per : 0.0);
     }
@@ -327,7 +348,6 @@ static edgellm_status spec_round(spec_run *r, edgellm_gen_piece_fn cb, void *cbu
         r->ss.n_accepted += kept;
         r->ss.n_lookup += from_lookup ? k : 0;
         r->ss.n_draft_passes++;
-        r->n_idle = 0;
     }
     r->ss.draft_ms += edgellm_time_ms() - t2;   /* deciding counts with drafting's overhead */
 
@@ -416,6 +436,13 @@ static edgellm_status spec_generate(spec_run *r, const char *prompt, const edgel
         if (rc) return rc;
     }
     g->todo_done = g->n_todo;
+    if (r->d && r->n_hist - 1 > r->d->seqs[0].n) {   /* the draft reads the prompt too, now */
+        const int have = r->d->seqs[0].n, n_new = r->n_hist - 1 - have;
+        const double t0 = edgellm_time_ms();
+        const edgellm_batch b = {.size = sizeof b, .n_tokens = n_new, .tokens = r->hist + have};
+        if ((rc = edgellm_decode_batch_internal(r->d, &b, err))) return rc;
+        if (n_new > 2) ema(&r->tc, (edgellm_time_ms() - t0) / n_new);
+    }
     while (g->state == GEN_PREFILL || g->state == GEN_DECODE) {
         const bool first = g->state == GEN_PREFILL;
         const double ts = edgellm_time_ms();
@@ -452,7 +479,7 @@ edgellm_status edgellm_generate_speculative(edgellm_ctx *c, edgellm_ctx *draft, 
     if (atomic_load(&c->busy) || (draft && atomic_load(&draft->busy)))
         return edgellm_fail(err, EDGELLM_ERR_MISUSE, "speculative: a generation job runs on a context (wait for it "
                             "first)");
-    spec_run r = {.c = c, .d = draft, .tv0 = -1, .tb = -1, .td = -1};
+    spec_run r = {.c = c, .d = draft, .tv0 = -1, .tb = -1, .td = -1, .tc = -1, .probe_every = 1};
     r.sp = edgellm_spec_default_params();
     edgellm_status rc = edgellm_sized_in(&r.sp, sizeof r.sp, sp, "edgellm_spec_params", err);
     if (rc) return rc;
