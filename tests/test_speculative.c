@@ -2,7 +2,8 @@
  *  - greedy identity: the tokens equal edgellm_generate's, token for token, on stories260K
  *    with drafts from its Q8_0 and Q4_0 quantizations, from itself (self-draft), from prompt
  *    lookup and from both; on the random-weight fixture (synthetic) with lookup and a
- *    self-draft; at 1 and 2 threads, fixed and adaptive draft lengths, several draft_max;
+ *    self-draft; at 1 and 2 threads, fixed and adaptive draft lengths, several draft_max, and
+ *    with a repeat penalty;
  *  - the sampling rule: over many seeds, the first two of three tokens sampled speculatively
  *    (two drafts from a Q4_0 draft, or lookup drafts) follow the target's distribution: Pearson's chi-square against
  *    the exact joint probabilities p(t1) p(t2 | t1) computed from the target's logits,
@@ -65,6 +66,8 @@ static const char *const prompts[] = {
     "The cat sat on the mat. The dog sat on the log. The cat sat",
 };
 
+static float repeat_penalty = 1.0f;   /* of the greedy runs */
+
 /* Greedy speculative output == plain greedy output for every prompt and setting. */
 static void check_identity(const edgellm_model *target, const edgellm_model *draft, int lookup, int n_predict,
                            int n_threads, const char *what)
@@ -76,6 +79,7 @@ static void check_identity(const edgellm_model *target, const edgellm_model *dra
         edgellm_generate_params p = edgellm_generate_default_params();
         p.n_predict = n_predict;
         p.sampling.temperature = 0;
+        p.sampling.repeat_penalty = repeat_penalty;
         collected want = {0};
         edgellm_generate_stats ws = {.size = sizeof ws};
         CHECK_OK(edgellm_generate(ref, prompts[pi], &p, collect, &want, &ws, &_e));
@@ -130,6 +134,9 @@ static void test_greedy_identity(void)
         check_identity(m, m4, 2, 120, th, "stories260K, lookup 2 + Q4_0 draft");
         check_identity(m4, m, 0, 80, th, "stories260K Q4_0, F32 draft");
     }
+    repeat_penalty = 1.3f;   /* the penalty window takes each decided token in turn */
+    check_identity(m, m8, 3, 120, 1, "repeat penalty 1.3, Q8_0 + lookup");
+    repeat_penalty = 1.0f;
     /* the run stops at the same place when the context fills up */
     edgellm_ctx *c = new_ctx(m, 40, 1), *ref = new_ctx(m, 40, 1), *d = new_ctx(m4, 40, 1);
     edgellm_generate_params p = edgellm_generate_default_params();
