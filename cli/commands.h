@@ -20,6 +20,7 @@ int cmd_bench(int argc, char **argv);
 int cmd_chat(int argc, char **argv);
 int cmd_template(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_cascade(int argc, char **argv);
 
 /* --chat-template NAME|FILE (cmd_template.c): a built-in's text, or FILE read into *owned
  * (free it); NULL arg: *text NULL (the model's own). Prints the problem and returns 1 when
