@@ -87,6 +87,9 @@ for cfg in "$@"; do
         break
     fi
     echo "llama.cpp llama-speculative-simple, draft $draft:"
-    "$LLAMA_SPEC" -m "$TARGET" -md "$draft" -f "$PROMPT" -n "$N" -t "$T" -td "$T" --temp 0 -c 2048 -cd 2048 \
-        --draft-max 16 --draft-min 0 2>&1 | grep -E "n_draft|n_predict|n_drafted|n_accept|accept|decoded|speed" || true
+    # its flags at llama.cpp 3f545be: --spec-type selects the drafter, --spec-draft-n-max/-min
+    # replace the removed --draft-max/--draft-min
+    "$LLAMA_SPEC" -m "$TARGET" -md "$draft" -f "$PROMPT" -n "$N" -t "$T" -td "$T" --temp 0 -c 2048 \
+        --spec-type draft-simple --spec-draft-n-max 16 --spec-draft-n-min 0 2>&1 |
+        grep -E "n_drafted|n_accept|accept  |decoded" || true
 done
