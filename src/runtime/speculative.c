@@ -40,8 +40,8 @@
  * tokens follows at once, then after 16 idle rounds, 32, 64 ... 1024 (back to 16 once drafting
  * pays), to follow a changing acceptance; a source is probed only when tb + td < tv0, that
  * is when drafting could pay at full acceptance (a compute-bound target, tb ~ tv0, never
- * gains). A lagging draft model catches up in one pass when probed: it is probed only while
- * that costs under 10 % of a target pass per token caught up (tc, measured on the prompt and
+ * gains). A lagging draft model catches up in one pass when probed: it is probed (when more
+ * than 2 tokens behind) only while that costs under 10 % of a target pass per token caught up (tc, measured on the prompt and
  * catch-ups of more than 2 tokens: a memory-bound draft reads its weights once for all). The
  * draft model reads the prompt with the target's prefill (in prefill_ms). Lookup and the draft
  * model keep their own acceptance; a lookup draft costs nothing (td = 0).
@@ -267,7 +267,8 @@ static edgellm_status spec_round(spec_run *r, edgellm_gen_piece_fn cb, void *cbu
                 r->n_idle = 0;
                 r->probe_every = EDGELLM_MIN(EDGELLM_MAX(2 * r->probe_every, 16), 1024);
                 if (r->sp.lookup > 0 && tb < r->tv0) want_l = kmin;
-                if (r->d && tb + td < r->tv0 && r->tc < 0.1 * r->tv0) want_m = kmin;
+                const int lag = r->d ? r->n_hist - r->d->seqs[0].n : 0;
+                if (r->d && tb + td < r->tv0 && (lag <= 2 || r->tc < 0.1 * r->tv0)) want_m = kmin;
             }
         }
         if (r->sp.lookup > 0 && want_l > 0) {
