@@ -5,7 +5,11 @@
  * piece as soon as it is produced (flushed per token), then one final newline.
  * stderr: seed, load time, prompt tokens and prefill speed, generated tokens and decode
  * speed, and why generation stopped.
- * -n counts generated tokens (as llama.cpp's -n), not positions (as llama2.c's -n). */
+ * -n counts generated tokens (as llama.cpp's -n), not positions (as llama2.c's -n).
+ * --draft / --lookup: speculative decoding (edgellm_generate_speculative); stderr adds the
+ * acceptance, the tokens per target pass and the speed-up over a plain decoding step
+ * (the measured one-token passes of the same run). --draft self:TYPE quantizes the model
+ * to TYPE into a temporary file (edgellm_quantize_file), loads it and removes the file. */
 #include "commands.h"
 #include "governor_opts.h"
 #include "run_batch.h"
@@ -72,6 +76,28 @@ static int on_token(int32_t token, const char *piece, size_t len, void *user)
     return ferror(stdout) ? 1 : 0;   /* a closed pipe stops generation */
 }
 
+/* --draft self:TYPE: the model quantized to TYPE (a temporary file, removed once loaded). */
+static edgellm_status load_self_draft(const char *model_path, const char *type, const edgellm_model_params *mp,
+                                      edgellm_model **out, edgellm_error *err)
+{
+    const char *dir = getenv("TMPDIR");
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s/edgellm-draft-XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        snprintf(err->msg, sizeof err->msg, "%.400s: cannot create a temporary file for the self-draft", tmp);
+        return EDGELLM_ERR_IO;
+    }
+    close(fd);
+    edgellm_quantize_params qp = edgellm_quantize_default_params();
+    qp.type = type;
+    qp.n_threads = mp->n_threads > 0 ? mp->n_threads : 0;
+    edgellm_status s = edgellm_quantize_file(model_path, tmp, &qp, NULL, err);
+    if (s == EDGELLM_OK) s = edgellm_model_load(tmp, mp, out, err);
+    unlink(tmp);
+    return s;
+}
+
 /* Read a whole prompt file into a NUL-terminated buffer (caller frees). */
 static char *read_prompt_file(const char *path, edgellm_error *err)
 {
@@ -92,11 +118,13 @@ int cmd_run(int argc, char **argv)
     edgellm_model_params mp = edgellm_model_default_params();
     edgellm_ctx_params cp = edgellm_ctx_default_params();
     int n_seed = 0, n_batch = 8, n_batch_given = 0;
-    const char *batch_file = NULL, *out_path = NULL;
+    const char *batch_file = NULL, *out_path = NULL, *draft_path = NULL;
     cli_gov_opts go;
     cli_gov_opts_init(&go);
     uint64_t mem_budget = 0;
     int warmup = 0, use_mlock = 0, cold = 0;
+    edgellm_spec_params sp = edgellm_spec_default_params();
+    int draft_fixed = 0;
     const cli_opt opts[] = {
         {CLI_OPT_MODEL(&model_path), .help = "GGUF model", .required = 1},
         {CLI_STRING("-p", "--prompt", "TEXT", &prompt), .help = "prompt text",
@@ -124,6 +152,21 @@ int cmd_run(int argc, char **argv)
         {CLI_FLAG(NULL, "--no-bos", &gp.add_bos, 0),
          .help = "do not prepend BOS to the prompt (an empty prompt still starts from BOS: there is nothing "
                  "else to start from)"},
+        {CLI_GROUP("speculative decoding")},
+        {CLI_STRING(NULL, "--draft", "DRAFT.gguf|self:TYPE", &draft_path),
+         .help = "draft tokens with a smaller model of the same vocabulary, checked by the model in one pass; "
+                 "self:q4_0 (any quantize type) drafts with the model itself quantized at load. Greedy output is "
+                 "the same as without; sampled output has the same distribution"},
+        {CLI_INT(NULL, "--draft-max", "K", &sp.draft_max, 1, 64), .show_default = 1,
+         .help = "draft tokens per target pass at most"},
+        {CLI_INT(NULL, "--draft-min", "K", &sp.draft_min, 0, 64), .show_default = 1,
+         .help = "a shorter draft is not checked"},
+        {CLI_INT(NULL, "--lookup", "N", &sp.lookup, 0, 1024), .show_default = 1,
+         .help = "prompt lookup: draft what followed the last N..1 tokens where they occurred before in the prompt "
+                 "or output (no extra model); 0 = off"},
+        {CLI_FLAG(NULL, "--draft-fixed", &draft_fixed, 1),
+         .help = "always draft --draft-max tokens (default: the length follows the measured acceptance and "
+                 "speed, none when drafting does not pay)"},
         {CLI_GROUP("offline batch")},
         {CLI_PATH(NULL, "--batch-file", "FILE.jsonl", &batch_file),
          .help = "generate for every line {\"prompt\": \"...\", \"n_predict\": N, \"id\": ...} (n_predict, alias "
@@ -165,6 +208,10 @@ int cmd_run(int argc, char **argv)
     if (mem_budget && use_mlock) return cli_args_error(&cmd, "--mem-budget and --mlock contradict each other");
     if (batch_file && (go.enabled || go.n_given || go.sim_dir))
         return cli_args_error(&cmd, "the governor options go with -p/-f, not --batch-file");
+    const bool speculative = draft_path || sp.lookup > 0;
+    if (batch_file && speculative) return cli_args_error(&cmd, "--draft and --lookup do not go with --batch-file");
+    if (sp.draft_min > sp.draft_max) return cli_args_error(&cmd, "--draft-min exceeds --draft-max");
+    sp.adaptive = !draft_fixed;
     const bool have_seed = n_seed > 0;
     if (!have_seed) gp.sampling.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
     if (batch_file) {
@@ -176,7 +223,8 @@ int cmd_run(int argc, char **argv)
     int rc = 1;
     edgellm_error err = {0};
     edgellm_model *model = NULL;
-    edgellm_ctx *ctx = NULL;
+    edgellm_ctx *ctx = NULL, *dctx = NULL;
+    edgellm_model *draft = NULL;
     char *file_prompt = NULL;
     edgellm_governor *gov = NULL;
     edgellm_simdev *sim = NULL;
@@ -231,6 +279,22 @@ int cmd_run(int argc, char **argv)
         if (edgellm_warmup(ctx, &wms, &err) != EDGELLM_OK) { cli_print_error("run", &err); goto done; }
         fprintf(stderr, "warm-up: %.1f ms (weights faulted in, one dummy token)\n", wms);
     }
+    if (draft_path) {
+        const double td = cli_time_ms();
+        edgellm_status ds = !strncmp(draft_path, "self:", 5) ? load_self_draft(model_path, draft_path + 5, &mp, &draft, &err)
+                                                             : edgellm_model_load(draft_path, &mp, &draft, &err);
+        if (ds != EDGELLM_OK) {
+            fprintf(stderr, "edgellm run: draft: %s\n", err.msg);
+            goto done;
+        }
+        edgellm_ctx_params dcp = cp;
+        dcp.n_ctx = edgellm_ctx_n_ctx(ctx);
+        if (edgellm_ctx_new(draft, &dcp, &dctx, &err) != EDGELLM_OK) { cli_print_error("run", &err); goto done; }
+        edgellm_model_info dinfo = {.size = sizeof dinfo};
+        edgellm_model_get_info(draft, &dinfo);
+        fprintf(stderr, "draft: %.1f ms (%s), %.1f MiB of weights (the model's: %.1f MiB)\n", cli_time_ms() - td,
+                draft_path, dinfo.weight_bytes / 1048576.0, info.weight_bytes / 1048576.0);
+    }
     {   /* refuse a prompt that cannot fit before anything reaches stdout */
         const size_t plen = strlen(prompt);
         const int n_ctx = edgellm_ctx_n_ctx(ctx);
@@ -257,7 +321,9 @@ int cmd_run(int argc, char **argv)
 
     edgellm_generate_stats st = {.size = sizeof st};
     echo_state echo = {prompt, false, gov};
-    edgellm_status s = edgellm_generate(ctx, prompt, &gp, on_token, &echo, &st, &err);
+    edgellm_spec_stats ss = {.size = sizeof ss};
+    edgellm_status s = speculative ? edgellm_generate_speculative(ctx, dctx, prompt, &gp, &sp, on_token, &echo, &st, &ss, &err)
+                                   : edgellm_generate(ctx, prompt, &gp, on_token, &echo, &st, &err);
     if (s == EDGELLM_OK) echo_prompt(&echo);
     if (echo.echoed) fputc('\n', stdout);
     fflush(stdout);
@@ -279,6 +345,18 @@ int cmd_run(int argc, char **argv)
                 pm.peak_rss_bytes / 1048576.0, pm0.peak_reset ? "" : " (peak not resettable: since start)",
                 pm.rss_file_bytes / 1048576.0, pm.rss_anon_bytes / 1048576.0);
     }
+    if (speculative) {
+        fprintf(stderr, "speculative: drafted %d (%d by lookup), accepted %d (%.1f %%), %.2f accepted per checked "
+                        "draft, %d target passes (%.2f per token)\n",
+                ss.n_drafted, ss.n_lookup, ss.n_accepted, ss.n_drafted ? 100.0 * ss.n_accepted / ss.n_drafted : 0.0,
+                ss.n_draft_passes ? (double)ss.n_accepted / ss.n_draft_passes : 0.0, ss.n_passes,
+                st.n_generated ? (double)ss.n_passes / st.n_generated : 0.0);
+        fprintf(stderr, "speculative: draft %.1f ms, verify %.1f ms", ss.draft_ms, ss.verify_ms);
+        if (ss.pass1_ms > 0 && st.decode_ms > 0 && st.n_generated > 1)
+            fprintf(stderr, "; speed-up %.2fx over plain steps (a one-token pass: %.2f ms)", (st.n_generated - 1) *
+                    ss.pass1_ms / st.decode_ms, ss.pass1_ms);
+        fputc('\n', stderr);
+    }
     if (st.stop == EDGELLM_STOP_CTX_FULL)
         fprintf(stderr, "stop: context full — all %d positions of n_ctx are used (raise -c, or lower -n)\n",
                 edgellm_ctx_n_ctx(ctx));
@@ -286,6 +364,8 @@ int cmd_run(int argc, char **argv)
     rc = 0;
 done:
     edgellm_membudget_detach(budget);
+    edgellm_ctx_free(dctx);
+    edgellm_model_free(draft);
     edgellm_ctx_free(ctx);
     edgellm_model_free(model);
     free(file_prompt);

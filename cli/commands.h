@@ -28,6 +28,7 @@ int cmd_delta(int argc, char **argv);
  * "store:"; the file of that version of the default store into path[size] (the active one
  * rolled back to the previous when it fails to open). 0, or prints the problem and returns 1. */
 int cli_store_resolve(const char *ref, char *path, size_t size);
+int cmd_cascade(int argc, char **argv);
 
 /* --chat-template NAME|FILE (cmd_template.c): a built-in's text, or FILE read into *owned
  * (free it); NULL arg: *text NULL (the model's own). Prints the problem and returns 1 when

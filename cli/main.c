@@ -28,6 +28,7 @@ static const command commands[] = {
     {"logits", cmd_logits, "write every position's logits for given token ids (float32 LE)"},
     {"convert", cmd_convert, "convert a Hugging Face checkpoint (or a llama2.c one) to GGUF"},
     {"export", cmd_export, "write a GGUF model back as a Hugging Face checkpoint folder"},
+    {"cascade", cmd_cascade, "answer with a small model, escalate to a large one when it is unsure"},
     {"eval", cmd_eval, "is a quantized model good enough: perplexity, KL divergence, task accuracy, sweep"},
     {"quantize", cmd_quantize, "rewrite a GGUF model in a quantized type, with a per-tensor error report"},
     {"synth", cmd_synth, "write a random-weight model of a real architecture's shape (for benchmarks)"},

@@ -374,6 +374,48 @@ EDGELLM_API edgellm_status edgellm_generate_batch_each(edgellm_ctx *c, const cha
                                                        edgellm_batch_callback cb, void *user,
                                                        edgellm_generate_stats *stats, edgellm_error *err);
 
+/* ---- speculative decoding: drafts checked by the model in one pass (Leviathan et al. 2023,
+ * arXiv:2211.17192; Chen et al. 2023, arXiv:2302.01318). Greedy: the tokens of
+ * edgellm_generate, always. Sampling: a draft token x (drawn from the draft's distribution
+ * q) is kept with probability min(1, p(x)/q(x)), else a token is drawn from
+ * norm(max(0, p - q)), and a bonus token from p when all are kept: the tokens have the
+ * distribution of edgellm_generate's (p: the target's sampling distribution after
+ * penalties and filters), not the same draws for a seed. ---- */
+typedef struct {
+    size_t size;      /* sizeof(edgellm_spec_params)                                          */
+    int draft_max;    /* draft tokens per pass at most (16)                                    */
+    int draft_min;    /* a draft shorter than this is not used (0)                             */
+    int lookup;       /* prompt lookup: drafts that follow the longest earlier match (N..1
+                         tokens) of the text's last N tokens in prompt + output; 0: off (0)    */
+    int adaptive;     /* 1: the draft length follows the measured acceptance and pass times,
+                         0 when drafting does not pay (probed now and then); 0: draft_max (1) */
+} edgellm_spec_params;
+
+EDGELLM_API edgellm_spec_params edgellm_spec_default_params(void);
+
+typedef struct {
+    size_t size;        /* set by the caller: sizeof(edgellm_spec_stats)                      */
+    int    n_drafted;   /* draft tokens proposed (draft model and lookup)                      */
+    int    n_accepted;  /* of them kept; acceptance = n_accepted / n_drafted                  */
+    int    n_lookup;    /* of n_drafted, from prompt lookup                                    */
+    int    n_passes;    /* target passes after the prompt's (each gives 1 + kept tokens)       */
+    int    n_draft_passes; /* passes that checked at least one draft token                    */
+    double draft_ms;    /* drafting: the draft model's passes and sampling, lookups           */
+    double verify_ms;   /* the target's passes                                                */
+    double pass1_ms;    /* mean one-token target pass (a plain decoding step), ms; 0: none ran */
+} edgellm_spec_stats;
+
+/* edgellm_generate on c (p->seq) with drafts from the model of `draft` (its sequence 0; NULL:
+ * lookup only, sp->lookup > 0) and/or prompt lookup (tried first). A draft model must have
+ * the target's vocabulary (the same size and token texts; else EDGELLM_ERR_UNSUPPORTED).
+ * sp may be NULL (defaults); spec_stats (may be NULL) gets the counts. Statuses, stats and
+ * callbacks as edgellm_generate. Neither context may be used by another call meanwhile. */
+EDGELLM_API edgellm_status edgellm_generate_speculative(edgellm_ctx *c, edgellm_ctx *draft, const char *prompt,
+                                                        const edgellm_generate_params *p,
+                                                        const edgellm_spec_params *sp, edgellm_token_callback cb,
+                                                        void *user, edgellm_generate_stats *stats,
+                                                        edgellm_spec_stats *spec_stats, edgellm_error *err);
+
 /* ---- diagnostics: the kernels in use ("avx512 + gfni, ...") snprintf-style; whether an
  * architecture (general.architecture) runs; their names ("llama, qwen2") ---- */
 EDGELLM_API int edgellm_kernels_describe(char *buf, size_t size);

@@ -1663,6 +1663,85 @@ EDGELLM_API edgellm_status edgellm_delta_apply(const char *old_path, const char 
                                                edgellm_progress_fn progress, void *progress_user,
                                                edgellm_error *err);
 
+/* ------------------------------------------------------------------------------------
+ * Cascade (`edgellm cascade`): answer with a small model, escalate to a large one when the
+ * small model's confidence is below a threshold (FrugalGPT, Chen, Zaharia, Zou 2023,
+ * arXiv:2305.05176; per-token probability quantiles as the deferral signal: Gupta et al.
+ * 2024, "Language model cascades: token-level uncertainty and beyond", arXiv:2404.10136).
+ * The models may have different vocabularies: answers are compared, not tokens.
+ * ---------------------------------------------------------------------------------- */
+typedef enum {
+    EDGELLM_CASCADE_MIN_PROB = 0,     /* the least probability of a generated token          */
+    EDGELLM_CASCADE_P10 = 1,          /* the 10th percentile of those probabilities          */
+    EDGELLM_CASCADE_MEAN_LOGPROB = 2, /* their mean natural log                              */
+    EDGELLM_CASCADE_ENTROPY = 3       /* minus the mean entropy (nats) of the distributions  */
+} edgellm_cascade_signal;
+
+/* "min-prob", "p10", "mean-logprob", "entropy"; NULL for another value. */
+EDGELLM_API const char *edgellm_cascade_signal_name(int signal);
+/* The signal of a generated answer: probs[n] the probability each token had when chosen,
+ * entropies[n] the entropy of each step's distribution (nats; used by ENTROPY only). Higher
+ * is more confident. n == 0: +inf (nothing to doubt). p10: the value at rank floor(0.1 (n-1))
+ * of the sorted probabilities. */
+EDGELLM_API double edgellm_cascade_signal_value(int signal, const float *probs, const float *entropies, int n);
+
+typedef struct {
+    int    signal;          /* edgellm_cascade_signal (default P10)                          */
+    double threshold;       /* escalate when the signal is below it (default 0.2)           */
+    int    n_predict;       /* greedy tokens per answer at most (default 64)                */
+} edgellm_cascade_params;
+
+EDGELLM_API edgellm_cascade_params edgellm_cascade_default_params(void);
+
+typedef struct {
+    char  *text;            /* the answer (owned: edgellm_cascade_result_free)              */
+    int    escalated;       /* 1: the large model's                                         */
+    double signal;          /* the small model's signal                                     */
+    int    n_small, n_large;   /* tokens each generated                                     */
+    double small_ms, large_ms; /* their generation times (large_ms 0 when not escalated)    */
+} edgellm_cascade_result;
+
+/* Greedy answer of `small` to prompt (BOS per the vocabulary, up to n_predict tokens or an
+ * end-of-generation token); when its signal is below p->threshold, the answer of `large`
+ * instead. Both contexts are reset first. p may be NULL. Statuses: those of edgellm_tokenize
+ * and edgellm_decode, EDGELLM_ERR_MISUSE (bad signal, NULL), EDGELLM_ERR_NOMEM. Not
+ * thread-safe on the contexts. */
+EDGELLM_API edgellm_status edgellm_cascade_generate(edgellm_ctx *small, edgellm_ctx *large, const char *prompt,
+                                                    const edgellm_cascade_params *p, edgellm_cascade_result *out,
+                                                    edgellm_error *err);
+EDGELLM_API void edgellm_cascade_result_free(edgellm_cascade_result *r);
+
+/* The cost/quality curve over multiple-choice items (edgellm_eval_item, scored as
+ * edgellm_eval_task's acc). An item's small-model signal is the probability of its chosen
+ * choice among the choices (softmax of the choices' log-likelihoods); an item escalates
+ * when it is below the threshold. Points: threshold 0 (never), the 5 %, 10 % ... 95 %
+ * quantiles of the signals, and +inf (always). */
+#define EDGELLM_CASCADE_MAX_POINTS 21
+typedef struct {
+    double threshold;
+    double accuracy_pct;    /* of the cascade                                               */
+    double escalation_pct;  /* items answered by the large model                            */
+    double mean_ms;         /* per item: the small model's time + the large one's when escalated */
+} edgellm_cascade_point;
+
+typedef struct {
+    int    n_items;
+    double small_pct, large_pct;   /* accuracy of each alone                                */
+    double small_ms, large_ms;     /* mean time per item of each                            */
+    int    n_points;
+    edgellm_cascade_point points[EDGELLM_CASCADE_MAX_POINTS];
+    int    chosen;          /* the point with the least escalation whose accuracy is within
+                               max_gap_pct percent of large_pct; -1: none                    */
+    double max_gap_pct;
+} edgellm_cascade_report;
+
+/* Score items[n_items] (multiple choice only, else EDGELLM_ERR_MISUSE naming the item) with
+ * both models (n_threads <= 0: the models' setting) and fill *out. max_gap_pct: the
+ * accuracy loss allowed, percent of the large model's (<= 0: 3). */
+EDGELLM_API edgellm_status edgellm_cascade_tasks(const edgellm_model *small, const edgellm_model *large,
+                                                 const edgellm_eval_item *items, int n_items, int n_threads,
+                                                 double max_gap_pct, edgellm_cascade_report *out, edgellm_error *err);
+
 #ifdef __cplusplus
 }
 #endif

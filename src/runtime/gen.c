@@ -285,7 +285,6 @@ void edgellm_gen_cancel(edgellm_ctx *c, edgellm_gen *g)
 static edgellm_status gen_sample(edgellm_ctx *c, edgellm_gen *g, edgellm_gen_piece_fn cb, void *user)
 {
     const edgellm_generate_params *p = &g->p;
-    const edgellm_tokenizer *tok = edgellm_model_tokenizer(c->model);
     if (p->n_predict >= 0 && g->st.n_generated >= p->n_predict) {
         gen_finish(c, g, EDGELLM_STOP_N_PREDICT, -1, cb, user);
         return EDGELLM_OK;
@@ -296,6 +295,13 @@ static edgellm_status gen_sample(edgellm_ctx *c, edgellm_gen *g, edgellm_gen_pie
     g->st.decode_ms += edgellm_time_ms() - ts;
     if (rc) return gen_fail(g, rc);
     edgellm_sampler_accept(g->smp, t);
+    return edgellm_gen_emit(c, g, t, cb, user);
+}
+
+edgellm_status edgellm_gen_emit(edgellm_ctx *c, edgellm_gen *g, int32_t t, edgellm_gen_piece_fn cb, void *user)
+{
+    const edgellm_generate_params *p = &g->p;
+    const edgellm_tokenizer *tok = edgellm_model_tokenizer(c->model);
     if (edgellm_token_is_eog(tok, t)) {
         gen_finish(c, g, EDGELLM_STOP_EOS, -1, cb, user);
         return EDGELLM_OK;

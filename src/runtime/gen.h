@@ -77,6 +77,14 @@ edgellm_status edgellm_gen_run(edgellm_ctx *c, edgellm_gen *gens, int n, int pre
 edgellm_status edgellm_gen_step(edgellm_ctx *c, edgellm_gen *gens, int n, int prefill_budget, edgellm_gen_piece_fn cb,
                                 void *user, int *n_active, edgellm_error *err);
 
+/* Emit token t, chosen for stream g (in GEN_DECODE or finishing its prefill) and already
+ * recorded in its sampler's history: stop on an end-of-generation token, else frame and
+ * pass its piece to cb, count it, and stop on the callback, n_predict or a full sequence
+ * (gen_finish, the token kept as the sequence's pending one); otherwise g->next = t and g
+ * is GEN_DECODE. The sampling step of edgellm_gen_step ends with it; speculative decoding
+ * calls it for every token a verification pass accepts. */
+edgellm_status edgellm_gen_emit(edgellm_ctx *c, edgellm_gen *g, int32_t t, edgellm_gen_piece_fn cb, void *user);
+
 /* UTF-8 framing of a stream's bytes: pend[0..*n_pend) (at most 3 bytes held from earlier)
  * + in[0..len) -> out, whole characters only; a byte that cannot begin or continue a
  * well-formed character becomes U+FFFD; an unfinished character at the end stays in pend.

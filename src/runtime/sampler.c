@@ -48,6 +48,7 @@
  * vocabulary entry plus the penalty window); sampling allocates nothing.
  */
 #include "common/common.h"
+#include "sampler.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -356,4 +357,53 @@ edgellm_status edgellm_sampler_sample(edgellm_sampler *s, const float *logits, i
     nc = min_p_filter(s->cand, nc, s->p.min_p);
     *token = draw(s, s->cand, nc);
     return EDGELLM_OK;
+}
+
+/* ---- the distribution itself (speculative decoding, sampler.h) ------------------------ */
+
+edgellm_status edgellm_sampler_probs(edgellm_sampler *s, const float *logits, float *probs, edgellm_error *err)
+{
+    if (!s || !logits || !probs) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "sampler: NULL argument");
+    const int n = s->n_vocab;
+    for (int i = 0; i < n; i++) {
+        if (!isfinite(logits[i]))
+            return edgellm_fail(err, EDGELLM_ERR_NUMERIC,
+                                "sampler: logits[%d] is %s (of %d): the forward pass produced a non-number",
+                                i, isnan(logits[i]) ? "NaN" : (logits[i] > 0 ? "+inf" : "-inf"), n);
+    }
+    const float *row = apply_penalty(s, logits);
+    memset(probs, 0, (size_t)n * sizeof *probs);
+    if (s->p.temperature <= 0.0f) {
+        int best = 0;
+        for (int i = 1; i < n; i++) if (row[i] > row[best]) best = i;
+        probs[best] = 1.0f;
+        return EDGELLM_OK;
+    }
+    int nc;
+    bool sorted;
+    if (s->p.top_k > 0 && s->p.top_k < n) {
+        nc = select_top_k(s, row, s->p.top_k);
+        sorted = true;
+    } else {
+        for (int i = 0; i < n; i++) { s->cand[i].v = row[i]; s->cand[i].id = i; }
+        nc = n;
+        sorted = false;
+    }
+    softmax_temp(s->cand, nc, s->p.temperature);
+    nc = top_p_filter(s->cand, nc, s->p.top_p, sorted);
+    nc = min_p_filter(s->cand, nc, s->p.min_p);
+    double total = 0.0;
+    for (int i = 0; i < nc; i++) total += s->cand[i].v;
+    for (int i = 0; i < nc; i++) probs[s->cand[i].id] = (float)(s->cand[i].v / total);
+    return EDGELLM_OK;
+}
+
+double edgellm_sampler_uniform(edgellm_sampler *s)
+{
+    return rng_uniform(&s->rng);
+}
+
+int edgellm_sampler_greedy(const edgellm_sampler *s)
+{
+    return s->p.temperature <= 0.0f;
 }
