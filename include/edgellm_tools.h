@@ -430,6 +430,28 @@ EDGELLM_API edgellm_status edgellm_membw_measure(const edgellm_membw_params *p, 
  * calling thread; a non-zero return cancels (EDGELLM_ERR_CANCELLED, no output file). */
 typedef int (*edgellm_progress_fn)(void *user, double fraction, const char *what);
 
+/* Importance statistics ("importance matrix", src/tools/imatrix.c): per weight matrix and
+ * input column j, the sum of x_j^2 over the calibration tokens and the token count, so
+ * mean(x_j^2) is known. Weighting a quantizer's squared error by it minimizes the
+ * expected error of the matrix's outputs instead of its weights (the statistic of
+ * llama.cpp's llama-imatrix, ggml-org/llama.cpp tools/imatrix/README.md). Files: llama.cpp's
+ * GGUF imatrix ("<name>.in_sum2" / "<name>.counts" tensors, general.type "imatrix") when
+ * the path ends in .gguf, llama.cpp's legacy binary .dat layout otherwise; both are read. */
+typedef struct edgellm_imatrix edgellm_imatrix;
+/* edgellm_imatrix_collect (declared with the evaluation functions below) runs a model over
+ * the windows of a text (edgellm_eval_params: n_ctx, max_chunks, threads, progress,
+ * text_name) and collects the statistics of every matrix of every layer and of the output
+ * (named token_embd.weight when tied); freed with edgellm_imatrix_free. */
+EDGELLM_API edgellm_status edgellm_imatrix_save(const edgellm_imatrix *im, const char *path, edgellm_error *err);
+/* Statuses: EDGELLM_ERR_IO, EDGELLM_ERR_FORMAT (not an imatrix file, damaged, empty). */
+EDGELLM_API edgellm_status edgellm_imatrix_load(const char *path, edgellm_imatrix **out, edgellm_error *err);
+EDGELLM_API void edgellm_imatrix_free(edgellm_imatrix *im);   /* NULL-safe */
+EDGELLM_API int edgellm_imatrix_n_entries(const edgellm_imatrix *im);
+/* mean(x_j^2) of tensor `name` into out[n_cols]; 0 when absent or of another width, 1 otherwise. */
+EDGELLM_API int edgellm_imatrix_weights(const edgellm_imatrix *im, const char *name, int64_t n_cols, float *out);
+/* One line: "36 matrices, 8 chunks of 256 tokens from calib.txt". */
+EDGELLM_API void edgellm_imatrix_describe(const edgellm_imatrix *im, char *buf, size_t size);
+
 typedef struct {
     const char *type;          /* "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "q5_k",
                                   "q6_k", "q4_k_m", "q5_k_m", "i8", "i4", "f16", "f32"     */
@@ -443,6 +465,10 @@ typedef struct {
     edgellm_progress_fn progress;   /* may be NULL */
     void  *progress_user;
     int    pure;               /* 1: every matrix in the one type, no Q6_K output (--pure) */
+    const edgellm_imatrix *imatrix;  /* importance statistics (borrowed), NULL: none. Matrices
+                                  it names are quantized to minimize the error weighted by
+                                  mean(x_j^2) (types Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, I4, I8; the
+                                  K-quants stay plain); the file gets edgellm.quant.imatrix */
 } edgellm_quantize_params;
 
 EDGELLM_API edgellm_quantize_params edgellm_quantize_default_params(void);
@@ -465,6 +491,7 @@ typedef struct {
     double   sqnr_db;          /* 10 log10(sum x^2 / sum (q - x)^2); +inf when exact        */
     uint64_t n_saturated;      /* values clamped to the type's range (quant.h)            */
     char     note[112];        /* why this type: "1-D: F32", "Q4_K does not fit rows of 64: Q5_0" */
+    int      weighted;         /* 1: quantized with importance weights                    */
 } edgellm_quantize_tensor;
 
 typedef struct {
@@ -893,6 +920,11 @@ typedef struct {
 } edgellm_eval_params;
 
 EDGELLM_API edgellm_eval_params edgellm_eval_default_params(void);
+
+/* Importance statistics of m over text (see edgellm_imatrix above). */
+EDGELLM_API edgellm_status edgellm_imatrix_collect(const edgellm_model *m, const char *text, size_t len,
+                                                   const edgellm_eval_params *p, edgellm_imatrix **out,
+                                                   edgellm_error *err);
 
 typedef struct {
     int64_t n_text_tokens;    /* tokens of the whole text (BOS included)                 */

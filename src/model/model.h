@@ -156,6 +156,11 @@ struct edgellm_ctx {
     float *out;                        /* [n_out][n_vocab]    logits of selected rows  */
     int    n_out;                      /* min(n_batch, n_seq)                         */
     int32_t *chunk_cell;               /* [n_batch] cells of the chunk's tokens        */
+    /* Called before every matrix product with the weight and its n input rows
+     * x[n][W->ne0] (activation statistics: src/tools/imatrix.c); NULL: none. Runs on the
+     * thread that runs the forward pass. */
+    void (*observe)(void *user, const edgellm_tensor *W, const float *x, int n);
+    void *observe_user;
 };
 
 /* One chunk of a batch for the forward pass: token t (t < n <= c->n_batch, ids < n_vocab)
