@@ -1105,6 +1105,115 @@ EDGELLM_API edgellm_status edgellm_eval_sweep(const char *ref_path, const char *
                                               edgellm_error *err);
 
 /* ------------------------------------------------------------------------------------
+ * Quantization to a quality target (`edgellm quantize IN OUT --target ...`,
+ * src/tools/quantize_target.c, docs/quantization.md): the type of every matrix is chosen
+ * so that the file meets a quality gap against the source model on a calibration text at
+ * the smallest size (or the best quality within a size), then the file is measured and
+ * the choice adjusted until the measurement meets the target:
+ *   1. scan: the cost of each candidate type for each matrix alone. "measured": the KLD
+ *      of the source model with only that matrix quantized (and dequantized in place)
+ *      against the source, on the calibration windows; "proxy" (large models): the
+ *      importance-weighted relative error sum_j E[x_j^2] dw_j^2 / sum_j E[x_j^2] w_j^2 of a
+ *      sample of rows;
+ *   2. choice: every matrix starts at its smallest candidate; while the predicted cost (the
+ *      sum of the chosen costs) is above a budget, the upgrade with the largest cost saved
+ *      per byte added is taken (for size targets: the same upgrades while they fit);
+ *   3. verification: the file is written and compared with the source on the calibration
+ *      windows (edgellm_eval_compare); the budget is then scaled by target / measured and
+ *      bracketed between the largest budget that met the target and the smallest that
+ *      did not, for up to max_rounds files; the smallest file that met it is kept;
+ *   4. the kept file is compared with the source on the held-out text (when given).
+ * Targets: "kld:X" (mean KLD in nats), "dppl:X%" (perplexity increase, percent),
+ * "top1:X%" (same argmax as the source, percent), "size:N[KiB|MiB|GiB|B]" (tensor data +
+ * metadata at most N bytes: the best predicted quality within it).
+ * ---------------------------------------------------------------------------------- */
+#define EDGELLM_QT_MAX_TYPES 16
+#define EDGELLM_QT_MAX_ROUNDS 12
+
+typedef struct {
+    edgellm_quantize_params quant;  /* n_threads, keep (matching matrices are not scanned and
+                                       stay as the recipe says), progress, imatrix (NULL:
+                                       collected from the calibration text unless no_imatrix);
+                                       type, group, asym: the recipe for the tensors that are
+                                       not scanned (default q8_0)                          */
+    const char *target;             /* "kld:0.02", "dppl:3%", "top1:95%", "size:300MiB"      */
+    const char *types;              /* candidates, comma-separated tensor types ("q4_0,
+                                       q5_0,i4_g64_asym,q8_0,f16"; "i4:g64:asym" too); NULL:
+                                       q4_0,q4_1,q5_0,q5_1,q8_0,q4_k,q5_k,q6_k,i4_g64,
+                                       i4_g64_asym,i4_g128,i4_g128_asym,f16                 */
+    const char *calib;              /* calibration text (borrowed) and its length          */
+    size_t calib_len;
+    const char *calib_name;         /* for reports; may be NULL                              */
+    const char *heldout;            /* held-out text for the final report; NULL: none       */
+    size_t heldout_len;
+    const char *heldout_name;
+    int    n_ctx;                   /* tokens per window (default 256)                        */
+    int    calib_chunks;            /* calibration windows (default 16)                       */
+    int    heldout_chunks;          /* held-out windows (default 32; <= 0: all)               */
+    int    max_rounds;              /* verification rounds, 1..EDGELLM_QT_MAX_ROUNDS (6)      */
+    int    no_imatrix;              /* 1: plain quantizers                                    */
+    int    scan;                    /* 0: measured up to 50 M parameters, proxy above;
+                                       1: measured; 2: proxy                                  */
+    double predict_scale;           /* scan costs are multiplied by this (1; tests use it to
+                                       make the prediction wrong on purpose)                  */
+} edgellm_quantize_target_params;
+
+EDGELLM_API edgellm_quantize_target_params edgellm_quantize_target_default_params(void);
+
+typedef struct {
+    char     name[64];
+    int      n_options;
+    int      type[EDGELLM_QT_MAX_TYPES];       /* candidate types after shape fallbacks, distinct */
+    double   cost[EDGELLM_QT_MAX_TYPES];       /* scan cost of each (KLD nats or proxy)         */
+    uint64_t bytes[EDGELLM_QT_MAX_TYPES];
+    uint64_t n_elements;
+    int      chosen;                           /* index of the kept file's choice                */
+    char     why[96];
+} edgellm_quantize_target_tensor;
+
+typedef struct {
+    double   budget;           /* cost budget of the choice (size targets: bytes)           */
+    double   predicted;        /* sum of the chosen scan costs                              */
+    uint64_t bytes;            /* tensor data of the file                                   */
+    double   bpw;
+    edgellm_eval_compare_result cal;   /* measured on the calibration windows               */
+    double   value;            /* the target's metric, measured                             */
+    int      met;
+} edgellm_quantize_target_round;
+
+typedef struct {
+    char     metric[8];        /* "kld", "dppl", "top1", "size"                             */
+    double   target;           /* nats, percent, percent or bytes                            */
+    int      scan_measured;    /* 1: KLD scan; 0: proxy                                      */
+    int      n_tensors;        /* matrices scanned                                           */
+    edgellm_quantize_target_tensor *tensors;   /* owned                                      */
+    int      n_rounds;
+    edgellm_quantize_target_round rounds[EDGELLM_QT_MAX_ROUNDS];
+    int      kept_round;       /* the round whose file was written to OUT                    */
+    int      met;              /* 1: the kept file meets the target on the calibration text */
+    int      has_heldout;
+    edgellm_eval_compare_result heldout;   /* the kept file on the held-out text            */
+    uint64_t file_bytes;       /* size of OUT                                                */
+    uint64_t n_elements;       /* all tensors                                                */
+    double   bpw;              /* tensor data bits per weight                                */
+    char     imatrix[160];     /* the statistics used ("none")                               */
+    char    *recipe;           /* the per-tensor types as written in edgellm.quant.recipe; owned */
+    double   scan_ms, elapsed_ms;
+} edgellm_quantize_target_report;
+
+/* Quantize in_path into out_path to meet p->target (steps above). The kept file holds
+ * edgellm.quant.recipe ("target dppl:3% ...; blk.0.attn_q.weight=Q4_0,...") and, with
+ * statistics, edgellm.quant.imatrix. report (may be NULL) must be freed with
+ * edgellm_quantize_target_report_free. Returns EDGELLM_OK when a file was written, also if no
+ * round met the target (report.met 0: the best-measured file is kept). Statuses:
+ * EDGELLM_ERR_MISUSE (bad target or type list, texts too short), those of
+ * edgellm_model_load, edgellm_quantize_file and edgellm_eval_compare. Uses n_threads threads. */
+EDGELLM_API edgellm_status edgellm_quantize_target(const char *in_path, const char *out_path,
+                                                   const edgellm_quantize_target_params *p,
+                                                   edgellm_quantize_target_report *report, edgellm_error *err);
+EDGELLM_API void edgellm_quantize_target_report_free(edgellm_quantize_target_report *r);   /* NULL-safe */
+
+/* ------------------------------------------------------------------------------------
  * OpenAI-compatible HTTP server (`edgellm serve`; src/tools/server*.c, docs/server.md):
  * POST /v1/chat/completions and /v1/completions (streamed as Server-Sent Events or not),
  * GET /v1/models, /health (no key; 503 while the model loads), /metrics (Prometheus text).
