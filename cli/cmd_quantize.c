@@ -335,7 +335,7 @@ static int write_target_json(const char *path, const char *in, const char *out, 
 
 typedef struct {
     const char *target, *types, *calib, *heldout, *heatmap, *scan;
-    int n_ctx, calib_chunks, heldout_chunks, rounds, no_imatrix;
+    int n_ctx, calib_chunks, scan_chunks, heldout_chunks, rounds, no_imatrix;
 } target_flags;
 
 static int run_target(const char *in, const char *out, const edgellm_quantize_params *qp, const target_flags *tf,
@@ -347,6 +347,7 @@ static int run_target(const char *in, const char *out, const edgellm_quantize_pa
     p.types = tf->types;
     p.n_ctx = tf->n_ctx;
     p.calib_chunks = tf->calib_chunks;
+    p.scan_chunks = tf->scan_chunks;
     p.heldout_chunks = tf->heldout_chunks;
     p.max_rounds = tf->rounds;
     p.no_imatrix = tf->no_imatrix;
@@ -447,7 +448,7 @@ int cmd_quantize(int argc, char **argv)
     const char *pos_store[2], *report_path = NULL, **pos = pos_store;
     cli_list files = {pos_store, 0, 2};
     keep_set keep = {.n = 0};
-    target_flags tf = {.n_ctx = 256, .calib_chunks = 16, .heldout_chunks = 32, .rounds = 6};
+    target_flags tf = {.n_ctx = 256, .calib_chunks = 16, .scan_chunks = 8, .heldout_chunks = 32, .rounds = 6};
     const char *imatrix_path = NULL, *save_imatrix = NULL;
     edgellm_imatrix *im = NULL;
     int rc = 2;
@@ -486,6 +487,8 @@ int cmd_quantize(int argc, char **argv)
         {CLI_INT(NULL, "--calib-chunks", "N", &tf.calib_chunks, 1, 1 << 20), .def = "16",
          .help = "calibration windows"},
         {CLI_GROUP("Quality target")},
+        {CLI_INT(NULL, "--scan-chunks", "N", &tf.scan_chunks, 1, 1 << 20), .def = "8",
+         .help = "the first N calibration windows measure each matrix's cost (the scan)"},
         {CLI_STRING(NULL, "--target", "SPEC", &tf.target),
          .help = "choose a type per matrix to meet kld:X, dppl:X% or top1:X% at the smallest size, or the best "
                  "quality within size:N[KiB|MiB|GiB] (needs --calib)"},

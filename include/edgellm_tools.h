@@ -1148,7 +1148,8 @@ typedef struct {
     size_t heldout_len;
     const char *heldout_name;
     int    n_ctx;                   /* tokens per window (default 256)                        */
-    int    calib_chunks;            /* calibration windows (default 16)                       */
+    int    calib_chunks;            /* calibration windows of the verification (default 16)   */
+    int    scan_chunks;             /* the first of them that the measured scan uses (8)      */
     int    heldout_chunks;          /* held-out windows (default 32; <= 0: all)               */
     int    max_rounds;              /* verification rounds, 1..EDGELLM_QT_MAX_ROUNDS (6)      */
     int    no_imatrix;              /* 1: plain quantizers                                    */

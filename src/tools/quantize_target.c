@@ -51,6 +51,7 @@ edgellm_quantize_target_params edgellm_quantize_target_default_params(void)
     p.quant = edgellm_quantize_default_params();
     p.n_ctx = 256;
     p.calib_chunks = 16;
+    p.scan_chunks = 8;
     p.heldout_chunks = 32;
     p.max_rounds = 6;
     p.predict_scale = 1.0;
@@ -254,11 +255,12 @@ static double badness(const char *metric, double v)
     return v;
 }
 
-static edgellm_status compare_calib(qt_state *s, const edgellm_model *m, edgellm_eval_compare_result *out,
+static edgellm_status compare_calib(qt_state *s, const edgellm_model *m, int chunks, edgellm_eval_compare_result *out,
                                     edgellm_error *err)
 {
     edgellm_eval_params ev = s->ev;
     ev.progress = NULL;
+    ev.max_chunks = chunks;
     return edgellm_eval_compare(m, NULL, s->ref_path, s->p->calib, s->p->calib_len, &ev, out, err);
 }
 
@@ -304,7 +306,7 @@ static edgellm_status scan_measured(qt_state *s, edgellm_error *err)
                 v[k]->row_bytes = (size_t)t->ne[0] * sizeof(float);
             }
             edgellm_eval_compare_result c;
-            rc = compare_calib(s, &copy, &c, err);
+            rc = compare_calib(s, &copy, s->p->scan_chunks, &c, err);
             for (int k = 0; k < nv; k++) *v[k] = saved[k];
             tt->cost[o] = c.kld_mean > 0 ? c.kld_mean : 0;
         }
@@ -395,31 +397,41 @@ static void prune_options(edgellm_quantize_target_tensor *t)
     t->n_options = n;
 }
 
-/* Greedy choice into ch[] (option indices). mode 0: cost budget; 1: byte budget.
- * Returns the predicted cost; *bytes the tensor bytes of the scanned matrices. */
-static double choose(const edgellm_quantize_target_report *rep, double scale, int mode, double budget, int *ch,
-                     uint64_t *bytes, double *last_ratio)
+/* One upgrade of the greedy path: matrix `tensor` goes to `option`. */
+typedef struct {
+    int      tensor, option;
+    double   ratio;            /* cost saved per byte added            */
+    double   pred;             /* predicted cost after this step       */
+    uint64_t bytes;            /* bytes of the scanned matrices after  */
+} qt_step;
+
+/* The whole greedy path from every matrix at its smallest option to every matrix at its
+ * largest: at each step the upgrade with the greatest cost saved per byte added. The
+ * order does not depend on the budget, so the choice for a budget is a prefix of the path.
+ * Returns the number of steps; *pred0, *bytes0 describe the start. */
+static int greedy_path(const edgellm_quantize_target_report *rep, double scale, qt_step *steps, double *pred0,
+                       uint64_t *bytes0, int *ch)
 {
     double cost = 0;
     uint64_t b = 0;
     for (int i = 0; i < rep->n_tensors; i++) {
         ch[i] = 0;
-        last_ratio[i] = 0;
         cost += scale * rep->tensors[i].cost[0];
         b += rep->tensors[i].bytes[0];
     }
+    *pred0 = cost;
+    *bytes0 = b;
+    int n = 0;
     for (;;) {
-        if (mode == 0 && cost <= budget) break;
         int bi = -1, bo = -1;
-        double br = 0;
+        double br = -1;
         for (int i = 0; i < rep->n_tensors; i++) {
             const edgellm_quantize_target_tensor *t = &rep->tensors[i];
             for (int o = ch[i] + 1; o < t->n_options; o++) {
                 double saved = scale * (t->cost[ch[i]] - t->cost[o]);
                 double added = (double)(t->bytes[o] - t->bytes[ch[i]]);
-                if (mode == 1 && (double)(b + (t->bytes[o] - t->bytes[ch[i]])) > budget) continue;
                 double r = saved / (added > 0 ? added : 1);
-                if (saved > 0 && r > br) { br = r; bi = i; bo = o; }
+                if (r > br) { br = r; bi = i; bo = o; }
             }
         }
         if (bi < 0) break;
@@ -427,10 +439,19 @@ static double choose(const edgellm_quantize_target_report *rep, double scale, in
         cost -= scale * (t->cost[ch[bi]] - t->cost[bo]);
         b += t->bytes[bo] - t->bytes[ch[bi]];
         ch[bi] = bo;
-        last_ratio[bi] = br;
+        steps[n++] = (qt_step){bi, bo, br, cost, b};
     }
-    *bytes = b;
-    return cost;
+    return n;
+}
+
+/* The choice after the first n steps into ch[], the ratio of each matrix's last step. */
+static void apply_steps(const edgellm_quantize_target_report *rep, const qt_step *steps, int n, int *ch, double *ratio)
+{
+    for (int i = 0; i < rep->n_tensors; i++) { ch[i] = 0; ratio[i] = 0; }
+    for (int k = 0; k < n; k++) {
+        ch[steps[k].tensor] = steps[k].option;
+        ratio[steps[k].tensor] = steps[k].ratio;
+    }
 }
 
 /* ---------------------------------------------------------------- rounds ---- */
@@ -485,7 +506,7 @@ static edgellm_status run_round(qt_state *s, const char *in, const char *out, in
         edgellm_model_params mp = edgellm_model_default_params();
         mp.n_threads = s->n_threads;
         rc = edgellm_model_load(path, &mp, &m, err);
-        if (rc == EDGELLM_OK) rc = compare_calib(s, m, &rd->cal, err);
+        if (rc == EDGELLM_OK) rc = compare_calib(s, m, s->p->calib_chunks, &rd->cal, err);
         edgellm_model_free(m);
     }
     edgellm_quantize_report_free(&qr);
@@ -512,7 +533,8 @@ edgellm_status edgellm_quantize_target(const char *in_path, const char *out_path
     qt_state s = {.p = &p, .rep = rep, .ref_slot = -1};
     for (int k = 0; k < EDGELLM_QT_MAX_ROUNDS; k++) s.round_slot[k] = -1;
     edgellm_imatrix *own_im = NULL;
-    int *ch = NULL, *round_ch = NULL;
+    int *ch = NULL;
+    qt_step *steps = NULL;
     double *ratio = NULL;
     edgellm_status rc;
     int types[EDGELLM_QT_MAX_TYPES], n_types = 0;
@@ -525,6 +547,7 @@ edgellm_status edgellm_quantize_target(const char *in_path, const char *out_path
     if (p.max_rounds > EDGELLM_QT_MAX_ROUNDS) p.max_rounds = EDGELLM_QT_MAX_ROUNDS;
     if (p.n_ctx <= 0) p.n_ctx = 256;
     if (p.calib_chunks <= 0) p.calib_chunks = 16;
+    if (p.scan_chunks <= 0 || p.scan_chunks > p.calib_chunks) p.scan_chunks = p.calib_chunks;
     if (!(p.predict_scale > 0)) p.predict_scale = 1;
     if (!p.quant.type) p.quant.type = "q8_0";
     if (p.quant.n_threads > EDGELLM_MAX_THREADS)
@@ -621,82 +644,108 @@ edgellm_status edgellm_quantize_target(const char *in_path, const char *out_path
     rep->scan_ms = edgellm_time_ms() - ts;
     for (int i = 0; i < rep->n_tensors; i++) prune_options(&rep->tensors[i]);
 
-    /* rounds */
+    /* rounds: a search over the number of greedy steps */
+    int max_steps = 0;
+    for (int i = 0; i < rep->n_tensors; i++) max_steps += rep->tensors[i].n_options - 1;
+    steps = edgellm_malloc(((size_t)max_steps + 1) * sizeof *steps);
+    int *step_of_round = edgellm_malloc(EDGELLM_QT_MAX_ROUNDS * sizeof *step_of_round);
     ch = edgellm_calloc((size_t)rep->n_tensors, sizeof *ch);
-    round_ch = edgellm_calloc((size_t)rep->n_tensors * EDGELLM_QT_MAX_ROUNDS, sizeof *round_ch);
     ratio = edgellm_calloc((size_t)rep->n_tensors, sizeof *ratio);
-    if (!ch || !round_ch || !ratio) { rc = edgellm_fail_nomem(err, out_path); goto done; }
+    if (!steps || !step_of_round || !ch || !ratio) {
+        edgellm_free(step_of_round);
+        rc = edgellm_fail_nomem(err, out_path);
+        goto done;
+    }
+    double pred0;
+    uint64_t bytes0;
+    const int N = greedy_path(rep, p.predict_scale, steps, &pred0, &bytes0, ch);
+#define PRED(n) ((n) == 0 ? pred0 : steps[(n) - 1].pred)
+#define BYTES(n) ((n) == 0 ? bytes0 : steps[(n) - 1].bytes)
     const bool size_target = !strcmp(rep->metric, "size");
-    uint64_t fixed = 0;   /* bytes of everything not scanned: tensors and metadata */
+    uint64_t fixed = 0;   /* bytes of everything not scanned: tensors and metadata (an estimate:
+                             the unscanned tensors as the source has them) */
     {
         uint64_t scanned_src = 0;
         for (int i = 0; i < rep->n_tensors; i++)
             scanned_src += edgellm_gguf_tensor_at(g, s.file_index[i])->size_bytes;
-        fixed = file_size(in_path) - scanned_src;   /* an estimate: the unscanned tensors as the source has them */
+        fixed = file_size(in_path) - scanned_src;
     }
-    double T = size_target ? rep->target : badness(rep->metric, rep->target);
-    double B;
+    const double T = size_target ? rep->target : badness(rep->metric, rep->target);
+    double B;   /* the first budget */
     if (size_target) B = rep->target - (double)fixed;
-    else if (!rep->scan_measured) {   /* proxy units: start from the all-smallest cost */
-        double c0 = 0;
-        for (int i = 0; i < rep->n_tensors; i++) c0 += rep->tensors[i].cost[0];
-        B = c0 * 0.25;
-    } else if (!strcmp(rep->metric, "kld")) B = T;
+    else if (!rep->scan_measured) B = pred0 * 0.25;   /* proxy units: a guess; the rounds correct it */
+    else if (!strcmp(rep->metric, "kld")) B = T;
     else if (!strcmp(rep->metric, "dppl")) B = T / 100.0 * 0.8;
     else B = (T / 50.0) * (T / 50.0);
-    double lo = 0, hi = INFINITY;   /* budgets that met / missed */
-    int best = -1, closest = -1;
+    int n = 0;
+    if (size_target) {
+        while (n < N && (double)BYTES(n + 1) <= B) n++;
+    } else {
+        while (n < N && PRED(n) > B) n++;
+    }
+    int lo_missed = -1, hi_met = N + 1, best = -1, closest = -1;
     s.progress_base = 0.8;
     s.progress_span = 0.2;
     for (int k = 0; k < p.max_rounds; k++) {
         edgellm_quantize_target_round *rd = &rep->rounds[k];
-        uint64_t bytes;
-        rd->budget = B;
-        rd->predicted = choose(rep, p.predict_scale, size_target ? 1 : 0, B, ch, &bytes, ratio);
-        memcpy(round_ch + (size_t)k * rep->n_tensors, ch, (size_t)rep->n_tensors * sizeof *ch);
-        int same = -1;
-        for (int j = 0; j < k && same < 0; j++)
-            if (!memcmp(round_ch + (size_t)j * rep->n_tensors, ch, (size_t)rep->n_tensors * sizeof *ch)) same = j;
+        apply_steps(rep, steps, n, ch, ratio);
+        rd->budget = size_target ? (double)BYTES(n) : PRED(n);
+        rd->predicted = PRED(n);
+        step_of_round[k] = n;
         char what[64];
         snprintf(what, sizeof what, "round %d", k + 1);
         if (progress(&s, (double)k / p.max_rounds, what)) {
+            edgellm_free(step_of_round);
             rc = edgellm_fail(err, EDGELLM_ERR_CANCELLED, "quantize: cancelled");
             goto done;
         }
-        if (same >= 0) {   /* the same choice: its measurement stands; stop here */
-            rep->n_rounds = k;
-            break;
+        if ((rc = run_round(&s, in_path, out_path, k, ch, rd, err)) != EDGELLM_OK) {
+            edgellm_free(step_of_round);
+            goto done;
         }
-        if ((rc = run_round(&s, in_path, out_path, k, ch, rd, err)) != EDGELLM_OK) goto done;
         rep->n_rounds = k + 1;
         char path[4300];
         round_path(path, sizeof path, out_path, k);
+        int next;
         if (size_target) {
             rd->value = (double)file_size(path);
             rd->met = rd->value <= rep->target;
-            if (rd->met && (best < 0 || rep->rounds[best].bytes > rd->bytes)) best = k;
             if (closest < 0 || rd->value < rep->rounds[closest].value) closest = k;
-            if (rd->met) break;
-            B -= rd->value - rep->target;   /* the estimate of the metadata was short */
-            continue;
+            if (rd->met) { best = k; break; }   /* the largest prefix that fits the estimate fits */
+            double over = rd->value - rep->target;   /* the estimate of the rest was short */
+            next = n;
+            while (next > 0 && (double)BYTES(next) > (double)BYTES(n) - over) next--;
+            if (next == n) break;
+        } else {
+            rd->value = metric_value(rep->metric, &rd->cal);
+            const double gm = badness(rep->metric, rd->value);
+            rd->met = gm <= T;
+            if (closest < 0 || gm < badness(rep->metric, rep->rounds[closest].value)) closest = k;
+            if (rd->met) {
+                if (n < hi_met) { hi_met = n; best = k; }
+            } else if (n > lo_missed) lo_missed = n;
+            if (hi_met - lo_missed <= 1) break;   /* adjacent: the smallest file that meets it */
+            /* predicted cost scaled by target / measured: the step count that predicts it */
+            const double want = gm > 0 ? PRED(n) * T / gm : 0;
+            next = 0;
+            while (next < N && PRED(next) > want) next++;
+            if (rd->met && next >= n) next = n - 1;
+            if (!rd->met && next <= n) next = n + 1;
+            if (next <= lo_missed || next >= hi_met) {
+                int top = hi_met <= N ? hi_met : N + 1;
+                next = lo_missed + (top - lo_missed) / 2;
+                if (next > N) next = N;
+            }
+            if (next <= lo_missed || next >= hi_met) break;   /* nothing left between */
         }
-        rd->value = metric_value(rep->metric, &rd->cal);
-        double g_meas = badness(rep->metric, rd->value);
-        rd->met = g_meas <= T;
-        if (closest < 0 || g_meas < badness(rep->metric, rep->rounds[closest].value)) closest = k;
-        if (rd->met) {
-            if (best < 0 || rd->bytes < rep->rounds[best].bytes) best = k;
-            lo = fmax(lo, B);
-        } else hi = fmin(hi, B);
-        double next = g_meas > 0 ? B * T / g_meas : B * 2;
-        if (rd->met && next <= B) next = B * 1.25;   /* met with room to spare: try a larger budget */
-        if (!(next > lo && next < hi)) next = isfinite(hi) ? (lo > 0 ? sqrt(lo * hi) : hi / 2) : lo * 2;
-        if (isfinite(hi) && lo > 0 && hi / lo < 1.02) break;
-        B = next;
+        n = next;
     }
+#undef PRED
+#undef BYTES
     rep->kept_round = best >= 0 ? best : closest;
     rep->met = best >= 0;
     if (rep->kept_round < 0) {
+        edgellm_free(step_of_round);
         rc = edgellm_fail(err, EDGELLM_ERR_MISUSE, "quantize: no round was measured");
         goto done;
     }
@@ -709,26 +758,22 @@ edgellm_status edgellm_quantize_target(const char *in_path, const char *out_path
     {
         char path[4300];
         round_path(path, sizeof path, out_path, rep->kept_round);
-        const int *kc = round_ch + (size_t)rep->kept_round * rep->n_tensors;
+        apply_steps(rep, steps, step_of_round[rep->kept_round], ch, ratio);
+        edgellm_free(step_of_round);
         if (rename(path, out_path) != 0) {
             remove(path);
             rc = edgellm_fail(err, EDGELLM_ERR_IO, "%s: cannot rename %s onto it", out_path, path);
             goto done;
         }
-        rep->recipe = make_recipe(rep, &p, kc, rep->rounds[rep->kept_round].predicted);
-        for (int i = 0; i < rep->n_tensors; i++) rep->tensors[i].chosen = kc[i];
-    }
-    /* why each matrix got its type */
-    {
-        uint64_t b;
-        choose(rep, p.predict_scale, size_target ? 1 : 0, rep->rounds[rep->kept_round].budget, ch, &b, ratio);
+        rep->recipe = make_recipe(rep, &p, ch, rep->rounds[rep->kept_round].predicted);
         for (int i = 0; i < rep->n_tensors; i++) {
             edgellm_quantize_target_tensor *tt = &rep->tensors[i];
+            tt->chosen = ch[i];
             if (tt->chosen == 0)
                 snprintf(tt->why, sizeof tt->why, tt->n_options > 1 ? "smallest: fits the budget" : "only option");
             else
                 snprintf(tt->why, sizeof tt->why, "from %s: %.3g cost saved per KiB added",
-                         edgellm_type_name(tt->type[tt->chosen - 1]), ratio[i] * 1024 * p.predict_scale);
+                         edgellm_type_name(tt->type[tt->chosen - 1]), ratio[i] * 1024);
         }
     }
     rep->file_bytes = file_size(out_path);
@@ -762,7 +807,7 @@ done:
     }
     rep->elapsed_ms = edgellm_time_ms() - t0;
     edgellm_free(ch);
-    edgellm_free(round_ch);
+    edgellm_free(steps);
     edgellm_free(ratio);
     edgellm_free(s.file_index);
     edgellm_imatrix_free(own_im);
