@@ -30,10 +30,10 @@ static void print_table(const edgellm_quantize_report *r)
         const edgellm_quantize_tensor *t = &r->tensors[i];
         char sq[32];
         fmt_sqnr(sq, sizeof sq, t->sqnr_db);
-        fprintf(stderr, "%-28s %-6s %-13s %12llu %12llu %10.3g %10.3g %8s %8llu  %s\n", t->name,
+        fprintf(stderr, "%-28s %-6s %-13s %12llu %12llu %10.3g %10.3g %8s %8llu  %s%s\n", t->name,
                 edgellm_type_name(t->src_type), edgellm_type_name(t->type), (unsigned long long)t->src_bytes,
                 (unsigned long long)t->dst_bytes, t->rmse, t->max_abs_err, t->quantized ? sq : "-",
-                (unsigned long long)t->n_saturated, t->note);
+                (unsigned long long)t->n_saturated, t->note, t->weighted ? (t->note[0] ? "; imatrix" : "imatrix") : "");
     }
     fprintf(stderr, "total: %d tensors, %llu weights, %.2f MiB -> %.2f MiB, %.4f -> %.4f bits per weight, "
                     "%d shape fallback%s, %.0f ms on %d thread%s\n",
@@ -91,7 +91,8 @@ static int write_report(const char *path, const char *in, const char *out, const
             json_num(f, t->max_abs_err);
             fprintf(f, ", \"sqnr_db\": ");
             json_num(f, t->sqnr_db);
-            fprintf(f, ", \"saturated\": %llu, \"note\": ", (unsigned long long)t->n_saturated);
+            fprintf(f, ", \"saturated\": %llu, \"weighted\": %s, \"note\": ", (unsigned long long)t->n_saturated,
+                    t->weighted ? "true" : "false");
             cli_json_str(f, t->note);
             fprintf(f, "}%s\n", i + 1 < r->n_tensors ? "," : "");
         }
@@ -225,6 +226,7 @@ static int write_heatmap(const char *path, const edgellm_quantize_target_report 
         int il;
         if (sscanf(r->tensors[i].name, "blk.%d.", &il) == 1 && il + 1 > n_layer) n_layer = il + 1;
         double c = r->tensors[i].cost[0];
+        if (r->tensors[i].n_options < 2) continue;   /* one choice (rows that fit no block): grey */
         if (c > 0 && c < lo) lo = c;
         if (c > hi) hi = c;
     }
@@ -240,8 +242,8 @@ static int write_heatmap(const char *path, const edgellm_quantize_target_report 
     const int w = x0 + cw * N_HEAT_KINDS + 20, h = y0 + chh * (n_layer + 2) + 40;
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" "
                "font-size=\"11\">\n", w, h);
-    fprintf(f, "<text x=\"4\" y=\"16\" font-size=\"13\">scan cost of the smallest type (%s, log scale %.2g .. %.2g); "
-               "label: chosen type</text>\n", r->scan_measured ? "KLD" : "proxy", lo, hi);
+    fprintf(f, "<text x=\"4\" y=\"16\" font-size=\"13\">scan cost of the smallest type (%s, log scale %.2g .. %.2g, "
+               "grey: one choice); label: chosen type</text>\n", r->scan_measured ? "KLD" : "proxy", lo, hi);
     for (int k = 0; k < N_HEAT_KINDS; k++)
         fprintf(f, "<text x=\"%d\" y=\"%d\">%s</text>\n", x0 + k * cw + 4, y0 - 6, heat_kinds[k]);
     for (int i = 0; i < r->n_tensors; i++) {
@@ -260,8 +262,11 @@ static int write_heatmap(const char *path, const edgellm_quantize_target_report 
         double v = c > 0 ? (log(c) - log(lo)) / (log(hi) - log(lo)) : 0;
         v = v < 0 ? 0 : v > 1 ? 1 : v;
         int gb = (int)(255 * (1 - v));
-        fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"rgb(255,%d,%d)\" stroke=\"#888\"/>\n",
-                x0 + col * cw, y0 + row * chh, cw, chh, gb, gb);
+        char fill[32];
+        if (t->n_options < 2) snprintf(fill, sizeof fill, "#dddddd");
+        else snprintf(fill, sizeof fill, "rgb(255,%d,%d)", gb, gb);
+        fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" stroke=\"#888\"/>\n",
+                x0 + col * cw, y0 + row * chh, cw, chh, fill);
         fprintf(f, "<text x=\"%d\" y=\"%d\"><title>%s: %.3g</title>%s</text>\n", x0 + col * cw + 4,
                 y0 + row * chh + 15, t->name, c, edgellm_type_name(t->type[t->chosen]));
     }
@@ -592,6 +597,12 @@ int cmd_quantize(int argc, char **argv)
         p.imatrix = im;
     }
     if (tf.target) {
+        if (report_path && strcasecmp(strrchr(report_path, '.'), ".json")) {
+            fprintf(stderr, "edgellm quantize: --report with --target writes JSON: name it .json, got '%s'\n",
+                    report_path);
+            rc = cli_see_help("quantize");
+            goto out;
+        }
         if (tf.no_imatrix) p.imatrix = NULL;
         rc = run_target(pos[0], pos[1], &p, &tf, report_path, argc, argv);
         goto out;

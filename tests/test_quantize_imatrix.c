@@ -30,7 +30,7 @@ static edgellm_imatrix *collect(const edgellm_model *m)
     edgellm_eval_params p = edgellm_eval_default_params();
     p.n_ctx = 256;
     p.max_chunks = 16;
-    p.n_threads = 2;
+    p.n_threads = 1;
     p.text_name = "calib.txt";
     edgellm_imatrix *im = NULL;
     CHECK_OK(edgellm_imatrix_collect(m, t, n, &p, &im, &_e));
@@ -143,7 +143,7 @@ static void test_weighted_error_below_plain(void)
         p.group = types[k].group;
         p.asym = types[k].asym;
         p.pure = 1;
-        p.n_threads = 2;
+        p.n_threads = 1;
         const char *plain = test_tmp_path("plain.gguf"), *weighted = test_tmp_path("weighted.gguf");
         edgellm_quantize_report r;
         CHECK_OK(edgellm_quantize_file(src, plain, &p, &r, &_e));
@@ -178,7 +178,7 @@ static double kld_of(const char *path, const edgellm_model *ref)
     edgellm_eval_params p = edgellm_eval_default_params();
     p.n_ctx = 256;
     p.max_chunks = 24;
-    p.n_threads = 2;
+    p.n_threads = 1;
     edgellm_eval_compare_result c;
     CHECK_OK(edgellm_eval_compare(m, ref, NULL, t, n, &p, &c, &_e));
     edgellm_model_free(m);
@@ -196,7 +196,7 @@ static void test_weighted_q4_0_lowers_heldout_kld(void)
     edgellm_quantize_params p = edgellm_quantize_default_params();
     p.type = "q4_0";
     p.pure = 1;
-    p.n_threads = 2;
+    p.n_threads = 1;
     const char *plain = test_tmp_path("kplain.gguf"), *weighted = test_tmp_path("kweighted.gguf");
     edgellm_quantize_report r;
     CHECK_OK(edgellm_quantize_file(src, plain, &p, &r, &_e));

@@ -34,7 +34,7 @@ static edgellm_quantize_target_params small_params(const char *target)
     p.calib_chunks = 8;
     p.scan_chunks = 4;
     p.heldout_chunks = 8;
-    p.quant.n_threads = 2;
+    p.quant.n_threads = 1;
     return p;
 }
 

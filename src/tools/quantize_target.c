@@ -493,6 +493,38 @@ static edgellm_status run_round(qt_state *s, const char *in, const char *out, in
     q.progress = NULL;
     q.imatrix = s->im;
     q.pure = 1;
+    /* the scheme (general.file_type / edgellm.quant.scheme) of the most common chosen type */
+    char scheme[16];
+    {
+        int best_t = -1;
+        uint64_t best_n = 0;
+        for (int i = 0; i < rep->n_tensors; i++) {
+            int t = rep->tensors[i].type[ch[i]];
+            uint64_t n = 0;
+            for (int j = 0; j < rep->n_tensors; j++)
+                if (rep->tensors[j].type[ch[j]] == t) n += rep->tensors[j].n_elements;
+            if (n > best_n) { best_n = n; best_t = t; }
+        }
+        const char *name = best_t >= 0 ? edgellm_type_name(best_t) : NULL;
+        int bits, group;
+        char kind[8];
+        if (name && sscanf(name, "I%d_G%d_%7s", &bits, &group, kind) == 3) {
+            snprintf(scheme, sizeof scheme, "i%d", bits);
+            q.group = group;
+            q.asym = !strcmp(kind, "ASYM");
+            q.type = scheme;
+        } else if (name) {
+            size_t k = 0;
+            for (; name[k] && k + 1 < sizeof scheme; k++) scheme[k] = (char)tolower((unsigned char)name[k]);
+            scheme[k] = 0;
+            edgellm_quant_scheme sc;
+            if (edgellm_quant_scheme_parse(scheme, 0, 0, &sc, NULL) == EDGELLM_OK) {
+                q.type = scheme;
+                q.group = 0;
+                q.asym = 0;
+            }
+        }
+    }
     edgellm_quantize_report qr;
     int slot = edgellm_tmp_register(path, false);
     edgellm_status rc = edgellm_quantize_file_types(in, path, &q, types, s->n_file_tensors, recipe, &qr, err);
