@@ -341,6 +341,7 @@ static int write_target_json(const char *path, const char *in, const char *out, 
 typedef struct {
     const char *target, *types, *calib, *heldout, *heatmap, *scan;
     int n_ctx, calib_chunks, scan_chunks, heldout_chunks, rounds, no_imatrix;
+    double margin;
 } target_flags;
 
 static int run_target(const char *in, const char *out, const edgellm_quantize_params *qp, const target_flags *tf,
@@ -353,6 +354,7 @@ static int run_target(const char *in, const char *out, const edgellm_quantize_pa
     p.n_ctx = tf->n_ctx;
     p.calib_chunks = tf->calib_chunks;
     p.scan_chunks = tf->scan_chunks;
+    p.margin = tf->margin;
     p.heldout_chunks = tf->heldout_chunks;
     p.max_rounds = tf->rounds;
     p.no_imatrix = tf->no_imatrix;
@@ -427,7 +429,7 @@ static int run_target(const char *in, const char *out, const edgellm_quantize_pa
     }
     print_cmp("calibration", &r.rounds[r.kept_round].cal);
     if (r.has_heldout) print_cmp("held-out", &r.heldout);
-    fprintf(stderr, "edgellm quantize: reproduce:");
+    fprintf(stderr, "edgellm quantize: reproduce: edgellm");
     for (int i = 0; i < argc; i++) fprintf(stderr, " %s", argv[i]);
     fprintf(stderr, "\n");
     if (!r.met)
@@ -453,7 +455,8 @@ int cmd_quantize(int argc, char **argv)
     const char *pos_store[2], *report_path = NULL, **pos = pos_store;
     cli_list files = {pos_store, 0, 2};
     keep_set keep = {.n = 0};
-    target_flags tf = {.n_ctx = 256, .calib_chunks = 16, .scan_chunks = 8, .heldout_chunks = 32, .rounds = 6};
+    target_flags tf = {.n_ctx = 256, .calib_chunks = 16, .scan_chunks = 8, .heldout_chunks = 32, .rounds = 6,
+                       .margin = 1.0};
     const char *imatrix_path = NULL, *save_imatrix = NULL;
     edgellm_imatrix *im = NULL;
     int rc = 2;
@@ -505,6 +508,8 @@ int cmd_quantize(int argc, char **argv)
                  "calibrates on its first half)"},
         {CLI_INT(NULL, "--heldout-chunks", "N", &tf.heldout_chunks, 1, 1 << 20), .def = "32",
          .help = "held-out windows"},
+        {CLI_DOUBLE(NULL, "--margin", "F", &tf.margin, 0, 1, CLI_OPEN_MIN), .def = "1",
+         .help = "aim at F x the gap on the calibration text (e.g. 0.85: room for other text)"},
         {CLI_INT(NULL, "--rounds", "N", &tf.rounds, 1, 12), .def = "6",
          .help = "verification rounds (quantize, measure, adjust)"},
         {CLI_STRING(NULL, "--scan", "MODE", &tf.scan),

@@ -1157,6 +1157,9 @@ typedef struct {
                                        1: measured; 2: proxy                                  */
     double predict_scale;           /* scan costs are multiplied by this (1; tests use it to
                                        make the prediction wrong on purpose)                  */
+    double margin;                  /* (0, 1]: the rounds aim at margin x the gap (kld, dppl,
+                                       100 - top1), leaving room for the difference between
+                                       calibration and other text (default 1)                 */
 } edgellm_quantize_target_params;
 
 EDGELLM_API edgellm_quantize_target_params edgellm_quantize_target_default_params(void);

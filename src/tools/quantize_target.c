@@ -55,6 +55,7 @@ edgellm_quantize_target_params edgellm_quantize_target_default_params(void)
     p.heldout_chunks = 32;
     p.max_rounds = 6;
     p.predict_scale = 1.0;
+    p.margin = 1.0;
     return p;
 }
 
@@ -581,6 +582,7 @@ edgellm_status edgellm_quantize_target(const char *in_path, const char *out_path
     if (p.calib_chunks <= 0) p.calib_chunks = 16;
     if (p.scan_chunks <= 0 || p.scan_chunks > p.calib_chunks) p.scan_chunks = p.calib_chunks;
     if (!(p.predict_scale > 0)) p.predict_scale = 1;
+    if (!(p.margin > 0 && p.margin <= 1)) p.margin = 1;
     if (!p.quant.type) p.quant.type = "q8_0";
     if (p.quant.n_threads > EDGELLM_MAX_THREADS)
         return edgellm_fail(err, EDGELLM_ERR_MISUSE, "threads %d above %d", p.quant.n_threads, EDGELLM_MAX_THREADS);
@@ -702,7 +704,8 @@ edgellm_status edgellm_quantize_target(const char *in_path, const char *out_path
             scanned_src += edgellm_gguf_tensor_at(g, s.file_index[i])->size_bytes;
         fixed = file_size(in_path) - scanned_src;
     }
-    const double T = size_target ? rep->target : badness(rep->metric, rep->target);
+    /* the gap the rounds aim at: the target's, times the margin (top1: the disagreement) */
+    const double T = size_target ? rep->target : badness(rep->metric, rep->target) * p.margin;
     double B;   /* the first budget */
     if (size_target) B = rep->target - (double)fixed;
     else if (!rep->scan_measured) B = pred0 * 0.25;   /* proxy units: a guess; the rounds correct it */
