@@ -583,6 +583,11 @@ int cmd_quantize(int argc, char **argv)
         ev.n_ctx = tf.n_ctx;
         ev.max_chunks = tf.calib_chunks;
         ev.text_name = tf.calib;
+        cli_bar ibar = {-1};
+        if (isatty(fileno(stderr))) {
+            ev.progress = cli_draw_bar;
+            ev.progress_user = &ibar;
+        }
         size_t use = tf.target && !tf.heldout ? clen / 2 : clen;   /* as run_target calibrates */
         while (tf.target && !tf.heldout && use < clen && (text[use] & 0xC0) == 0x80) use++;
         edgellm_status ist = !text ? EDGELLM_ERR_IO : edgellm_model_load(pos[0], &mp, &m, &ierr);
