@@ -1112,16 +1112,19 @@ EDGELLM_API edgellm_status edgellm_eval_sweep(const char *ref_path, const char *
  * the choice adjusted until the measurement meets the target:
  *   1. scan: the cost of each candidate type for each matrix alone. "measured": the KLD
  *      of the source model with only that matrix quantized (and dequantized in place)
- *      against the source, on the calibration windows; "proxy" (large models): the
+ *      against the source, on the first scan_chunks calibration windows; "proxy" (large
+ *      models): the
  *      importance-weighted relative error sum_j E[x_j^2] dw_j^2 / sum_j E[x_j^2] w_j^2 of a
  *      sample of rows;
- *   2. choice: every matrix starts at its smallest candidate; while the predicted cost (the
- *      sum of the chosen costs) is above a budget, the upgrade with the largest cost saved
- *      per byte added is taken (for size targets: the same upgrades while they fit);
- *   3. verification: the file is written and compared with the source on the calibration
- *      windows (edgellm_eval_compare); the budget is then scaled by target / measured and
- *      bracketed between the largest budget that met the target and the smallest that
- *      did not, for up to max_rounds files; the smallest file that met it is kept;
+ *   2. choice: every matrix starts at its smallest candidate; the greedy path takes, one
+ *      step at a time, the upgrade with the largest cost saved per byte added, until all
+ *      are at their largest; a choice is a prefix of that path, whose predicted cost (the
+ *      sum of the chosen costs) falls as its bytes grow;
+ *   3. verification: the prefix whose prediction equals the target (size targets: the
+ *      longest that fits) is written and compared with the source on the calibration
+ *      windows (edgellm_eval_compare); the next prefix predicts the current prediction x
+ *      target / measured, kept strictly between the longest prefix that missed and the
+ *      shortest that met, for up to max_rounds files; the smallest file that met is kept;
  *   4. the kept file is compared with the source on the held-out text (when given).
  * Targets: "kld:X" (mean KLD in nats), "dppl:X%" (perplexity increase, percent),
  * "top1:X%" (same argmax as the source, percent), "size:N[KiB|MiB|GiB|B]" (tensor data +

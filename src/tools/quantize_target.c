@@ -12,19 +12,22 @@
  * F32 weights, so the activation rounding of the quantized kernels is not in the scan; the
  * verification step measures the real files.
  *
- * Choice (for a cost budget B): each matrix's options are its candidate types after the
- * shape fallback (duplicates dropped), sorted by bytes, with options that cost more bytes
- * and more KLD than another removed. All start at the smallest; while the sum of costs is
- * above B, the step from a matrix's current option to a larger one with the greatest
- * (cost saved) / (bytes added) is taken. For a size budget, steps are taken in the same
- * order while the bytes fit.
+ * Choice: each matrix's options are its candidate types after the shape fallback
+ * (duplicates dropped), sorted by bytes, with options that cost more bytes and no less
+ * than a smaller one removed. All start at the smallest; the greedy path then takes, one
+ * step at a time, the move from a matrix's current option to a larger one with the
+ * greatest (cost saved) / (bytes added), until every matrix is at its largest. The order
+ * does not depend on the target, so every choice is a prefix of the path (n steps), with
+ * the predicted cost falling and the bytes growing in n.
  *
- * Rounds: the budget is bracketed: lo = the largest budget whose file met the target, hi
- * = the smallest that did not; the next budget is B * target / measured (metrics are
- * about proportional to the budget), moved to sqrt(lo * hi) when that falls outside the
- * bracket; a choice measured before is not measured again. The round files are written
- * next to OUT (OUT.round-K.PID.tmp, registered as temporaries) and the kept one is renamed
- * onto OUT.
+ * Rounds: a search over n. The first n is the shortest prefix predicting at most the
+ * target's budget (size targets: the longest fitting the size, less an estimate of the
+ * metadata and unscanned tensors). After a file is measured, the next n is the shortest
+ * prefix predicting (current prediction) x target / measured (metrics are about
+ * proportional to the prediction), moved to the middle when it falls outside (longest n
+ * that missed, shortest n that met); the search stops when those two are adjacent. The
+ * round files are written next to OUT (OUT.round-K.PID.tmp, registered as temporaries)
+ * and the kept one is renamed onto OUT.
  */
 #include "quantize.h"
 #include "eval.h"
