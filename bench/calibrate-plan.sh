@@ -5,7 +5,7 @@
 # `edgellm bench` (decode tg tok/s, peak RSS) and asks `edgellm plan` about the same files on
 # this machine as `edgellm plan --device host` measures it, its bandwidth measured right
 # before and right after each bench (the mean goes to plan through a device file). Passes
-# when decode tok/s agree within ±25 % and peak RSS within ±15 % (issue 4's criteria).
+# when decode tok/s agree within ±25 % and peak RSS within ±15 % (the calibration's acceptance criteria).
 #
 # usage: bench/calibrate-plan.sh [BUILD_DIR] [THREADS]      (needs python3 for the JSON)
 # CALIBRATE_MODELS="shape:type ..." replaces the default models (e.g. tinyllama-1.1b:q8_0).

@@ -446,6 +446,28 @@ EDGELLM_API edgellm_status edgellm_membw_measure(const edgellm_membw_params *p, 
  * calling thread; a non-zero return cancels (EDGELLM_ERR_CANCELLED, no output file). */
 typedef int (*edgellm_progress_fn)(void *user, double fraction, const char *what);
 
+/* Importance statistics ("importance matrix", src/tools/imatrix.c): per weight matrix and
+ * input column j, the sum of x_j^2 over the calibration tokens and the token count, so
+ * mean(x_j^2) is known. Weighting a quantizer's squared error by it minimizes the
+ * expected error of the matrix's outputs instead of its weights (the statistic of
+ * llama.cpp's llama-imatrix, ggml-org/llama.cpp tools/imatrix/README.md). Files: llama.cpp's
+ * GGUF imatrix ("<name>.in_sum2" / "<name>.counts" tensors, general.type "imatrix") when
+ * the path ends in .gguf, llama.cpp's legacy binary .dat layout otherwise; both are read. */
+typedef struct edgellm_imatrix edgellm_imatrix;
+/* edgellm_imatrix_collect (declared with the evaluation functions below) runs a model over
+ * the windows of a text (edgellm_eval_params: n_ctx, max_chunks, threads, progress,
+ * text_name) and collects the statistics of every matrix of every layer and of the output
+ * (named token_embd.weight when tied); freed with edgellm_imatrix_free. */
+EDGELLM_API edgellm_status edgellm_imatrix_save(const edgellm_imatrix *im, const char *path, edgellm_error *err);
+/* Statuses: EDGELLM_ERR_IO, EDGELLM_ERR_FORMAT (not an imatrix file, damaged, empty). */
+EDGELLM_API edgellm_status edgellm_imatrix_load(const char *path, edgellm_imatrix **out, edgellm_error *err);
+EDGELLM_API void edgellm_imatrix_free(edgellm_imatrix *im);   /* NULL-safe */
+EDGELLM_API int edgellm_imatrix_n_entries(const edgellm_imatrix *im);
+/* mean(x_j^2) of tensor `name` into out[n_cols]; 0 when absent or of another width, 1 otherwise. */
+EDGELLM_API int edgellm_imatrix_weights(const edgellm_imatrix *im, const char *name, int64_t n_cols, float *out);
+/* One line: "36 matrices, 8 chunks of 256 tokens from calib.txt". */
+EDGELLM_API void edgellm_imatrix_describe(const edgellm_imatrix *im, char *buf, size_t size);
+
 typedef struct {
     const char *type;          /* "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "q5_k",
                                   "q6_k", "q4_k_m", "q5_k_m", "i8", "i4", "f16", "f32"     */
@@ -459,6 +481,10 @@ typedef struct {
     edgellm_progress_fn progress;   /* may be NULL */
     void  *progress_user;
     int    pure;               /* 1: every matrix in the one type, no Q6_K output (--pure) */
+    const edgellm_imatrix *imatrix;  /* importance statistics (borrowed), NULL: none. Matrices
+                                  it names are quantized to minimize the error weighted by
+                                  mean(x_j^2) (types Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, I4, I8; the
+                                  K-quants stay plain); the file gets edgellm.quant.imatrix */
 } edgellm_quantize_params;
 
 EDGELLM_API edgellm_quantize_params edgellm_quantize_default_params(void);
@@ -481,6 +507,7 @@ typedef struct {
     double   sqnr_db;          /* 10 log10(sum x^2 / sum (q - x)^2); +inf when exact        */
     uint64_t n_saturated;      /* values clamped to the type's range (quant.h)            */
     char     note[112];        /* why this type: "1-D: F32", "Q4_K does not fit rows of 64: Q5_0" */
+    int      weighted;         /* 1: quantized with importance weights                    */
 } edgellm_quantize_tensor;
 
 typedef struct {
@@ -909,6 +936,11 @@ typedef struct {
 } edgellm_eval_params;
 
 EDGELLM_API edgellm_eval_params edgellm_eval_default_params(void);
+
+/* Importance statistics of m over text (see edgellm_imatrix above). */
+EDGELLM_API edgellm_status edgellm_imatrix_collect(const edgellm_model *m, const char *text, size_t len,
+                                                   const edgellm_eval_params *p, edgellm_imatrix **out,
+                                                   edgellm_error *err);
 
 typedef struct {
     int64_t n_text_tokens;    /* tokens of the whole text (BOS included)                 */
@@ -1422,6 +1454,122 @@ typedef struct {
 } edgellm_proc_mem;
 /* This process's memory from /proc/self/status; reset_peak 1 then resets VmHWM. */
 EDGELLM_API edgellm_status edgellm_proc_memory(edgellm_proc_mem *out, int reset_peak);
+
+/* ------------------------------------------------------------------------------------
+ * Quantization to a quality target (`edgellm quantize IN OUT --target ...`,
+ * src/tools/quantize_target.c, docs/quantization.md): the type of every matrix is chosen
+ * so that the file meets a quality gap against the source model on a calibration text at
+ * the smallest size (or the best quality within a size), then the file is measured and
+ * the choice adjusted until the measurement meets the target:
+ *   1. scan: the cost of each candidate type for each matrix alone. "measured": the KLD
+ *      of the source model with only that matrix quantized (and dequantized in place)
+ *      against the source, on the first scan_chunks calibration windows; "proxy" (large
+ *      models): the
+ *      importance-weighted relative error sum_j E[x_j^2] dw_j^2 / sum_j E[x_j^2] w_j^2 of a
+ *      sample of rows;
+ *   2. choice: every matrix starts at its smallest candidate; the greedy path takes, one
+ *      step at a time, the upgrade with the largest cost saved per byte added, until all
+ *      are at their largest; a choice is a prefix of that path, whose predicted cost (the
+ *      sum of the chosen costs) falls as its bytes grow;
+ *   3. verification: the prefix whose prediction equals the target (size targets: the
+ *      longest that fits) is written and compared with the source on the calibration
+ *      windows (edgellm_eval_compare); the next prefix predicts the current prediction x
+ *      target / measured, kept strictly between the longest prefix that missed and the
+ *      shortest that met, for up to max_rounds files; the smallest file that met is kept;
+ *   4. the kept file is compared with the source on the held-out text (when given).
+ * Targets: "kld:X" (mean KLD in nats), "dppl:X%" (perplexity increase, percent),
+ * "top1:X%" (same argmax as the source, percent), "size:N[KiB|MiB|GiB|B]" (tensor data +
+ * metadata at most N bytes: the best predicted quality within it).
+ * ---------------------------------------------------------------------------------- */
+#define EDGELLM_QT_MAX_TYPES 16
+#define EDGELLM_QT_MAX_ROUNDS 12
+
+typedef struct {
+    edgellm_quantize_params quant;  /* n_threads, keep (matching matrices are not scanned and
+                                       stay as the recipe says), progress, imatrix (NULL:
+                                       collected from the calibration text unless no_imatrix);
+                                       type, group, asym: the recipe for the tensors that are
+                                       not scanned (default q8_0)                          */
+    const char *target;             /* "kld:0.02", "dppl:3%", "top1:95%", "size:300MiB"      */
+    const char *types;              /* candidates, comma-separated tensor types ("q4_0,
+                                       q5_0,i4_g64_asym,q8_0,f16"; "i4:g64:asym" too); NULL:
+                                       q4_0,q4_1,q5_0,q5_1,q8_0,q4_k,q5_k,q6_k,i4_g64,
+                                       i4_g64_asym,i4_g128,i4_g128_asym,f16                 */
+    const char *calib;              /* calibration text (borrowed) and its length          */
+    size_t calib_len;
+    const char *calib_name;         /* for reports; may be NULL                              */
+    const char *heldout;            /* held-out text for the final report; NULL: none       */
+    size_t heldout_len;
+    const char *heldout_name;
+    int    n_ctx;                   /* tokens per window (default 256)                        */
+    int    calib_chunks;            /* calibration windows of the verification (default 16)   */
+    int    scan_chunks;             /* the first of them that the measured scan uses (8)      */
+    int    heldout_chunks;          /* held-out windows (default 32; <= 0: all)               */
+    int    max_rounds;              /* verification rounds, 1..EDGELLM_QT_MAX_ROUNDS (6)      */
+    int    no_imatrix;              /* 1: plain quantizers                                    */
+    int    scan;                    /* 0: measured up to 50 M parameters, proxy above;
+                                       1: measured; 2: proxy                                  */
+    double predict_scale;           /* scan costs are multiplied by this (1; tests use it to
+                                       make the prediction wrong on purpose)                  */
+    double margin;                  /* (0, 1]: the rounds aim at margin x the gap (kld, dppl,
+                                       100 - top1), leaving room for the difference between
+                                       calibration and other text (default 1)                 */
+} edgellm_quantize_target_params;
+
+EDGELLM_API edgellm_quantize_target_params edgellm_quantize_target_default_params(void);
+
+typedef struct {
+    char     name[64];
+    int      n_options;
+    int      type[EDGELLM_QT_MAX_TYPES];       /* candidate types after shape fallbacks, distinct */
+    double   cost[EDGELLM_QT_MAX_TYPES];       /* scan cost of each (KLD nats or proxy)         */
+    uint64_t bytes[EDGELLM_QT_MAX_TYPES];
+    uint64_t n_elements;
+    int      chosen;                           /* index of the kept file's choice                */
+    char     why[96];
+} edgellm_quantize_target_tensor;
+
+typedef struct {
+    double   budget;           /* cost budget of the choice (size targets: bytes)           */
+    double   predicted;        /* sum of the chosen scan costs                              */
+    uint64_t bytes;            /* tensor data of the file                                   */
+    double   bpw;
+    edgellm_eval_compare_result cal;   /* measured on the calibration windows               */
+    double   value;            /* the target's metric, measured                             */
+    int      met;
+} edgellm_quantize_target_round;
+
+typedef struct {
+    char     metric[8];        /* "kld", "dppl", "top1", "size"                             */
+    double   target;           /* nats, percent, percent or bytes                            */
+    int      scan_measured;    /* 1: KLD scan; 0: proxy                                      */
+    int      n_tensors;        /* matrices scanned                                           */
+    edgellm_quantize_target_tensor *tensors;   /* owned                                      */
+    int      n_rounds;
+    edgellm_quantize_target_round rounds[EDGELLM_QT_MAX_ROUNDS];
+    int      kept_round;       /* the round whose file was written to OUT                    */
+    int      met;              /* 1: the kept file meets the target on the calibration text */
+    int      has_heldout;
+    edgellm_eval_compare_result heldout;   /* the kept file on the held-out text            */
+    uint64_t file_bytes;       /* size of OUT                                                */
+    uint64_t n_elements;       /* all tensors                                                */
+    double   bpw;              /* tensor data bits per weight                                */
+    char     imatrix[160];     /* the statistics used ("none")                               */
+    char    *recipe;           /* the per-tensor types as written in edgellm.quant.recipe; owned */
+    double   scan_ms, elapsed_ms;
+} edgellm_quantize_target_report;
+
+/* Quantize in_path into out_path to meet p->target (steps above). The kept file holds
+ * edgellm.quant.recipe ("target dppl:3% ...; blk.0.attn_q.weight=Q4_0,...") and, with
+ * statistics, edgellm.quant.imatrix. report (may be NULL) must be freed with
+ * edgellm_quantize_target_report_free. Returns EDGELLM_OK when a file was written, also if no
+ * round met the target (report.met 0: the best-measured file is kept). Statuses:
+ * EDGELLM_ERR_MISUSE (bad target or type list, texts too short), those of
+ * edgellm_model_load, edgellm_quantize_file and edgellm_eval_compare. Uses n_threads threads. */
+EDGELLM_API edgellm_status edgellm_quantize_target(const char *in_path, const char *out_path,
+                                                   const edgellm_quantize_target_params *p,
+                                                   edgellm_quantize_target_report *report, edgellm_error *err);
+EDGELLM_API void edgellm_quantize_target_report_free(edgellm_quantize_target_report *r);   /* NULL-safe */
 
 /* ------------------------------------------------------------------------------------
  * OpenAI-compatible HTTP server (`edgellm serve`; src/tools/server*.c, docs/server.md):

@@ -1,5 +1,5 @@
 #!/bin/bash
-# scripts/ci-stages.sh — every CI stage of issue 6, for .ci/run on a clean machine:
+# scripts/ci-stages.sh — every CI stage, for .ci/run on a clean machine:
 #   deps      apt-get install what the stages need (only what is missing; needs root then),
 #             and `npm ci` in tests/server (the openai client of test_server_openai)
 #   asan      whole suite built with -DEDGELLM_SANITIZE=ON (ASan + UBSan) in build-ci-asan;

@@ -177,11 +177,11 @@ static void test_load_memory_and_fd_match_the_file(void)
     free(bytes);
 }
 
-/* Regression, issue 25: 64 threads on 2 CPUs decoded ~50x slower than 1 thread (every
+/* Regression: 64 threads on 2 CPUs decoded ~50x slower than 1 thread (every
  * hand-off waited for a descheduled thread). A context now runs at most as many threads as
  * the process may use CPUs, says so once through the log, and computes the same logits.
  * Checked with the affinity mask cut to one CPU (restored after), as under `taskset -c N`. */
-static void test_regress_25_threads_capped_at_usable_cpus(void)
+static void test_regress_threads_capped_at_usable_cpus(void)
 {
 #if defined(__linux__) && defined(CPU_COUNT)
     NEED_SHARED(path, "models/stories260K/stories260K.gguf");
@@ -236,6 +236,6 @@ int main(void)
     RUN(test_sized_structs_from_an_older_header);
     RUN(test_log_callback);
     RUN(test_load_memory_and_fd_match_the_file);
-    RUN(test_regress_25_threads_capped_at_usable_cpus);
+    RUN(test_regress_threads_capped_at_usable_cpus);
     return test_summary();
 }

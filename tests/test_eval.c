@@ -794,13 +794,13 @@ static void test_eval_cli_commands(void)
     CHECK_EQ(cli(args, out, sizeof out), 2);
 }
 
-/* Regression, issue 25: a reference probability of exactly 0 (ln p = -inf: a masked logit,
+/* Regression: a reference probability of exactly 0 (ln p = -inf: a masked logit,
  * or a saved file with -inf entries) made KLD mean, median, p99 and max NaN (0 * -inf), and
  * PPL(ref) "inf +/- -nan". Terms where the reference gives 0 count 0; where the model gives
  * 0 to a token the reference allows, that position's KLD is +inf, counted, and the
  * summaries say inf, never NaN. Both record kinds: the whole vocabulary (a live reference,
  * edgellm_eval_record_full) and saved top-k entries with a rest bucket. */
-static void test_regress_25_kld_with_zero_probabilities(void)
+static void test_regress_kld_with_zero_probabilities(void)
 {
     edgellm_eval_acc a;
     CHECK_OK(edgellm_eval_acc_init(&a, 4, 8, NULL));
@@ -857,7 +857,7 @@ static void test_regress_25_kld_with_zero_probabilities(void)
  * with the model that saved it. The first position's KLD is exactly 0 (the patched term
  * counts 0, the others are equal), PPL(ref) is inf, no summary is NaN and the CLI prints no
  * "nan". */
-static void test_regress_25_kld_saved_logits_with_minus_inf(void)
+static void test_regress_kld_saved_logits_with_minus_inf(void)
 {
     NEED_SHARED(mpath, STORIES);
     NEED_SHARED(tpath, VAL_TEXT);
@@ -934,7 +934,7 @@ int main(void)
     RUN(test_eval_cli_jsonl_errors_name_the_line);
     RUN(test_eval_cli_task_warns_past_training);
     RUN(test_eval_cli_commands);
-    RUN(test_regress_25_kld_with_zero_probabilities);
-    RUN(test_regress_25_kld_saved_logits_with_minus_inf);
+    RUN(test_regress_kld_with_zero_probabilities);
+    RUN(test_regress_kld_saved_logits_with_minus_inf);
     return test_summary();
 }

@@ -1,5 +1,5 @@
 /*
- * test_hostile_more.c — the hostile-input classes of issue 6 that test_gguf_hostile.c
+ * test_hostile_more.c — the hostile-input classes that test_gguf_hostile.c
  * (GGUF container) does not cover: llama2.c checkpoints with negative, zero or absurd
  * header dimensions and files a few bytes short or long; tokenizer.bin files with
  * negative lengths, truncated records and bad headers; GGUF tokenizer metadata that lies
@@ -427,7 +427,7 @@ static void test_hostile_tokenizer_metadata(void)
 
 /* ------------------------------------------------------------ regressions */
 
-/* Regression, issue 6 (found by fuzz/fuzz_gguf.c): edgellm_gguf_format_value wrote one
+/* Regression (found by fuzz/fuzz_gguf.c): edgellm_gguf_format_value wrote one
  * byte past its buffer when a string value's escapes ("\x01", 4 bytes each) ended 2 bytes
  * before the end and the "..." followed: `edgellm info` overflowed its 256-byte stack
  * buffer on a 116-byte file (tests/corpus/gguf/format-value-escape-overflow.gguf). Every
@@ -469,7 +469,7 @@ static void test_regress_6_format_value_escape_overflow(void)
     CHECK_EQ(bad, 0);
 }
 
-/* Regression, issue 6 (found by fuzz/fuzz_gguf.c through edgellm_check_file): the reader
+/* Regression (found by fuzz/fuzz_gguf.c through edgellm_check_file): the reader
  * accepted general.alignment 1, 2 and 4, so Q4_0 blocks could start at odd addresses and
  * their f16 scales were loaded misaligned (UB; a fault on strict-alignment CPUs). gguf.md
  * says the alignment "must be a multiple of 8": 1, 2 and 4 are refused, 8 and 64 open. */

@@ -201,7 +201,7 @@ static void test_cli_kv_type(void)
     CHECK(strlen(a) > 20 && strcmp(a, b) == 0);
 }
 
-/* ---- saturation (issue 25) ---- */
+/* ---- saturation ---- */
 
 typedef struct { int n; char last[512]; } warn_log;
 static void on_warn(edgellm_log_level level, const char *msg, void *user)
@@ -232,12 +232,12 @@ static bool write_big_value_model(const char *path, float value_scale)
     return ok;
 }
 
-/* Regression, issue 25: values beyond IEEE half's range (a model whose V rows reach ~67,900)
+/* Regression: values beyond IEEE half's range (a model whose V rows reach ~67,900)
  * became inf in an F16 cache, and decoding failed with "NaN or inf in the logits" where an
  * F32 cache ran. Now they are stored as +-65504, counted (one element per token here) and
  * said once through the log; the logits stay finite and near the F32 cache's. The Q8_0
  * cache's block scale likewise (its quantizer holds the scale at 65504 past 127 x 65504). */
-static void test_regress_25_kv_saturates_instead_of_inf(void)
+static void test_regress_kv_saturates_instead_of_inf(void)
 {
     static const struct { int type; float scale; uint16_t stored; } cases[] = {
         {EDGELLM_TYPE_F16, 12000.0f, 0x7BFF},      /* v = 67,882: half rounding gives inf */
@@ -306,6 +306,6 @@ int main(void)
     RUN(test_kv_bytes_halved);
     RUN(test_bad_kv_type_refused);
     RUN(test_cli_kv_type);
-    RUN(test_regress_25_kv_saturates_instead_of_inf);
+    RUN(test_regress_kv_saturates_instead_of_inf);
     return test_summary();
 }

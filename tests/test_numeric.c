@@ -1,5 +1,5 @@
 /*
- * test_numeric.c — numeric guards (issue 6):
+ * test_numeric.c — numeric guards:
  *   - RMSNorm and softmax (src/kernels/ops.c) stay finite and accurate for extreme inputs:
  *     values near FLT_MAX, 1e30, 1e-30, subnormals, all-equal rows, one spike, -inf
  *     masked entries. Reference: the same formulas evaluated in double here (RMSNorm:

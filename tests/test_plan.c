@@ -1373,11 +1373,11 @@ static void write_shape_gguf(const char *path, int n_layer, int n_embd, int n_he
     free(embd);
 }
 
-/* Regression, issue 25: plan read attention.key_length as the head_dim of K and V, so a file
+/* Regression: plan read attention.key_length as the head_dim of K and V, so a file
  * with key_length 192 and value_length 128 (32 layers, 8 KV heads, n_ctx 8192, F16) got
  * 1,610,612,736 KV bytes (V counted as 192) instead of 2 x 32 x 8192 x 8 x (192 + 128) / 2 =
  * 1,342,177,280, and the bytes read per decoded token were off by the same 268 MB. */
-static void test_regress_25_plan_reads_value_length(void)
+static void test_regress_plan_reads_value_length(void)
 {
     char path[600];
     snprintf(path, sizeof path, "%s/kv-192-128.gguf", test_tmpdir());
@@ -1418,9 +1418,9 @@ static void test_regress_25_plan_reads_value_length(void)
     remove(path);
 }
 
-/* Regression, issue 25: plan on a file whose shape does not hold together (a token_embd of
+/* Regression: plan on a file whose shape does not hold together (a token_embd of
  * 0 rows) exited 2, which the README reserves for a wrong command line; a bad file is 1. */
-static void test_regress_25_plan_bad_file_shape_exits_1(void)
+static void test_regress_plan_bad_file_shape_exits_1(void)
 {
     char path[600], args[700];
     snprintf(path, sizeof path, "%s/zero-vocab.gguf", test_tmpdir());
@@ -1655,7 +1655,7 @@ int main(void)
     RUN(test_plan_cli_json_matches_schema);
     RUN(test_plan_cli_device_and_eval_files);
     RUN(test_plan_eval_results_round_trip);
-    RUN(test_regress_25_plan_reads_value_length);
-    RUN(test_regress_25_plan_bad_file_shape_exits_1);
+    RUN(test_regress_plan_reads_value_length);
+    RUN(test_regress_plan_bad_file_shape_exits_1);
     return test_summary();
 }

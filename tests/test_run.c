@@ -310,9 +310,9 @@ static void test_run_generate_api(void)
     edgellm_model_free(m);
 }
 
-/* Regression, issue 25: `--top-p 0` exited 2; as in llama.cpp it keeps the most likely token
+/* Regression: `--top-p 0` exited 2; as in llama.cpp it keeps the most likely token
  * only, so sampling at any temperature and seed prints the greedy text. */
-static void test_regress_25_run_top_p_0_is_greedy(void)
+static void test_regress_run_top_p_0_is_greedy(void)
 {
     NEED_SHARED(model, "models/stories260K/stories260K.gguf");
     char args[1024], err[8192];
@@ -367,12 +367,12 @@ static const char *llama_emoji_model(void)
     return path;
 }
 
-/* Regression, issue 25 (streaming): the four byte-fallback tokens of 🦙 printed the invalid
+/* Regression (streaming): the four byte-fallback tokens of 🦙 printed the invalid
  * bytes f0 9f under `run -n 2`, and the callback got one raw byte per call. Pieces carry
  * whole characters: -n 2 stops with two bytes held, which come out as U+FFFD (one per
  * byte, in a last callback with token -1); -n 4 gives the character whole, in the call of
  * its last byte. */
-static void test_regress_25_stream_keeps_utf8_whole(void)
+static void test_regress_stream_keeps_utf8_whole(void)
 {
     const char *path = llama_emoji_model();
     CHECK(path[0] != 0);
@@ -418,10 +418,10 @@ int main(void)
     RUN(test_run_babyllama_converted_empty_prompt_greedy);
     RUN(test_run_aidreams_converted_ctx_full);
     RUN(test_run_bad_flags_exit_2);
-    RUN(test_regress_25_run_top_p_0_is_greedy);
+    RUN(test_regress_run_top_p_0_is_greedy);
     RUN(test_run_errors_exit_1_and_name_the_file);
     RUN(test_run_prompt_file_and_seed);
     RUN(test_run_generate_api);
-    RUN(test_regress_25_stream_keeps_utf8_whole);
+    RUN(test_regress_stream_keeps_utf8_whole);
     return test_summary();
 }

@@ -434,7 +434,7 @@ static void test_sampler_bad_params(void)
     edgellm_sampler *s = NULL;
     edgellm_sampler_params p = edgellm_sampler_default_params();
     CHECK_EQ(edgellm_sampler_new(&p, 0, &s, NULL), EDGELLM_ERR_MISUSE);
-    p.top_p = -0.1f;   /* 0 is valid: the most likely token (test_regress_25_top_p_0_keeps_the_top_token) */
+    p.top_p = -0.1f;   /* 0 is valid: the most likely token (test_regress_top_p_0_keeps_the_top_token) */
     CHECK_EQ(edgellm_sampler_new(&p, 10, &s, NULL), EDGELLM_ERR_MISUSE);
     p = edgellm_sampler_default_params();
     p.top_p = 1.5f;
@@ -516,10 +516,10 @@ static void test_sampler_large_vocab(void)
     free(sorted);
 }
 
-/* Regression, issue 25: top_p 0 was refused (MISUSE; `--top-p 0` exit 2) where llama.cpp's
+/* Regression: top_p 0 was refused (MISUSE; `--top-p 0` exit 2) where llama.cpp's
  * top-p keeps the first token whose cumulative mass reaches p: with p = 0 the most likely
  * one alone. Unsorted (top_k off) and sorted paths; a tie goes to the lower id. */
-static void test_regress_25_top_p_0_keeps_the_top_token(void)
+static void test_regress_top_p_0_keeps_the_top_token(void)
 {
     const float logits[4] = {1.0f, 3.0f, 2.9f, -1.0f};
     const float tie[4] = {2.0f, 0.5f, 2.0f, 1.0f};
@@ -554,6 +554,6 @@ int main(void)
     RUN(test_sampler_nan_rejected);
     RUN(test_sampler_bad_params);
     RUN(test_sampler_large_vocab);
-    RUN(test_regress_25_top_p_0_keeps_the_top_token);
+    RUN(test_regress_top_p_0_keeps_the_top_token);
     return test_summary();
 }

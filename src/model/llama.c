@@ -74,6 +74,8 @@ static void rope_rows(const edgellm_ctx *c, float *x, int n, int n_heads, int64_
 
 static void matmul(edgellm_ctx *c, const edgellm_matmul_job *jobs, int k, const float *x, int n)
 {
+    if (c->observe)
+        for (int j = 0; j < k; j++) c->observe(c->observe_user, jobs[j].W, x, n);
     edgellm_matmul_run(&c->mm, jobs, k, x, n);
 }
 

@@ -161,6 +161,11 @@ struct edgellm_ctx {
      * residency of the mapped weights (src/tools/memory.c). */
     void (*layer_hook)(void *user, int il);
     void  *layer_hook_user;
+    /* Called before every matrix product with the weight and its n input rows
+     * x[n][W->ne0] (activation statistics: src/tools/imatrix.c); NULL: none. Runs on the
+     * thread that runs the forward pass. */
+    void (*observe)(void *user, const edgellm_tensor *W, const float *x, int n);
+    void *observe_user;
 };
 
 /* One chunk of a batch for the forward pass: token t (t < n <= c->n_batch, ids < n_vocab)

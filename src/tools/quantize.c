@@ -42,6 +42,7 @@ typedef struct {
     size_t row_bytes;
     edgellm_row_source_fn src;
     const void *user;
+    const float *imw;                       /* [ne0] importance weights; NULL: plain */
     uint8_t *dst;
     float *scratch;                         /* [nth][2][ne0]                  */
     bool measure;
@@ -61,7 +62,8 @@ static void rows_worker(void *arg, int ith, int nth)
     for (int64_t r = r0; r < r1; r++) {
         uint8_t *d = t->dst + (size_t)r * t->row_bytes;
         t->src(t->user, t->row0 + r, x);
-        edgellm_quantize_row(t->type, x, d, t->ne0, &qs);
+        if (!t->imw || !edgellm_quant_row_weighted(t->type, x, t->imw, d, t->ne0, &qs))
+            edgellm_quantize_row(t->type, x, d, t->ne0, &qs);
         if (!deq) continue;
         deq(d, y, t->ne0);
         for (int64_t i = 0; i < t->ne0; i++) {
@@ -82,12 +84,19 @@ bool edgellm_quant_rows(edgellm_threadpool *pool, int type, int64_t ne0, int64_t
                         edgellm_row_source_fn src, const void *user, void *dst, float *scratch,
                         edgellm_quant_err *e)
 {
+    return edgellm_quant_rows_w(pool, type, ne0, row0, n_rows, src, user, NULL, dst, scratch, e);
+}
+
+bool edgellm_quant_rows_w(edgellm_threadpool *pool, int type, int64_t ne0, int64_t row0, int64_t n_rows,
+                          edgellm_row_source_fn src, const void *user, const float *imw, void *dst, float *scratch,
+                          edgellm_quant_err *e)
+{
     const edgellm_type_traits *tr = edgellm_type_get_traits(type);
     size_t row_bytes = edgellm_type_row_size(type, ne0);
     if (!tr || !tr->from_float_ref || !tr->to_float || row_bytes == 0 || ne0 <= 0) return false;
     if (n_rows <= 0) return true;
     rows_task task = {.type = type, .ne0 = ne0, .row0 = row0, .n_rows = n_rows, .row_bytes = row_bytes,
-                      .src = src, .user = user, .dst = dst, .scratch = scratch, .measure = e != NULL};
+                      .src = src, .user = user, .imw = imw, .dst = dst, .scratch = scratch, .measure = e != NULL};
     rows_task *t = &task;   /* ~3 KiB on the stack: nothing here can fail for want of memory */
     edgellm_threadpool_run(pool, rows_worker, t);
     if (e) {
@@ -149,6 +158,10 @@ typedef struct {
     uint64_t done_elems, total_elems;
     edgellm_progress_fn progress;
     void *progress_user;
+    const edgellm_imatrix *imatrix;  /* may be NULL */
+    const int *types;                /* [n_types] per-tensor overrides, -1: the recipe's */
+    int n_types;
+    float *imw;                      /* [max ne0] weights of the current tensor */
 } qjob;
 
 static edgellm_status report_progress(qjob *q, const char *name, edgellm_error *err)
@@ -184,9 +197,15 @@ static edgellm_status produce_tensor(void *user, uint64_t tag, edgellm_gguf_sink
     const int64_t chunk = (int64_t)EDGELLM_MAX((size_t)1, q->buf_bytes / dst_row);
     src_rows s = {t, edgellm_type_get_traits(t->type)->to_float, edgellm_type_row_size(t->type, ne0)};
     edgellm_quant_err e = {0};
+    const float *imw = NULL;
+    if (q->imatrix && edgellm_quant_weighted_supported(c->type) &&
+        edgellm_imatrix_weights(q->imatrix, rt->name, ne0, q->imw)) {
+        imw = q->imw;
+        rt->weighted = 1;
+    }
     for (int64_t r = 0; r < rows; r += chunk) {
         int64_t n = EDGELLM_MIN(chunk, rows - r);
-        if (!edgellm_quant_rows(q->pool, c->type, ne0, r, n, src_row, &s, q->buf, q->scratch, &e))
+        if (!edgellm_quant_rows_w(q->pool, c->type, ne0, r, n, src_row, &s, imw, q->buf, q->scratch, &e))
             return edgellm_fail(err, EDGELLM_ERR_UNSUPPORTED, "%s: tensor %s: cannot quantize rows of %lld to %s",
                                 q->in_path, rt->name, (long long)ne0, edgellm_type_name(c->type));
         if (e.n_nonfinite)
@@ -232,6 +251,25 @@ static int model_n_layer(const edgellm_gguf *g)
 static bool valid_override(int type) { return type < 0 || edgellm_quant_type_writable(type); }
 
 
+/* A per-tensor type replacing the recipe's (edgellm_quantize_file_types). */
+static void override_choice(edgellm_quant_choice *c, int type, const edgellm_gguf_tensor *t)
+{
+    const edgellm_type_traits *st = edgellm_type_get_traits(t->type);
+    if (type < 0 || !st || !st->to_float || t->n_dims < 2) return;
+    if (!c->convert && !strstr(c->note, "kept")) return;   /* copied: not a weight matrix */
+    c->wanted = type;
+    int ty = type;
+    while (ty >= 0 && edgellm_type_row_size(ty, t->ne[0]) == 0) ty = edgellm_quant_fallback_type(ty);
+    if (ty < 0) ty = EDGELLM_TYPE_F32;
+    c->type = ty;
+    c->fallback = ty != type;
+    c->convert = !(ty == t->type && (ty == EDGELLM_TYPE_F32 || ty == EDGELLM_TYPE_F16 || ty == EDGELLM_TYPE_BF16));
+    if (c->fallback)
+        snprintf(c->note, sizeof c->note, "%s does not fit rows of %lld: %s", edgellm_type_name(type),
+                 (long long)t->ne[0], edgellm_type_name(ty));
+    else snprintf(c->note, sizeof c->note, "per-tensor choice");
+}
+
 /* Fill the report rows and choices: the whole plan, before anything is written. */
 static edgellm_status plan_tensors(qjob *q, const edgellm_quant_recipe *rcp, size_t *max_ne0, edgellm_error *err)
 {
@@ -250,6 +288,7 @@ static edgellm_status plan_tensors(qjob *q, const edgellm_quant_recipe *rcp, siz
         rt->src_bytes = t->size_bytes;
         edgellm_quant_choice *c = &q->choice[i];
         edgellm_quant_choose(rcp, rt->name, t->n_dims, t->ne, t->type, c);
+        if (q->types && i < q->n_types) override_choice(c, q->types[i], t);
         rt->type = c->type;
         rt->wanted_type = c->wanted;
         rt->fallback = c->fallback;
@@ -290,6 +329,13 @@ static int float_file_type(const edgellm_quantize_report *rep)
 edgellm_status edgellm_quantize_file(const char *in_path, const char *out_path, const edgellm_quantize_params *pp,
                                      edgellm_quantize_report *report, edgellm_error *err)
 {
+    return edgellm_quantize_file_types(in_path, out_path, pp, NULL, 0, NULL, report, err);
+}
+
+edgellm_status edgellm_quantize_file_types(const char *in_path, const char *out_path, const edgellm_quantize_params *pp,
+                                           const int *types, int n_types, const char *recipe,
+                                           edgellm_quantize_report *report, edgellm_error *err)
+{
     edgellm_status rc = EDGELLM_OK;
     edgellm_quantize_params p = pp ? *pp : edgellm_quantize_default_params();
     edgellm_quantize_report local;
@@ -315,6 +361,9 @@ edgellm_status edgellm_quantize_file(const char *in_path, const char *out_path, 
     q.in_path = in_path;
     q.progress = p.progress;
     q.progress_user = p.progress_user;
+    q.imatrix = p.imatrix;
+    q.types = types;
+    q.n_types = n_types;
     q.rep = rep;
     snprintf(rep->scheme, sizeof rep->scheme, "%s", scheme.name);
     rep->scheme_edgellm = scheme.edgellm_only;
@@ -350,7 +399,8 @@ edgellm_status edgellm_quantize_file(const char *in_path, const char *out_path, 
             q.buf_bytes = EDGELLM_MAX(q.buf_bytes, edgellm_type_row_size(q.choice[i].type, rep->tensors[i].ne[0]));
     size_t n_scratch;
     if (!edgellm_mul_size((size_t)q.n_threads * 2, max_ne0 ? max_ne0 : 1, &n_scratch) ||
-        !(q.buf = edgellm_malloc(q.buf_bytes)) || !(q.scratch = edgellm_malloc(n_scratch * sizeof(float)))) {
+        !(q.buf = edgellm_malloc(q.buf_bytes)) || !(q.scratch = edgellm_malloc(n_scratch * sizeof(float))) ||
+        !(q.imw = edgellm_malloc((max_ne0 ? max_ne0 : 1) * sizeof(float)))) {
         rc = edgellm_fail_nomem(err, in_path);
         goto done;
     }
@@ -369,6 +419,14 @@ edgellm_status edgellm_quantize_file(const char *in_path, const char *out_path, 
         ok = edgellm_gguf_writer_set_u32(w, "general.file_type", (uint32_t)rep->file_type);
     }
     ok = ok && edgellm_gguf_writer_set_u32(w, "general.quantization_version", 2);
+    edgellm_gguf_writer_remove_kv(w, "edgellm.quant.recipe");
+    edgellm_gguf_writer_remove_kv(w, "edgellm.quant.imatrix");
+    if (ok && recipe) ok = edgellm_gguf_writer_set_str(w, "edgellm.quant.recipe", recipe);
+    if (ok && p.imatrix) {
+        char desc[256];
+        edgellm_imatrix_describe(p.imatrix, desc, sizeof desc);
+        ok = edgellm_gguf_writer_set_str(w, "edgellm.quant.imatrix", desc);
+    }
     for (int i = 0; ok && i < rep->n_tensors; i++) {
         const edgellm_quantize_tensor *rt = &rep->tensors[i];
         ok = edgellm_gguf_writer_add_tensor_stream(w, rt->name, rt->type, (uint32_t)rt->n_dims, rt->ne,
@@ -387,6 +445,7 @@ done:
     edgellm_threadpool_free(q.pool);
     edgellm_free(q.buf);
     edgellm_free(q.scratch);
+    edgellm_free(q.imw);
     edgellm_free(q.choice);
     edgellm_gguf_close(q.g);
     if (!report) edgellm_quantize_report_free(&local);

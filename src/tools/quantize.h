@@ -9,6 +9,7 @@
 
 #include "../common/common.h"
 #include "edgellm_tools.h"
+#include "../tensor/quant.h"
 
 /* What `--type` (+ --group, --asym) names. */
 typedef struct {
@@ -85,5 +86,27 @@ struct edgellm_threadpool;
 bool edgellm_quant_rows(struct edgellm_threadpool *pool, int type, int64_t ne0, int64_t row0, int64_t n_rows,
                         edgellm_row_source_fn src, const void *user, void *dst, float *scratch,
                         edgellm_quant_err *e);
+
+/* Importance-weighted quantization of one row (quantize_weighted.c): imw[n] are the
+ * columns' mean squared activations (imatrix.c). false when `type` has no weighted form
+ * (the K-quants, floats) or n is not whole blocks; dst is then untouched. The weighted
+ * error of each block is at most the plain quantizer's. Thread-safe. */
+bool edgellm_quant_weighted_supported(int type);
+bool edgellm_quant_row_weighted(int type, const float *x, const float *imw, void *dst, int64_t n,
+                                edgellm_quant_stats *st);
+
+/* edgellm_quant_rows with importance weights imw[ne0] (NULL: plain; types without a
+ * weighted form are quantized plainly). */
+bool edgellm_quant_rows_w(struct edgellm_threadpool *pool, int type, int64_t ne0, int64_t row0, int64_t n_rows,
+                          edgellm_row_source_fn src, const void *user, const float *imw, void *dst, float *scratch,
+                          edgellm_quant_err *e);
+
+/* edgellm_quantize_file with a type per tensor: types[i] (file order) >= 0 replaces the
+ * recipe's choice for tensor i (it falls back for its shape as the recipe's would; it
+ * applies to matrices the recipe converts or keeps); recipe (may be NULL) is stored as
+ * edgellm.quant.recipe. */
+edgellm_status edgellm_quantize_file_types(const char *in_path, const char *out_path, const edgellm_quantize_params *p,
+                                           const int *types, int n_types, const char *recipe,
+                                           edgellm_quantize_report *report, edgellm_error *err);
 
 #endif

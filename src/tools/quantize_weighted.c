@@ -1,0 +1,265 @@
+/*
+ * quantize_weighted.c — importance-weighted quantization of one row: the block's scale
+ * (and minimum) are chosen to minimize sum_j w_j (x_j - q_j)^2 instead of the plain
+ * quantizers' rules, where w_j is the mean squared activation of input column j
+ * (imatrix.c explains why that is the expected output error).
+ *
+ * Types: Q4_0, Q5_0, Q8_0 (symmetric: x = k d, k in kmin..kmax), Q4_1, Q5_1 (x = k d + m,
+ * k in 0..kmax) and edgellm's I4/I8 group types of every group size, sym and asym. The
+ * K-quants (Q4_K, Q5_K, Q6_K) have no weighted form here and stay plain.
+ *
+ * Per block (32 weights, or the group of G):
+ *   1. the plain reference quantizer's bytes and their weighted error (dequantized);
+ *   2. a search over candidate scales:
+ *        symmetric:  d = m / (-|kmin| - t) and d = m / (kmax + t), m the signed value of
+ *                    largest magnitude, t in -1.5 .. 1.0 (step 0.25); codes k = round(x/d)
+ *                    clamped; then the weighted least-squares scale for those codes,
+ *                    d* = sum w x k / sum w k^2, and the codes again (twice, while
+ *                    the error falls);
+ *        asymmetric: the range [lo, hi] of the block shrunk by a, b in {0, 3, 6, 10} % of
+ *                    its width at either end; d = width / kmax, codes clamped; then the
+ *                    weighted least-squares (d, m) for those codes (2x2 normal
+ *                    equations), and the codes again (twice, while the error falls);
+ *      each candidate's error is computed with d and m rounded to half, as stored;
+ *   3. the best candidate is packed, dequantized with the type's own dequantizer and
+ *      kept only when its weighted error is below the plain bytes' error.
+ * So the weighted error of every block is at most the plain quantizer's, and a
+ * packing mistake could only lose to plain, never write wrong values.
+ * The weights get a floor of 1e-4 x their block mean, so a column that was never active
+ * still counts a little (all-zero weights give the unweighted least-squares choice).
+ *
+ * Packing (blocks.h): half d, [half m], [u32 qh: bit j = 5th bit of element j], then
+ * 4-bit codes two per byte, element 32c+j in the low nibble of byte 16c+j and 32c+j+16 in
+ * its high nibble; 8-bit codes one per byte (int8 for symmetric, uint8 for asymmetric).
+ */
+#include "quantize.h"
+#include "../tensor/quant.h"
+#include "../tensor/types.h"
+#include <math.h>
+#include <stdio.h>
+
+#define MAX_BLOCK 256
+
+typedef struct {
+    int  blk;        /* weights per block                        */
+    bool asym;
+    int  kmin, kmax; /* code range (asym: 0..kmax)               */
+    int  off;        /* stored code = k + off                    */
+    int  bits;       /* 4, 5 or 8                                */
+} wq_desc;
+
+static bool describe(int type, wq_desc *d)
+{
+    memset(d, 0, sizeof *d);
+    switch (type) {
+    case EDGELLM_TYPE_Q4_0: *d = (wq_desc){32, false, -8, 7, 8, 4}; return true;
+    case EDGELLM_TYPE_Q5_0: *d = (wq_desc){32, false, -16, 15, 16, 5}; return true;
+    case EDGELLM_TYPE_Q8_0: *d = (wq_desc){32, false, -127, 127, 0, 8}; return true;
+    case EDGELLM_TYPE_Q4_1: *d = (wq_desc){32, true, 0, 15, 0, 4}; return true;
+    case EDGELLM_TYPE_Q5_1: *d = (wq_desc){32, true, 0, 31, 0, 5}; return true;
+    default: break;
+    }
+    const char *name = edgellm_type_name(type);
+    int bits, g;
+    char kind[8] = {0};
+    if (!name || sscanf(name, "I%d_G%d_%7s", &bits, &g, kind) != 3 || (bits != 4 && bits != 8) || g <= 0 ||
+        g > MAX_BLOCK || g % 32)
+        return false;
+    bool asym = !strcmp(kind, "ASYM");
+    if (!asym && strcmp(kind, "SYM")) return false;
+    if (bits == 4) *d = asym ? (wq_desc){g, true, 0, 15, 0, 4} : (wq_desc){g, false, -8, 7, 8, 4};
+    else *d = asym ? (wq_desc){g, true, 0, 255, 0, 8} : (wq_desc){g, false, -127, 127, 0, 8};
+    return true;
+}
+
+bool edgellm_quant_weighted_supported(int type)
+{
+    wq_desc d;
+    return describe(type, &d);
+}
+
+static void pack(const wq_desc *ds, float d, float m, const int *k, uint8_t *out)
+{
+    uint16_t hd = edgellm_f32_to_f16(d);
+    memcpy(out, &hd, 2);
+    size_t o = 2;
+    if (ds->asym) {
+        uint16_t hm = edgellm_f32_to_f16(m);
+        memcpy(out + o, &hm, 2);
+        o += 2;
+    }
+    if (ds->bits == 8) {
+        for (int j = 0; j < ds->blk; j++) {
+            int q = k[j] + ds->off;
+            if (ds->asym) out[o + j] = (uint8_t)q;
+            else { int8_t s = (int8_t)q; memcpy(out + o + j, &s, 1); }
+        }
+        return;
+    }
+    if (ds->bits == 5) {
+        uint32_t qh = 0;
+        for (int j = 0; j < 32; j++) qh |= (uint32_t)(((k[j] + ds->off) >> 4) & 1) << j;
+        memcpy(out + o, &qh, 4);
+        o += 4;
+    }
+    for (int c = 0; c < ds->blk / 32; c++)
+        for (int j = 0; j < 16; j++) {
+            int lo = (k[32 * c + j] + ds->off) & 15, hi = (k[32 * c + j + 16] + ds->off) & 15;
+            out[o + 16 * c + j] = (uint8_t)(lo | hi << 4);
+        }
+}
+
+static inline int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/* Weighted squared error of a candidate with d, m rounded to half; codes into k. */
+static double sym_codes(const float *x, const float *w, int n, float d, int kmin, int kmax, int *k)
+{
+    float hd = edgellm_f16_to_f32(edgellm_f32_to_f16(d));
+    float id = hd != 0.0f ? 1.0f / hd : 0.0f;
+    double e = 0;
+    for (int j = 0; j < n; j++) {
+        k[j] = clampi((int)lrintf(x[j] * id), kmin, kmax);
+        double r = (double)x[j] - (double)hd * k[j];
+        e += w[j] * r * r;
+    }
+    return e;
+}
+
+static double asym_codes(const float *x, const float *w, int n, float d, float m, int kmax, int *k)
+{
+    float hd = edgellm_f16_to_f32(edgellm_f32_to_f16(d)), hm = edgellm_f16_to_f32(edgellm_f32_to_f16(m));
+    float id = hd != 0.0f ? 1.0f / hd : 0.0f;
+    double e = 0;
+    for (int j = 0; j < n; j++) {
+        k[j] = clampi((int)lrintf((x[j] - hm) * id), 0, kmax);
+        double r = (double)x[j] - ((double)hd * k[j] + hm);
+        e += w[j] * r * r;
+    }
+    return e;
+}
+
+/* Best (d, m, codes) of one block; returns its weighted error (inf when none is usable). */
+static double search(const wq_desc *ds, const float *x, const float *w, float *bd, float *bm, int *bk)
+{
+    const int n = ds->blk;
+    int k[MAX_BLOCK];
+    double best = INFINITY;
+    if (!ds->asym) {
+        float amax = 0, mx = 0;
+        for (int j = 0; j < n; j++)
+            if (fabsf(x[j]) > amax) { amax = fabsf(x[j]); mx = x[j]; }
+        if (!(amax > 0) || !isfinite(amax)) return INFINITY;
+        for (int side = 0; side < 2; side++)
+            for (int it = 0; it <= 10; it++) {
+                float t = -1.5f + 0.25f * it;
+                float den = side ? (float)ds->kmax + t : (float)-(-ds->kmin) - t;
+                if (fabsf(den) < 0.5f) continue;
+                float d = mx / den;
+                double e = sym_codes(x, w, n, d, ds->kmin, ds->kmax, k);
+                for (int iter = 0; iter < 2; iter++) {
+                    double sxk = 0, skk = 0;
+                    for (int j = 0; j < n; j++) { sxk += (double)w[j] * x[j] * k[j]; skk += (double)w[j] * k[j] * k[j]; }
+                    if (!(skk > 0)) break;
+                    float d2 = (float)(sxk / skk);
+                    int k2[MAX_BLOCK];
+                    double e2 = sym_codes(x, w, n, d2, ds->kmin, ds->kmax, k2);
+                    if (!(e2 < e)) break;
+                    e = e2;
+                    d = d2;
+                    memcpy(k, k2, (size_t)n * sizeof *k);
+                }
+                if (e < best) {
+                    best = e;
+                    *bd = d;
+                    *bm = 0;
+                    memcpy(bk, k, (size_t)n * sizeof *k);
+                }
+            }
+        return best;
+    }
+    float lo = x[0], hi = x[0];
+    for (int j = 1; j < n; j++) { lo = fminf(lo, x[j]); hi = fmaxf(hi, x[j]); }
+    if (!(hi > lo) || !isfinite(hi - lo)) return INFINITY;
+    static const float shrink[4] = {0.0f, 0.5f, 1.0f, 1.5f};   /* in steps of the plain scale */
+    for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 4; b++) {
+            float step = (hi - lo) / (float)ds->kmax;
+            float l = lo + shrink[a] * step, h = hi - shrink[b] * step;
+            float d = (h - l) / (float)ds->kmax, m = l;
+            double e = asym_codes(x, w, n, d, m, ds->kmax, k);
+            for (int iter = 0; iter < 2; iter++) {
+                double s = 0, sk = 0, skk = 0, sx = 0, skx = 0;
+                for (int j = 0; j < n; j++) {
+                    double wj = w[j];
+                    s += wj; sk += wj * k[j]; skk += wj * k[j] * k[j]; sx += wj * x[j]; skx += wj * k[j] * x[j];
+                }
+                double det = s * skk - sk * sk;
+                if (!(det > 1e-30 * s * skk && s > 0)) break;
+                double dd = (s * skx - sk * sx) / det;
+                if (!(dd > 0)) break;
+                float d2 = (float)dd, m2 = (float)((sx - dd * sk) / s);
+                int k2[MAX_BLOCK];
+                double e2 = asym_codes(x, w, n, d2, m2, ds->kmax, k2);
+                if (!(e2 < e)) break;
+                e = e2;
+                d = d2;
+                m = m2;
+                memcpy(k, k2, (size_t)n * sizeof *k);
+            }
+            if (e < best) {
+                best = e;
+                *bd = d;
+                *bm = m;
+                memcpy(bk, k, (size_t)n * sizeof *k);
+            }
+        }
+    return best;
+}
+
+static double werr(const float *x, const float *y, const float *w, int n)
+{
+    double e = 0;
+    for (int j = 0; j < n; j++) {
+        double r = (double)x[j] - y[j];
+        e += w[j] * r * r;
+    }
+    return e;
+}
+
+bool edgellm_quant_row_weighted(int type, const float *x, const float *imw, void *dst, int64_t n,
+                                edgellm_quant_stats *st)
+{
+    wq_desc ds;
+    const edgellm_type_traits *tr = edgellm_type_get_traits(type);
+    if (!describe(type, &ds) || !tr || !tr->to_float || n % ds.blk) return false;
+    const size_t bbytes = edgellm_type_row_size(type, ds.blk);
+    uint8_t *out = dst;
+    float w[MAX_BLOCK], y[MAX_BLOCK], bd = 0, bm = 0;
+    int bk[MAX_BLOCK];
+    uint8_t cand[2 * MAX_BLOCK];
+    for (int64_t b = 0; b < n / ds.blk; b++) {
+        const float *xb = x + b * ds.blk;
+        uint8_t *ob = out + (size_t)b * bbytes;
+        double mean = 0;
+        for (int j = 0; j < ds.blk; j++) mean += imw[b * ds.blk + j] > 0 ? imw[b * ds.blk + j] : 0;
+        mean /= ds.blk;
+        float floor = (float)(mean > 0 ? 1e-4 * mean : 1.0);
+        for (int j = 0; j < ds.blk; j++) {
+            float v = imw[b * ds.blk + j];
+            w[j] = (v > 0 && isfinite(v) ? v : 0) + floor;
+        }
+        edgellm_quantize_row(type, xb, ob, ds.blk, st);
+        tr->to_float(ob, y, ds.blk);
+        double e_plain = werr(xb, y, w, ds.blk);
+        if (!(e_plain > 0)) continue;
+        double e = search(&ds, xb, w, &bd, &bm, bk);
+        if (!(e < e_plain)) continue;
+        pack(&ds, bd, bm, bk, cand);
+        tr->to_float(cand, y, ds.blk);
+        double e_cand = werr(xb, y, w, ds.blk);
+        bool finite = true;
+        for (int j = 0; j < ds.blk; j++) finite = finite && isfinite(y[j]);
+        if (finite && e_cand < e_plain) memcpy(ob, cand, bbytes);
+    }
+    return true;
+}
