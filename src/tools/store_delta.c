@@ -32,6 +32,7 @@
 #include <zstd.h>
 
 #define PATCH_HDR 88
+#define PATCH_CHUNK ((size_t)1 << 20)   /* decompression window of patch apply (bytes) */
 #define PATCH_MAX_NEW ((uint64_t)1 << 40)
 #define ZLEVEL 3
 
@@ -385,40 +386,52 @@ edgellm_status edgellm_delta_apply(const char *old_path, const char *patch_path,
                                   "more than the data can take");
                 goto out;
             }
-            edgellm_free(buf);
+            /* The data is decompressed through a fixed window (PATCH_CHUNK bytes), never into
+             * a buffer of the declared len: a hostile patch of a few bytes cannot make this
+             * allocate what its 'len' field claims. */
+            if (op == 'H' && src > mo.n) {   /* src: the length of OLD's prefix used as the dictionary */
+                st = edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: field 'prefix': %llu is beyond %s", patch_path,
+                                  (unsigned long long)src, old_path);
+                goto out;
+            }
             edgellm_free(zb);
-            buf = edgellm_malloc(len ? (size_t)len : 1);
             zb = edgellm_malloc(zlen ? (size_t)zlen : 1);
+            if (!buf) buf = edgellm_malloc(PATCH_CHUNK);
             if (!buf || !zb) { st = edgellm_fail_nomem(err, patch_path); goto out; }
             if (!read_exact(pf, zb, (size_t)zlen)) {
                 st = edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: truncated data", patch_path);
                 goto out;
             }
             left -= zlen;
-            size_t r;
-            if (op == 'H') {   /* src: the length of OLD's prefix used as the dictionary */
-                if (src > mo.n) {
-                    st = edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: field 'prefix': %llu is beyond %s", patch_path,
-                                      (unsigned long long)src, old_path);
+            ZSTD_DCtx *dc = ZSTD_createDCtx();
+            if (!dc) { st = edgellm_fail_nomem(err, patch_path); goto out; }
+            ZSTD_DCtx_setParameter(dc, ZSTD_d_windowLogMax, 27);
+            if (op == 'H') ZSTD_DCtx_refPrefix(dc, mo.p, (size_t)src);
+            ZSTD_inBuffer in = {zb, (size_t)zlen, 0};
+            uint64_t got = 0;
+            size_t r = 1;
+            const char *why = NULL;
+            while (r != 0) {
+                ZSTD_outBuffer outb = {buf, PATCH_CHUNK, 0};
+                r = ZSTD_decompressStream(dc, &outb, &in);
+                if (ZSTD_isError(r)) { why = ZSTD_getErrorName(r); break; }
+                if (outb.pos > len - got) { why = "more data than its 'len'"; break; }
+                if (op == 'X')
+                    for (size_t i = 0; i < outb.pos; i++) buf[i] ^= mo.p[src + got + i];
+                edgellm_sha256_update(&h, buf, outb.pos);
+                if (outb.pos && !edgellm_store_write_all(of, buf, outb.pos)) {
+                    ZSTD_freeDCtx(dc);
+                    st = edgellm_fail(err, EDGELLM_ERR_IO, "%s: write failed: %s", tmp, strerror(errno));
                     goto out;
                 }
-                ZSTD_DCtx *dc = ZSTD_createDCtx();
-                if (!dc) { st = edgellm_fail_nomem(err, patch_path); goto out; }
-                ZSTD_DCtx_setParameter(dc, ZSTD_d_windowLogMax, 27);
-                ZSTD_DCtx_refPrefix(dc, mo.p, (size_t)src);
-                r = ZSTD_decompressDCtx(dc, buf, (size_t)len, zb, (size_t)zlen);
-                ZSTD_freeDCtx(dc);
-            } else r = ZSTD_decompress(buf, (size_t)len, zb, (size_t)zlen);
-            if (ZSTD_isError(r) || r != len) {
-                st = edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: field 'data' at output byte %llu: %s", patch_path,
-                                  (unsigned long long)done, ZSTD_isError(r) ? ZSTD_getErrorName(r) : "wrong length");
-                goto out;
+                got += outb.pos;
+                if (r != 0 && in.pos == in.size && outb.pos < outb.size) { why = "truncated frame"; break; }
             }
-            if (op == 'X')
-                for (uint64_t i = 0; i < len; i++) buf[i] ^= mo.p[src + i];
-            edgellm_sha256_update(&h, buf, (size_t)len);
-            if (!edgellm_store_write_all(of, buf, (size_t)len)) {
-                st = edgellm_fail(err, EDGELLM_ERR_IO, "%s: write failed: %s", tmp, strerror(errno));
+            ZSTD_freeDCtx(dc);
+            if (!why && (got != len || in.pos != in.size)) why = "wrong length";
+            if (why) {
+                st = edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: field 'data' at output byte %llu: %s", patch_path,
+                                  (unsigned long long)done, why);
                 goto out;
             }
         }
