@@ -322,26 +322,30 @@ static int32_t draw(edgellm_sampler *s, const edgellm_cand *c, int n)
 
 /* ---- entry point -------------------------------------------------------------------- */
 
-edgellm_status edgellm_sampler_sample(edgellm_sampler *s, const float *logits, int32_t *token, edgellm_error *err)
+/* EDGELLM_ERR_NUMERIC naming the first non-finite logit, else OK. */
+static edgellm_status check_finite(const float *logits, int n, edgellm_error *err)
 {
-    if (!s || !logits || !token) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "sampler: NULL argument");
-    const int n = s->n_vocab;
-
     for (int i = 0; i < n; i++) {
         if (!isfinite(logits[i]))
             return edgellm_fail(err, EDGELLM_ERR_NUMERIC,
                                 "sampler: logits[%d] is %s (of %d): the forward pass produced a non-number",
                                 i, isnan(logits[i]) ? "NaN" : (logits[i] > 0 ? "+inf" : "-inf"), n);
     }
+    return EDGELLM_OK;
+}
 
-    const float *row = apply_penalty(s, logits);
-    if (s->p.temperature <= 0.0f) {            /* greedy: first maximum wins */
-        int best = 0;
-        for (int i = 1; i < n; i++) if (row[i] > row[best]) best = i;
-        *token = best;
-        return EDGELLM_OK;
-    }
+/* Index of the largest of row[n]; the first maximum wins. */
+static int argmax(const float *row, int n)
+{
+    int best = 0;
+    for (int i = 1; i < n; i++) if (row[i] > row[best]) best = i;
+    return best;
+}
 
+/* The candidates of a sampled (temperature > 0) step in s->cand: top-k, softmax with the
+ * temperature, top-p, min-p. Returns how many remain. */
+static int candidates(edgellm_sampler *s, const float *row, int n)
+{
     int nc;
     bool sorted;
     if (s->p.top_k > 0 && s->p.top_k < n) {
@@ -354,7 +358,21 @@ edgellm_status edgellm_sampler_sample(edgellm_sampler *s, const float *logits, i
     }
     softmax_temp(s->cand, nc, s->p.temperature);
     nc = top_p_filter(s->cand, nc, s->p.top_p, sorted);
-    nc = min_p_filter(s->cand, nc, s->p.min_p);
+    return min_p_filter(s->cand, nc, s->p.min_p);
+}
+
+edgellm_status edgellm_sampler_sample(edgellm_sampler *s, const float *logits, int32_t *token, edgellm_error *err)
+{
+    if (!s || !logits || !token) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "sampler: NULL argument");
+    const int n = s->n_vocab;
+    edgellm_status st = check_finite(logits, n, err);
+    if (st) return st;
+    const float *row = apply_penalty(s, logits);
+    if (s->p.temperature <= 0.0f) {            /* greedy: first maximum wins */
+        *token = argmax(row, n);
+        return EDGELLM_OK;
+    }
+    const int nc = candidates(s, row, n);
     *token = draw(s, s->cand, nc);
     return EDGELLM_OK;
 }
@@ -365,33 +383,15 @@ edgellm_status edgellm_sampler_probs(edgellm_sampler *s, const float *logits, fl
 {
     if (!s || !logits || !probs) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "sampler: NULL argument");
     const int n = s->n_vocab;
-    for (int i = 0; i < n; i++) {
-        if (!isfinite(logits[i]))
-            return edgellm_fail(err, EDGELLM_ERR_NUMERIC,
-                                "sampler: logits[%d] is %s (of %d): the forward pass produced a non-number",
-                                i, isnan(logits[i]) ? "NaN" : (logits[i] > 0 ? "+inf" : "-inf"), n);
-    }
+    edgellm_status st = check_finite(logits, n, err);
+    if (st) return st;
     const float *row = apply_penalty(s, logits);
     memset(probs, 0, (size_t)n * sizeof *probs);
     if (s->p.temperature <= 0.0f) {
-        int best = 0;
-        for (int i = 1; i < n; i++) if (row[i] > row[best]) best = i;
-        probs[best] = 1.0f;
+        probs[argmax(row, n)] = 1.0f;
         return EDGELLM_OK;
     }
-    int nc;
-    bool sorted;
-    if (s->p.top_k > 0 && s->p.top_k < n) {
-        nc = select_top_k(s, row, s->p.top_k);
-        sorted = true;
-    } else {
-        for (int i = 0; i < n; i++) { s->cand[i].v = row[i]; s->cand[i].id = i; }
-        nc = n;
-        sorted = false;
-    }
-    softmax_temp(s->cand, nc, s->p.temperature);
-    nc = top_p_filter(s->cand, nc, s->p.top_p, sorted);
-    nc = min_p_filter(s->cand, nc, s->p.min_p);
+    const int nc = candidates(s, row, n);
     double total = 0.0;
     for (int i = 0; i < nc; i++) total += s->cand[i].v;
     for (int i = 0; i < nc; i++) probs[s->cand[i].id] = (float)(s->cand[i].v / total);
