@@ -1,23 +1,16 @@
 /*
- * edgellm.h — the embeddable core of edgellm, a C11 toolkit for running language models on
- * the device itself (phones, single-board computers, laptops without a GPU): load a GGUF
- * model, tokenize, decode, sample, generate. Link: libedgellm (`pkg-config edgellm`).
- * The tools (plan, quantize, eval, bench, synth, check) are in edgellm_tools.h.
- *
- * Conventions:
- *  - Fallible calls return edgellm_status (EDGELLM_OK == 0) and fill an optional
- *    edgellm_error whose message names the file and the problem (NULL is allowed).
- *  - Objects come from X_load / X_new and are released by the matching X_free (NULL-safe).
- *  - Shapes are written outermost first in C order: logits [n_tokens][n_vocab].
- *  - Structs that may grow start with `size` (bytes of the struct as the caller compiled
- *    it): X_default_params() sets it; for results set it yourself ({.size = sizeof r}).
- *    The library reads and writes only the first `size` bytes, so a program built against
- *    an older header keeps working with a newer library. size 0 is EDGELLM_ERR_MISUSE.
- *  - Nothing in the library prints, exits or aborts on bad input; messages go to the log
- *    callback (edgellm_log_set), which is off by default.
- *  - Thread safety: distinct objects may be used from distinct threads; one object must not
- *    be used from two threads at once. A model is read-only after load and may be shared by
- *    any number of contexts on any threads.
+ * edgellm.h — the embeddable core of edgellm (C11, on-device language models): load a GGUF
+ * model, tokenize, decode, sample, generate. Link: libedgellm (`pkg-config edgellm`); the
+ * tools (plan, quantize, eval, bench, synth, check) are in edgellm_tools.h.
+ * Conventions: fallible calls return edgellm_status (EDGELLM_OK == 0) and fill an optional
+ * edgellm_error naming the file and the problem. X_load / X_new pair with X_free (NULL-safe).
+ * Shapes are outermost first in C order: logits [n_tokens][n_vocab]. Structs that may grow
+ * start with `size` (as the caller compiled them; X_default_params() sets it, results need
+ * {.size = sizeof r}; 0 is EDGELLM_ERR_MISUSE): the library touches only those bytes, so
+ * older programs work with newer libraries. The library never prints, exits or aborts on
+ * bad input (messages go to edgellm_log_set's callback). Threads: distinct objects on
+ * distinct threads; one object on one thread at a time; a model is read-only after load
+ * and may be shared by any number of contexts on any threads.
  */
 #ifndef EDGELLM_H
 #define EDGELLM_H
@@ -49,7 +42,7 @@ extern "C" {
 #define EDGELLM_VERSION "0.3.0"
 #define EDGELLM_VERSION_NUMBER (EDGELLM_VERSION_MAJOR * 10000 + EDGELLM_VERSION_MINOR * 100 + EDGELLM_VERSION_PATCH)
 
-/* The library's version at run time (EDGELLM_VERSION is the header's) and its number. */
+/* The library's version at run time (EDGELLM_VERSION: the header's). */
 EDGELLM_API const char *edgellm_version(void);
 EDGELLM_API int edgellm_version_number(void);
 
@@ -72,16 +65,15 @@ typedef struct {
     char msg[512];           /* NUL-terminated, "path: what is wrong" */
 } edgellm_error;
 
-/* Short constant name of a status ("EDGELLM_ERR_FORMAT"). Never NULL. */
+/* "EDGELLM_ERR_FORMAT"..., never NULL. */
 EDGELLM_API const char *edgellm_status_name(edgellm_status s);
 
 /* ---- log: what the library would otherwise print (load summaries, warnings) ---- */
 typedef enum { EDGELLM_LOG_ERROR = 0, EDGELLM_LOG_WARN = 1, EDGELLM_LOG_INFO = 2, EDGELLM_LOG_DEBUG = 3 } edgellm_log_level;
-/* One message (no trailing newline), called on the thread that logs, one message at a time
- * (under a lock: the callback must not call edgellm_log_set). */
+/* One message (no newline) on the thread that logs, one at a time under a lock (fn must not
+ * call edgellm_log_set). _set: messages up to max_level to fn (NULL: none, the default);
+ * thread-safe; once it returns, the previous fn is not called again. */
 typedef void (*edgellm_log_fn)(edgellm_log_level level, const char *msg, void *user);
-/* Send messages up to max_level to fn (NULL: none, the default). Thread-safe; once it
- * returns, the previous callback is not called again. */
 EDGELLM_API void edgellm_log_set(edgellm_log_fn fn, void *user, edgellm_log_level max_level);
 
 /* ---- tensor types: ids 0..39 are ggml's (ggml-org/ggml:docs/gguf.md), stored as-is in
@@ -115,20 +107,18 @@ typedef struct {
 
 EDGELLM_API edgellm_model_params edgellm_model_default_params(void);
 
-/* Load a model from a GGUF file, mapped read-only and validated in full before any tensor
- * is used. params may be NULL (defaults). Statuses: EDGELLM_ERR_IO, EDGELLM_ERR_FORMAT
- * (named problem), EDGELLM_ERR_UNSUPPORTED (architecture or tensor type),
- * EDGELLM_ERR_NOMEM, EDGELLM_ERR_MISUSE. Free with edgellm_model_free. */
+/* Load a GGUF file, mapped read-only and validated in full before any tensor is used
+ * (params NULL: defaults). Statuses: _IO, _FORMAT (the problem named), _UNSUPPORTED
+ * (architecture or tensor type), _NOMEM, _MISUSE. */
 EDGELLM_API edgellm_status edgellm_model_load(const char *path, const edgellm_model_params *params,
                                               edgellm_model **out, edgellm_error *err);
-/* The same from data[size] (borrowed until edgellm_model_free; 4-byte aligned, else
- * EDGELLM_ERR_FORMAT); name (may be NULL) is used in messages. */
+/* The same from data[size] (borrowed until _free; 4-byte aligned, else _FORMAT), or from
+ * size bytes (0: to the end) at offset (a multiple of 4) of an open fd, mapped (as Android's
+ * AAsset_openFileDescriptor64 gives an APK asset; fd may be closed on return). name (may be
+ * NULL) is used in messages. */
 EDGELLM_API edgellm_status edgellm_model_load_memory(const void *data, size_t size, const char *name,
                                                      const edgellm_model_params *params, edgellm_model **out,
                                                      edgellm_error *err);
-/* The same from `size` bytes at `offset` of an open file (size 0: to its end; offset a
- * multiple of 4), as Android's AAsset_openFileDescriptor64 gives an APK asset. The region
- * is mapped; fd may be closed once this returns. */
 EDGELLM_API edgellm_status edgellm_model_load_fd(int fd, uint64_t offset, uint64_t size, const char *name,
                                                  const edgellm_model_params *params, edgellm_model **out,
                                                  edgellm_error *err);
@@ -141,14 +131,14 @@ typedef struct {
     float  rope_freq_base, rms_eps;
     int    tied_output;       /* 1 when the output matrix is token_embd                   */
     uint64_t n_params, weight_bytes;   /* elements and bytes of all tensors               */
-    /* RoPE frequency scaling, as llama.cpp applies the file's rope.scaling.* keys and
-     * rope_freqs.weight (Llama 3.x); `edgellm info` describes it in words */
-    int    rope_scaling;       /* 0 none, 1 linear, 2 yarn                                 */
-    float  rope_scaling_factor;/* angles / factor (linear, yarn); 1 for none               */
-    int    rope_n_ctx_orig;    /* yarn: the original context; else the file's context_length */
-    float  rope_attn_factor;   /* cos and sin are scaled by it (yarn: 1 + 0.1 ln factor, times
-                                  rope.scaling.attn_factor); 1: none                       */
-    int    rope_n_freq_factors;/* per-pair frequency divisors from rope_freqs.weight; 0: none */
+    /* RoPE scaling as llama.cpp applies rope.scaling.* and rope_freqs.weight: type 0 none,
+     * 1 linear, 2 yarn; angles / factor; yarn's original context (else context_length); cos
+     * and sin times attn_factor (yarn: 1 + 0.1 ln factor); per-pair divisors (0: none) */
+    int    rope_scaling;
+    float  rope_scaling_factor;
+    int    rope_n_ctx_orig;
+    float  rope_attn_factor;
+    int    rope_n_freq_factors;
 } edgellm_model_info;
 
 /* Fill the first out->size bytes of *out. EDGELLM_ERR_MISUSE for NULL or size 0. */
@@ -161,48 +151,40 @@ typedef struct edgellm_tokenizer edgellm_tokenizer;
 EDGELLM_API edgellm_status edgellm_tokenizer_load(const char *path, edgellm_tokenizer **out, edgellm_error *err);
 EDGELLM_API void edgellm_tokenizer_free(edgellm_tokenizer *t);
 
-/* The model's tokenizer (borrowed), NULL when edgellm reads none from the file; the _text_
- * variant also says why in err (EDGELLM_ERR_UNSUPPORTED). */
+/* The model's tokenizer (borrowed); NULL when it has none (_text_: err says why). */
 EDGELLM_API const edgellm_tokenizer *edgellm_model_tokenizer(const edgellm_model *m);
 EDGELLM_API const edgellm_tokenizer *edgellm_model_text_tokenizer(const edgellm_model *m, edgellm_error *err);
 
-/* Encode len bytes of UTF-8 text. flags: EDGELLM_TOKENIZE_ADD_BOS prepends BOS when the
- * vocab asks for it (tokenizer.ggml.add_bos_token, default per model type);
- * EDGELLM_TOKENIZE_SPECIAL parses control tokens ("<|im_end|>", "</s>") from the text, as
- * llama.cpp's parse_special; without it they are plain text (user-defined tokens always
- * match). Writes at most max_tokens ids to out and the full count to *n_tokens; when the
- * count exceeds max_tokens returns EDGELLM_ERR_MISUSE with *n_tokens the size needed. */
+/* Encode len bytes of UTF-8. _ADD_BOS: BOS when the vocab asks (tokenizer.ggml.add_bos_token);
+ * _SPECIAL: control tokens ("<|im_end|>") in the text are parsed (llama.cpp's parse_special),
+ * else plain text. Writes up to max_tokens ids and the count to *n_tokens; a larger count
+ * is EDGELLM_ERR_MISUSE with *n_tokens the size needed. */
 #define EDGELLM_TOKENIZE_ADD_BOS 1
 #define EDGELLM_TOKENIZE_SPECIAL 2
 EDGELLM_API edgellm_status edgellm_tokenize(const edgellm_tokenizer *t, const char *text, size_t len, int flags,
                                             int32_t *out, int max_tokens, int *n_tokens, edgellm_error *err);
 
-/* Bytes a token decodes to ("▁" -> " ", byte tokens resolved; control tokens ""): returns
- * the length needed (may exceed buf_size: nothing past it is written), -1 for a bad id. */
+/* A token's bytes ("▁" -> " ", byte tokens resolved, control ""): the length (may exceed
+ * buf_size: nothing past it written), -1 for a bad id. _text: the raw GGUF string or NULL. */
 EDGELLM_API int edgellm_token_to_piece(const edgellm_tokenizer *t, int32_t token, char *buf, int buf_size);
-/* Raw vocabulary string of a token (as stored in GGUF), borrowed; NULL if out of range. */
 EDGELLM_API const char *edgellm_token_text(const edgellm_tokenizer *t, int32_t token);
 EDGELLM_API int     edgellm_tokenizer_n_vocab(const edgellm_tokenizer *t);
 EDGELLM_API int32_t edgellm_token_bos(const edgellm_tokenizer *t);   /* -1 when none */
 EDGELLM_API int32_t edgellm_token_eos(const edgellm_tokenizer *t);   /* -1 when none */
-/* 1 when the token ends a generation: EOS, EOT, EOM, or an end-of-turn token such as
- * "<|im_end|>", "<|eot_id|>", "<end_of_turn>" (llama.cpp's EOG set). */
+/* 1 when the token ends a generation: EOS, EOT, "<|im_end|>", ... (llama.cpp's EOG set). */
 EDGELLM_API int edgellm_token_is_eog(const edgellm_tokenizer *t, int32_t token);
 EDGELLM_API const char *edgellm_tokenizer_model(const edgellm_tokenizer *t);   /* "llama" or "gpt2" */
 
-/* ---- context: a KV cache of n_seq sequences of n_ctx cells each, and scratch, sized at
- * creation. One pass takes tokens of several sequences (each weight read once for all);
- * a sequence's logits do not depend on the rest of the batch, the thread count or how its
- * tokens were split over calls, bit for bit. ---- */
+/* ---- context: a KV cache of n_seq sequences x n_ctx cells, and scratch. One pass takes
+ * tokens of several sequences (each weight read once); a sequence's logits do not depend on
+ * the rest of the batch, the thread count or the split over calls, bit for bit. ---- */
 typedef struct edgellm_ctx edgellm_ctx;
 
 typedef struct {
     size_t size;     /* sizeof(edgellm_ctx_params)                                          */
     int n_ctx;       /* KV cells per sequence; <= 0: the model's context_length, at most 4096 */
-    int n_threads;   /* <= 0: the model params' value; more than the CPUs the process may use
-                        (its affinity mask) runs that many, with a warning to the log      */
-    int kv_type;     /* EDGELLM_TYPE_F32 (default), _F16 (half) or _Q8_0 (34 bytes per 32,
-                        head_dim a multiple of 32); another: EDGELLM_ERR_UNSUPPORTED        */
+    int n_threads;   /* <= 0: the model's; above the affinity mask's CPUs: a logged warning */
+    int kv_type;     /* EDGELLM_TYPE_F32 (default), _F16, _Q8_0 (head_dim % 32 == 0)         */
     int n_seq;       /* sequences, 1 (default) .. 64; the cache holds n_seq x n_ctx cells   */
 } edgellm_ctx_params;
 
@@ -216,17 +198,15 @@ EDGELLM_API int  edgellm_ctx_n_ctx(const edgellm_ctx *c);    /* cells per sequen
 EDGELLM_API int  edgellm_ctx_n_seq(const edgellm_ctx *c);
 EDGELLM_API int  edgellm_ctx_n_threads(const edgellm_ctx *c); /* threads it runs (0: NULL)  */
 /* Stop the decode or generation running on c, from any thread or a signal handler (a flag,
- * as sqlite3_interrupt): within one layer it returns EDGELLM_ERR_CANCELLED, adding nothing;
- * c stays usable. The next call that starts work clears it (no call running: no effect). */
+ * as sqlite3_interrupt): within a layer it returns EDGELLM_ERR_CANCELLED, adding nothing. */
 EDGELLM_API void edgellm_ctx_abort(edgellm_ctx *c);
 
-/* Sequences. seq is 0 .. n_seq-1 (else EDGELLM_ERR_MISUSE, nothing changed); a cell holds
- * one token at one position; a sequence's positions increase from cell to cell. */
+/* Sequences: seq 0 .. n_seq-1 (else EDGELLM_ERR_MISUSE); a cell holds a token at a position,
+ * increasing from cell to cell. _tokens [n_past] is borrowed until the sequence changes;
+ * _clear forgets it (-1: all). */
 EDGELLM_API int edgellm_seq_n_past(const edgellm_ctx *c, int seq);    /* cells in use      */
 EDGELLM_API int edgellm_seq_pos_max(const edgellm_ctx *c, int seq);   /* -1: empty         */
-/* Its token ids [edgellm_seq_n_past], borrowed until the sequence changes. */
 EDGELLM_API const int32_t *edgellm_seq_tokens(const edgellm_ctx *c, int seq);
-/* Forget a sequence (seq -1: all). */
 EDGELLM_API edgellm_status edgellm_seq_clear(edgellm_ctx *c, int seq, edgellm_error *err);
 /* Remove the cells at positions [p0, p1) (p1 < 0: to the end). Later cells keep their
  * positions (a gap, as llama.cpp's seq_rm): the next token goes after the last one. */
@@ -245,12 +225,9 @@ typedef struct {
     float *logits;            /* NULL, or [n_tokens][n_vocab]: every token's logits          */
 } edgellm_batch;
 
-/* Run a batch through the model in one causal pass (chunks of 64 tokens), appending each
- * token to its sequence's cache. The logits of each sequence's last token are kept
- * (edgellm_seq_logits). Statuses: EDGELLM_ERR_CTX_FULL (a sequence would exceed n_ctx;
- * nothing computed), EDGELLM_ERR_MISUSE (token id, sequence or position out of range),
- * EDGELLM_ERR_NUMERIC (NaN/inf in the logits), EDGELLM_ERR_CANCELLED (edgellm_ctx_abort);
- * on an error no sequence changes. */
+/* One causal pass (chunks of 64 tokens), each token appended to its sequence; each
+ * sequence's last logits kept (edgellm_seq_logits). On error no sequence changes: _CTX_FULL
+ * (beyond n_ctx, nothing computed), _MISUSE (id, seq, pos), _NUMERIC, _CANCELLED. */
 EDGELLM_API edgellm_status edgellm_decode_batch(edgellm_ctx *c, const edgellm_batch *b, edgellm_error *err);
 /* Logits [n_vocab] of seq's last token in the last batch that held it; NULL when none since
  * the sequence last changed otherwise. Borrowed until the next decode. */
@@ -288,25 +265,21 @@ typedef struct edgellm_sampler edgellm_sampler;
 EDGELLM_API edgellm_status edgellm_sampler_new(const edgellm_sampler_params *p, int n_vocab,
                                                edgellm_sampler **out, edgellm_error *err);
 EDGELLM_API void edgellm_sampler_free(edgellm_sampler *s);
-/* Choose a token from logits [n_vocab]. EDGELLM_ERR_NUMERIC on NaN/inf logits. */
+/* _sample: a token from logits [n_vocab] (_NUMERIC on NaN/inf); _accept: a token (prompt or
+ * sampled) into the penalty history. */
 EDGELLM_API edgellm_status edgellm_sampler_sample(edgellm_sampler *s, const float *logits,
                                                   int32_t *token, edgellm_error *err);
-/* Record a token in the penalty history (prompt tokens and sampled ones). */
 EDGELLM_API void edgellm_sampler_accept(edgellm_sampler *s, int32_t token);
 
 /* ---- generation ---- */
-/* Each generated token with the text it completes: whole UTF-8 characters (a split one is
- * held back; bytes that cannot form one become U+FFFD), so piece may be empty; token -1
- * ends a stream with held bytes. Return non-zero to stop. */
+/* Each token with the whole UTF-8 characters it completes (maybe none; bad bytes U+FFFD);
+ * token -1 flushes held bytes at the end. Return non-zero to stop. */
 typedef int (*edgellm_token_callback)(int32_t token, const char *piece, size_t piece_len, void *user);
 
-typedef enum {
-    EDGELLM_STOP_EOS = 0,       /* the model produced end-of-sequence                   */
-    EDGELLM_STOP_N_PREDICT = 1, /* n_predict tokens were generated                      */
-    EDGELLM_STOP_CTX_FULL = 2,  /* the sequence reached n_ctx cells                     */
-    EDGELLM_STOP_CALLBACK = 3,  /* the callback asked to stop                            */
-    EDGELLM_STOP_ABORT = 4      /* edgellm_ctx_abort / edgellm_job_abort                 */
-} edgellm_stop_reason;
+/* Why generation stopped: an end-of-generation token, n_predict reached, n_ctx cells
+ * reached, the callback asked, edgellm_ctx_abort / edgellm_job_abort. */
+typedef enum { EDGELLM_STOP_EOS = 0, EDGELLM_STOP_N_PREDICT = 1, EDGELLM_STOP_CTX_FULL = 2,
+               EDGELLM_STOP_CALLBACK = 3, EDGELLM_STOP_ABORT = 4 } edgellm_stop_reason;
 
 typedef struct {
     size_t size;                /* sizeof(edgellm_generate_params)                         */
@@ -314,11 +287,9 @@ typedef struct {
     int add_bos;                /* 1: BOS per the vocab when the sequence is empty; 0: never */
     edgellm_sampler_params sampling;
     int seq;                    /* sequence to generate in (default 0)                     */
-    int append;                 /* 0 (default): the sequence becomes the prompt, keeping the
-                                   longest prefix it already holds (prompt cache); 1: the
-                                   prompt goes after what it holds (the next turn)         */
-    const int32_t *prompt_tokens; /* token ids instead of text (prompt NULL), e.g. from
-                                   edgellm_chat_tokenize                                   */
+    int append;                 /* 0: the sequence becomes the prompt, reusing the longest
+                                   prefix it holds (prompt cache); 1: after it (next turn) */
+    const int32_t *prompt_tokens; /* ids instead of text (prompt NULL)                     */
     int n_prompt_tokens;
 } edgellm_generate_params;
 
@@ -334,13 +305,10 @@ typedef struct {
     int    n_cached;            /* prompt tokens already in the cache, not recomputed      */
 } edgellm_generate_stats;
 
-/* Put the prompt (text, special tokens not parsed; or prompt_tokens) into sequence p->seq
- * as p->append says, prefill what is not cached in one pass, then sample and decode a token
- * per step, calling cb (may be NULL). A prompt that does not fit: EDGELLM_ERR_CTX_FULL
- * before any compute; n_ctx reached later: EDGELLM_STOP_CTX_FULL. An end-of-generation
- * token stops without a callback; an empty prompt in an empty sequence starts from BOS. */
-EDGELLM_API edgellm_status edgellm_generate(edgellm_ctx *c, const char *prompt,
-                                            const edgellm_generate_params *p,
+/* The prompt (text, special tokens not parsed; or prompt_tokens) into p->seq as p->append
+ * says, what is not cached prefilled in one pass, then a token per step to cb (may be NULL).
+ * A prompt that does not fit: _CTX_FULL before any compute; later EDGELLM_STOP_CTX_FULL. */
+EDGELLM_API edgellm_status edgellm_generate(edgellm_ctx *c, const char *prompt, const edgellm_generate_params *p,
                                             edgellm_token_callback cb, void *user,
                                             edgellm_generate_stats *stats, edgellm_error *err);
 
@@ -374,21 +342,18 @@ EDGELLM_API edgellm_status edgellm_generate_batch_each(edgellm_ctx *c, const cha
                                                        edgellm_batch_callback cb, void *user,
                                                        edgellm_generate_stats *stats, edgellm_error *err);
 
-/* ---- speculative decoding: drafts checked by the model in one pass (Leviathan et al. 2023,
- * arXiv:2211.17192; Chen et al. 2023, arXiv:2302.01318). Greedy: the tokens of
- * edgellm_generate, always. Sampling: a draft token x (drawn from the draft's distribution
- * q) is kept with probability min(1, p(x)/q(x)), else a token is drawn from
- * norm(max(0, p - q)), and a bonus token from p when all are kept: the tokens have the
- * distribution of edgellm_generate's (p: the target's sampling distribution after
- * penalties and filters), not the same draws for a seed. ---- */
+/* ---- speculative decoding (Leviathan et al. 2023, arXiv:2211.17192; Chen et al. 2023,
+ * arXiv:2302.01318): greedy gives edgellm_generate's tokens, always; sampling keeps draft x
+ * ~ q with probability min(1, p(x)/q(x)), else draws from norm(max(0, p - q)), plus a bonus
+ * from p when all are kept: edgellm_generate's distribution, not its draws for a seed. ---- */
 typedef struct {
     size_t size;      /* sizeof(edgellm_spec_params)                                          */
     int draft_max;    /* draft tokens per pass at most (16)                                    */
     int draft_min;    /* a draft shorter than this is not used (0)                             */
-    int lookup;       /* prompt lookup: drafts that follow the longest earlier match (N..1
-                         tokens) of the text's last N tokens in prompt + output; 0: off (0)    */
-    int adaptive;     /* 1: the draft length follows the measured acceptance and pass times,
-                         0 when drafting does not pay (probed now and then); 0: draft_max (1) */
+    int lookup;       /* prompt lookup: what followed the latest earlier match of the last
+                         N..1 tokens in prompt + output; 0: off (0)                          */
+    int adaptive;     /* 1: length from measured acceptance and pass times (0 when it does
+                         not pay, probed now and then); 0: always draft_max (1)              */
 } edgellm_spec_params;
 
 EDGELLM_API edgellm_spec_params edgellm_spec_default_params(void);
@@ -405,19 +370,15 @@ typedef struct {
     double pass1_ms;    /* mean one-token target pass (a plain decoding step), ms; 0: none ran */
 } edgellm_spec_stats;
 
-/* edgellm_generate on c (p->seq) with drafts from the model of `draft` (its sequence 0; NULL:
- * lookup only, sp->lookup > 0) and/or prompt lookup (tried first). A draft model must have
- * the target's vocabulary (the same size and token texts; else EDGELLM_ERR_UNSUPPORTED).
- * sp may be NULL (defaults); spec_stats (may be NULL) gets the counts. Statuses, stats and
- * callbacks as edgellm_generate. Neither context may be used by another call meanwhile. */
+/* edgellm_generate on c with drafts from prompt lookup (tried first) and/or `draft`'s model
+ * (its sequence 0; NULL: lookup only), which needs c's vocabulary (else _UNSUPPORTED). sp,
+ * spec_stats may be NULL. Statuses, stats, callbacks as edgellm_generate. */
 EDGELLM_API edgellm_status edgellm_generate_speculative(edgellm_ctx *c, edgellm_ctx *draft, const char *prompt,
-                                                        const edgellm_generate_params *p,
-                                                        const edgellm_spec_params *sp, edgellm_token_callback cb,
-                                                        void *user, edgellm_generate_stats *stats,
+                                                        const edgellm_generate_params *p, const edgellm_spec_params *sp,
+                                                        edgellm_token_callback cb, void *user, edgellm_generate_stats *stats,
                                                         edgellm_spec_stats *spec_stats, edgellm_error *err);
 
-/* ---- diagnostics: the kernels in use ("avx512 + gfni, ...") snprintf-style; whether an
- * architecture (general.architecture) runs; their names ("llama, qwen2") ---- */
+/* ---- diagnostics: kernels in use (snprintf-style), whether an architecture runs, names ---- */
 EDGELLM_API int edgellm_kernels_describe(char *buf, size_t size);
 EDGELLM_API int edgellm_arch_supported(const char *arch);
 EDGELLM_API const char *edgellm_arch_names(void);
@@ -435,33 +396,27 @@ typedef struct {
 } edgellm_chat_params;
 EDGELLM_API edgellm_chat_params edgellm_chat_default_params(void);
 typedef struct edgellm_chat_text edgellm_chat_text;   /* a rendered prompt */
-/* Render template_text over msgs[n_msgs] (p may be NULL; roles pass through). Errors say
- * "NAME:LINE:COL: ...": EDGELLM_ERR_MISUSE (NULL or non-UTF-8 message, or the template's
- * raise_exception), _FORMAT (syntax, rendering), _UNSUPPORTED (a construct edgellm does not
- * run, or a limit on output, nesting, steps), _NOMEM. Thread-safe. */
+/* Render template_text over msgs[n_msgs] (p may be NULL). Errors say "NAME:LINE:COL: ...":
+ * _MISUSE (bad message, raise_exception), _FORMAT (syntax, rendering), _UNSUPPORTED (a
+ * construct or a limit on output, nesting, steps), _NOMEM. Thread-safe. */
 EDGELLM_API edgellm_status edgellm_chat_template_render(const char *template_text, const char *template_name,
                                                         const edgellm_chat_message *msgs, int n_msgs,
                                                         const edgellm_chat_params *p, edgellm_chat_text **out,
                                                         edgellm_error *err);
-/* The text (*len bytes, NUL-terminated), borrowed until edgellm_chat_text_free. */
+/* The text (*len bytes, NUL-terminated, borrowed), and the sorted byte ranges [begin, end)
+ * that came from the messages (no special token may be read inside or across them). */
 EDGELLM_API const char *edgellm_chat_text_str(const edgellm_chat_text *t, size_t *len);
-/* Sorted byte ranges [begin, end) of the text that came from the messages: no special
- * token may be read inside or across them. */
 EDGELLM_API int  edgellm_chat_text_n_spans(const edgellm_chat_text *t);
 EDGELLM_API void edgellm_chat_text_span(const edgellm_chat_text *t, int i, size_t *begin, size_t *end);
 EDGELLM_API void edgellm_chat_text_free(edgellm_chat_text *t);
 /* Official templates by name: chatml, llama2, llama3, mistral, phi3, gemma, zephyr; NULL. */
 EDGELLM_API const char *edgellm_chat_template_builtin(const char *name);
-/* Copies the model's tokenizer.chat_template into buf[buf_size] (NUL-terminated, cut to
- * fit; buf may be NULL with size 0); returns its length, or -1 when it has none. */
+/* Copies tokenizer.chat_template into buf[buf_size] (cut to fit); its length, -1: none. */
 EDGELLM_API int edgellm_model_chat_template(const edgellm_model *m, char *buf, int buf_size);
-/* A conversation ready for the model: msgs rendered with template_text (NULL: the model's
- * own; EDGELLM_ERR_NOT_FOUND when it has none) and tokenized with its tokenizer, the
- * template's special tokens parsed and the messages' text never (a user cannot end a turn
- * by typing "<|im_end|>"). bos/eos texts: p's, else the vocabulary's. When more than
- * max_tokens, the oldest turns after a leading system message are dropped, whole, until it
- * fits (*n_dropped messages, may be NULL); EDGELLM_ERR_CTX_FULL when the system message
- * and the last turn alone do not. Writes *n_tokens ids to out[max_tokens]. */
+/* msgs rendered with template_text (NULL: the model's; _NOT_FOUND when none) and tokenized,
+ * the template's special tokens parsed, the messages' never. Above max_tokens the oldest
+ * turns after a system message are dropped whole (*n_dropped, may be NULL); _CTX_FULL when
+ * the system message and the last turn alone do not fit. */
 EDGELLM_API edgellm_status edgellm_chat_tokenize(const edgellm_model *m, const char *template_text,
                                                  const edgellm_chat_message *msgs, int n_msgs,
                                                  const edgellm_chat_params *p, int32_t *out, int max_tokens,
