@@ -54,6 +54,19 @@ extern const cli_choice cli_kv_types[];   /* f32, f16, q8_0 -> EDGELLM_TYPE_F32/
         .help = "KV cache element type: f16 halves the cache, q8_0 takes 0.53 of f16 and needs head_dim a multiple " \
                 "of 32",                                                                                              \
         .show_default = 1
+/* The sampling options shared by run and chat, as opts[] entries writing into an
+ * edgellm_sampler_params S (temperature, top-k, top-p, min-p, repeat penalty). */
+#define CLI_SAMPLING_OPTS(S)                                                                                         \
+    {CLI_FLOAT(NULL, "--temp", "T", &(S)->temperature, 0, 1e6, CLI_OPEN_MAX), .show_default = 1,                    \
+     .help = "temperature, 0 = greedy"},                                                                             \
+    {CLI_INT(NULL, "--top-k", "K", &(S)->top_k, 0, INT_MAX), .show_default = 1,                                     \
+     .help = "keep the K most likely tokens, 0 = off"},                                                              \
+    {CLI_FLOAT(NULL, "--top-p", "P", &(S)->top_p, 0, 1, CLI_CLOSED), .show_default = 1,                             \
+     .help = "nucleus mass in [0, 1], 1 = off, 0 = the most likely token only"},                                     \
+    {CLI_FLOAT(NULL, "--min-p", "P", &(S)->min_p, 0, 1, CLI_CLOSED), .show_default = 1,                             \
+     .help = "drop tokens below P * p_max, in [0, 1]"},                                                              \
+    {CLI_FLOAT(NULL, "--repeat-penalty", "R", &(S)->repeat_penalty, 0, 1e6, CLI_OPEN), .show_default = 1,           \
+     .help = "repetition penalty, > 0, 1 = off"}
 /* The --kv-type spelling of a KV cache type (f32, f16, q8_0). */
 const char *cli_kv_type_name(int type);
 /* The trained context length of a GGUF file (<general.architecture>.context_length), or 0
