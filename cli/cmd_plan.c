@@ -343,8 +343,9 @@ static double csv_num(const char *f)
  * GEMM: the class plan's ARM figures are derived from), "x86-gemm" (a tiled GEMM on x86, the
  * class of edgellm's kernels behind the x86 figures), "x86-vecdot" (x86 llama.cpp before its
  * tiled GEMM: one row-by-column dot at a time), "i8mm" (ARM SMMLA kernels, which edgellm
- * does not have) or "f16-gemm" (a tiled F16/F32 GEMM, where edgellm runs a float dot per row
- * and token). Prefill points of the first two classes count towards the target, the others
+ * does not have), "f16-gemm" (a tiled F16/F32 GEMM, where edgellm runs a float dot per row
+ * and token) or "edgellm-scalar" (SIMD kernels for a type edgellm runs with its scalar
+ * reference dot). Prefill points of the first two classes count towards the target, the others
  * on their own line; decode is compared for every row. Returns the row count or -1 (message
  * printed). */
 static int read_validation(const char *path, val_row **out)
@@ -389,9 +390,9 @@ static int read_validation(const char *path, val_row **out)
         if (k > 11) snprintf(r->source, sizeof r->source, "%s", fld[11]);
         if (k > 12) snprintf(r->note, sizeof r->note, "%s", fld[12]);
         if (!r->pp_in_scope && strcmp(r->kernel, "x86-vecdot") && strcmp(r->kernel, "i8mm") &&
-            strcmp(r->kernel, "f16-gemm")) {
-            fprintf(stderr, "edgellm plan: %s:%d: kernel must be neon, x86-gemm, x86-vecdot, i8mm or f16-gemm\n", path,
-                    lineno);
+            strcmp(r->kernel, "f16-gemm") && strcmp(r->kernel, "edgellm-scalar")) {
+            fprintf(stderr, "edgellm plan: %s:%d: kernel must be neon, x86-gemm, x86-vecdot, i8mm, f16-gemm or "
+                            "edgellm-scalar\n", path, lineno);
             bad = 1;
             break;
         }
@@ -540,8 +541,8 @@ static int run_validation(const char *path, const edgellm_plan_params *base)
     const int tg_all = tg_n[0] + tg_n[1], pp_all = pp_n[0] + pp_n[1];
     printf("all rows: decode %d of %d, prefill %d of %d within the targets\n", tg_ok[0] + tg_ok[1], tg_all,
            pp_ok[0] + pp_ok[1], pp_all);
-    printf("prefill of runs with other prompt kernels (x86-vecdot, i8mm, f16-gemm; not counted above): held-out %d "
-           "of %d, calibration %d of %d within +-50 %%\n", px_ok[1], px_n[1], px_ok[0], px_n[0]);
+    printf("prefill of runs with other prompt kernels (x86-vecdot, i8mm, f16-gemm, edgellm-scalar; not counted "
+           "above): held-out %d of %d, calibration %d of %d within +-50 %%\n", px_ok[1], px_n[1], px_ok[0], px_n[0]);
     printf("prefill of every held-out point, whatever its kernel: %d of %d within +-50 %%\n", pp_ok[1] + px_ok[1],
            pp_n[1] + px_n[1]);
     const int tg_met = 5 * tg_ok[1] >= 4 * tg_n[1], pp_met = 5 * pp_ok[1] >= 4 * pp_n[1];
