@@ -539,8 +539,9 @@ static int run_validation(const char *path, const edgellm_plan_params *base)
                who[h], tg_ok[h], tg_n[h], tg_n[h] ? 100 * (exp(tg_err_sum[h] / tg_n[h]) - 1) : 0.0, pp_ok[h], pp_n[h],
                pp_n[h] ? 100 * (exp(pp_err_sum[h] / pp_n[h]) - 1) : 0.0);
     const int tg_all = tg_n[0] + tg_n[1], pp_all = pp_n[0] + pp_n[1];
-    printf("all rows: decode %d of %d, prefill %d of %d within the targets\n", tg_ok[0] + tg_ok[1], tg_all,
-           pp_ok[0] + pp_ok[1], pp_all);
+    printf("all rows: decode %d of %d, prefill %d of %d (kernel classes plan models; %d of %d with the others) "
+           "within the targets\n", tg_ok[0] + tg_ok[1], tg_all, pp_ok[0] + pp_ok[1], pp_all,
+           pp_ok[0] + pp_ok[1] + px_ok[0] + px_ok[1], pp_all + px_n[0] + px_n[1]);
     printf("prefill of runs with other prompt kernels (x86-vecdot, i8mm, f16-gemm, edgellm-scalar; not counted "
            "above): held-out %d of %d, calibration %d of %d within +-50 %%\n", px_ok[1], px_n[1], px_ok[0], px_n[0]);
     printf("prefill of every held-out point, whatever its kernel: %d of %d within +-50 %%\n", pp_ok[1] + px_ok[1],
