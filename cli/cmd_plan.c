@@ -341,13 +341,14 @@ static double csv_num(const char *f)
  * tg_tps,runtime,kernel,source,note. kernel is the class of prompt (matrix-matrix) kernels the
  * published run used: "neon" (ARM NEON kernels without i8mm, per-row dot products or a tiled
  * GEMM: the class plan's ARM figures are derived from), "x86-gemm" (a tiled GEMM on x86, the
- * class of edgellm's kernels behind the x86 figures), "x86-vecdot" (x86 llama.cpp before its
- * tiled GEMM: one row-by-column dot at a time), "i8mm" (ARM SMMLA kernels, which edgellm
- * does not have), "f16-gemm" (a tiled F16/F32 GEMM, where edgellm runs a float dot per row
- * and token) or "edgellm-scalar" (SIMD kernels for a type edgellm runs with its scalar
- * reference dot). Prefill points of the first two classes count towards the target, the others
- * on their own line; decode is compared for every row. Returns the row count or -1 (message
- * printed). */
+ * class of edgellm's kernels behind the x86 figures), "x86-vecdot" (x86 llama.cpp with one
+ * row-by-column dot at a time: before its tiled GEMM, or a type the tiled GEMM does not
+ * cover), "i8mm" (ARM SMMLA kernels, which edgellm does not have), "f16-gemm" (a tiled
+ * F16/F32 GEMM, where edgellm runs a float dot per row and token) or "edgellm-scalar" (SIMD
+ * kernels for a type edgellm runs with its scalar reference dot). Prefill points of the first
+ * two classes count towards the target, the others on their own line; decode is compared for
+ * every row. A line with more than 13 fields (a note with an unquoted comma) is refused.
+ * Returns the row count or -1 (message printed). */
 static int read_validation(const char *path, val_row **out)
 {
     FILE *f = fopen(path, "r");
@@ -362,8 +363,9 @@ static int read_validation(const char *path, val_row **out)
         char *s = line, *fld[13];
         int k = 0;
         while (k < 13 && (fld[k] = csv_field(&s)) != NULL) k++;
-        if (k < 11) {
-            fprintf(stderr, "edgellm plan: %s:%d: expected 13 fields, got %d\n", path, lineno, k);
+        if (k < 11 || s) {
+            fprintf(stderr, "edgellm plan: %s:%d: expected 13 fields, got %s%d (quote a field with a comma)\n", path,
+                    lineno, s ? "more than " : "", k);
             bad = 1;
             break;
         }
