@@ -46,12 +46,14 @@ set(EDGELLM_X86_AVX512_GFNI_FLAGS ${EDGELLM_X86_AVX512_FLAGS} -mgfni)
 set(EDGELLM_ARM_NEON_SOURCES
   arm/dot_float_neon.c
   arm/dot_q_neon.c
+  arm/gemm_k_neon.c
   arm/quant_q8_neon.c)
 set(EDGELLM_ARM_NEON_FLAGS "")
 
 # AArch64, Armv8.2-A + dotprod
 set(EDGELLM_ARM_DOTPROD_SOURCES
   arm/dot_q_dotprod.c
+  arm/gemm_k_dotprod.c
   arm/gemm_q_dotprod.c)
 set(EDGELLM_ARM_DOTPROD_FLAGS -march=armv8.2-a+dotprod)
 

@@ -6,7 +6,8 @@
  *    lane of block b = perm(b mod 16), then the fixed 16-lane tree; for Q4_K / Q5_K / Q6_K
  *    (k_avx512.h) the exact per-lane super-block sums, fma by d·d_x (and fnmadd of the
  *    mins by dmin·d_x), the same tree; and equal to their vec_dot, whose arithmetic they
- *    promise (the AArch64 dotprod kernels: their vec_dot only). The model is computed
+ *    promise (the AArch64 kernels: Q4_0 / Q8_0 their vec_dot only; Q4_K / Q6_K at the
+ *    neon and dotprod levels also a model of their 4 lanes). The model is computed
  *    here from the converted activations, independently of n, of the row tile and of the
  *    thread;
  *  - a batch of n tokens equals n single-token calls bit for bit (prefill == decode), for
@@ -150,6 +151,50 @@ static float model_q6_K(const uint8_t *w, const edgellm_block_q8_K *x, int64_t c
     return tree16(acc);
 }
 
+/* Model of the AArch64 Q4_K / Q6_K tile kernels (arm/gemm_k_body.h), which promise the
+ * arithmetic of their level's vec_dot (arm/dot_q_body.h): element e of a super-block pairs
+ * with activation byte e in lane L(e % 16) of a 16-byte dot, L(j) = j/4 (SDOT, level
+ * dotprod) or (j % 8)/2 (SMULL + SADALP, level neon); per super-block the exact lane sums
+ * S_l = Σ scale·code·x_q (Q6_K codes u - 32), acc_l = fma(float(S_l), d·d_x, acc_l); Q4_K
+ * also accm += dmin·d_x·float(Σ_j m_j·(bsums_2j + bsums_2j+1)); the result
+ * (acc_0 + acc_2) + (acc_1 + acc_3) - accm. */
+static float model_arm_K(int type, const uint8_t *w, const edgellm_block_q8_K *x, int64_t cols, bool sdot)
+{
+    float acc[4] = {0}, accm = 0;
+    for (int64_t i = 0; i < cols / 256; i++) {
+        int32_t S[4] = {0};
+        float dd;
+        if (type == EDGELLM_TYPE_Q4_K) {
+            const edgellm_block_q4_K *b = (const edgellm_block_q4_K *)w + i;
+            uint8_t sc[8], m[8];
+            for (int j = 0; j < 8; j++) edgellm_k_scale_min(j, b->scales, &sc[j], &m[j]);
+            for (int e = 0; e < 256; e++) {
+                const int c = e / 64, p = e % 64;
+                const int code = p < 32 ? b->qs[32 * c + p] & 15 : b->qs[32 * c + p - 32] >> 4;
+                S[sdot ? e % 16 / 4 : e % 8 / 2] += sc[e / 32] * code * x[i].qs[e];
+            }
+            int32_t M = 0;
+            for (int j = 0; j < 8; j++) M += m[j] * (x[i].bsums[2 * j] + x[i].bsums[2 * j + 1]);
+            dd = edgellm_f16_to_f32(b->d) * x[i].d;
+            accm += edgellm_f16_to_f32(b->dmin) * x[i].d * (float)M;
+        } else {
+            const edgellm_block_q6_K *b = (const edgellm_block_q6_K *)w + i;
+            for (int e = 0; e < 256; e++) {   /* e = 128h + 32k + l: ql byte 64h + 32(k&1) + l, qh bits 2k */
+                const int h = e / 128, k = e % 128 / 32, l = e % 32;
+                const uint8_t ql = b->ql[64 * h + 32 * (k & 1) + l];
+                const int u = (k < 2 ? ql & 15 : ql >> 4) | (b->qh[32 * h + l] >> (2 * k) & 3) << 4;
+                S[sdot ? e % 16 / 4 : e % 8 / 2] += b->scales[e / 16] * (u - 32) * x[i].qs[e];
+            }
+            dd = edgellm_f16_to_f32(b->d) * x[i].d;
+        }
+        for (int l = 0; l < 4; l++) acc[l] = fmaf((float)S[l], dd, acc[l]);
+    }
+    return ((acc[0] + acc[2]) + (acc[1] + acc[3])) - accm;
+}
+
+/* The active level is an AArch64 one (neon, dotprod): Q4_K / Q6_K tile kernels. */
+static bool arm_k_level(void) { return !strcmp(edgellm_kernels_name(), "neon") || !strcmp(edgellm_kernels_name(), "dotprod"); }
+
 /* Lanes of the tile kernels at the active level; 0 when it has none. */
 static int tile_lanes(void)
 {
@@ -169,6 +214,11 @@ static bool model(int type, const uint8_t *w, const void *xq, int64_t cols, floa
     }
     if (lanes == 16 && (type == EDGELLM_TYPE_Q4_K || type == EDGELLM_TYPE_Q5_K || type == EDGELLM_TYPE_Q6_K)) {
         *out = type == EDGELLM_TYPE_Q6_K ? model_q6_K(w, xq, cols) : model_q45_K(w, xq, cols, type == EDGELLM_TYPE_Q5_K);
+        *alt = edgellm_kernels_vec_dot(type)(cols, w, xq);
+        return true;
+    }
+    if (arm_k_level() && (type == EDGELLM_TYPE_Q4_K || type == EDGELLM_TYPE_Q6_K)) {
+        *out = model_arm_K(type, w, xq, cols, !strcmp(edgellm_kernels_name(), "dotprod"));
         *alt = edgellm_kernels_vec_dot(type)(cols, w, xq);
         return true;
     }
@@ -278,7 +328,7 @@ static void gemm_case(int type, int64_t rows, int64_t cols, int64_t n)
     float *xd = malloc(sizeof(float) * (size_t)cols), *wf = malloc(sizeof(float) * (size_t)cols);
     float *wf0 = malloc(sizeof(float) * (size_t)cols);
     uint8_t *w0 = malloc(rb);
-    const bool exact = tile_lanes() > 0 || !strcmp(edgellm_kernels_name(), "dotprod");
+    const bool exact = tile_lanes() > 0 || arm_k_level();
     int64_t bad_model = 0, bad_ref = 0;
     for (int64_t tkn = 0; tkn < n; tkn++) {
         edgellm_kernels_from_float(vt)(x + tkn * cols, xq, cols);
@@ -348,11 +398,32 @@ static void test_q8_0_activation_kernels(void)
 /* Q4_K / Q5_K / Q6_K (Q8_K activations): the vec_dot's arithmetic for any n. */
 static void test_q8_K_activation_kernels(void)
 {
-    if (tile_lanes() != 16) fprintf(stderr, "   SKIP (exact model): level %s has no K-quant tile kernels\n", edgellm_kernels_name());
+    if (tile_lanes() != 16 && !arm_k_level())
+        fprintf(stderr, "   SKIP (exact model): level %s has no K-quant tile kernels\n", edgellm_kernels_name());
     const int types[] = {EDGELLM_TYPE_Q4_K, EDGELLM_TYPE_Q5_K, EDGELLM_TYPE_Q6_K};
     for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++)
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
             gemm_case(types[ti], shapes[s][0], shapes[s][1], shapes[s][2]);
+}
+
+/* The AArch64 Q4_K / Q6_K tile kernels (arm/gemm_k_body.h) at both levels, neon (SMULL)
+ * and dotprod (SDOT), on random shapes: 1..40 rows (partial 16-row tiles), 1..6
+ * super-blocks, 1..9 tokens (4-token tiles and the 1-token tail); every output equals
+ * model_arm_K and the level's vec_dot bit for bit, prefill equals decode (gemm_case). */
+static void test_arm_k_levels(void)
+{
+    const char *levels[] = {"neon", "dotprod"};
+    for (size_t l = 0; l < 2; l++) {
+        if (!edgellm_kernels_force(levels[l]) || strcmp(edgellm_kernels_name(), levels[l])) {
+            fprintf(stderr, "   SKIP: level %s not available\n", levels[l]);
+            continue;
+        }
+        for (int k = 0; k < 18; k++) {
+            const int64_t rows = 1 + rnd() % 40, cols = 256 * (1 + rnd() % 6);
+            gemm_case(k % 2 ? EDGELLM_TYPE_Q6_K : EDGELLM_TYPE_Q4_K, rows, cols, 1 + k / 2);
+        }
+    }
+    edgellm_kernels_force(NULL);
 }
 
 /* The GFNI twins of the Q4_K / Q6_K tile kernels (gemm_k_gfni_avx512.c) unpack the same
@@ -624,6 +695,7 @@ int main(void)
     RUN(test_q8_0_activation_kernels);
     RUN(test_q8_K_activation_kernels);
     RUN(test_k_gfni_equals_plain);
+    RUN(test_arm_k_levels);
     RUN(test_decode_prefetch_is_a_hint);
     RUN(test_cpu_family_matches_proc);
     RUN(test_lower_levels);

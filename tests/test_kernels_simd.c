@@ -134,6 +134,10 @@ static const edgellm_kernel_level all_ids[] = {EDGELLM_KERNELS_REF, EDGELLM_KERN
 static const gemm_variant gemms[] = {
     {"dotprod", EDGELLM_TYPE_Q4_0, false, edgellm_gemm_q4_0_dotprod},
     {"dotprod", EDGELLM_TYPE_Q8_0, false, edgellm_gemm_q8_0_dotprod},
+    {"dotprod", EDGELLM_TYPE_Q4_K, false, edgellm_gemm_q4_K_dotprod},
+    {"dotprod", EDGELLM_TYPE_Q6_K, false, edgellm_gemm_q6_K_dotprod},
+    {"neon", EDGELLM_TYPE_Q4_K, false, edgellm_gemm_q4_K_neon},
+    {"neon", EDGELLM_TYPE_Q6_K, false, edgellm_gemm_q6_K_neon},
 };
 #else
 static const dot_variant dots[] = {{NULL, 0, NULL}};

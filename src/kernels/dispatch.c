@@ -200,6 +200,10 @@ static const kernel_variant neon_variants[] = {
     {EDGELLM_TYPE_Q6_K, edgellm_dot_q6_K_q8_K_neon, NULL, NULL},
     {EDGELLM_TYPE_Q8_K, NULL, edgellm_quant_q8_K_neon, NULL},
 };
+static const gemm_variant neon_gemm[] = {
+    {EDGELLM_TYPE_Q4_K, 0, {NULL, edgellm_gemm_q4_K_neon, 0, 256}},
+    {EDGELLM_TYPE_Q6_K, 0, {NULL, edgellm_gemm_q6_K_neon, 0, 256}},
+};
 static const kernel_variant dotprod_variants[] = {
     {EDGELLM_TYPE_Q4_0, edgellm_dot_q4_0_q8_0_dotprod, NULL, NULL},
     {EDGELLM_TYPE_Q8_0, edgellm_dot_q8_0_q8_0_dotprod, NULL, NULL},
@@ -209,6 +213,8 @@ static const kernel_variant dotprod_variants[] = {
 static const gemm_variant dotprod_gemm[] = {
     {EDGELLM_TYPE_Q4_0, 0, {NULL, edgellm_gemm_q4_0_dotprod, 0, 32}},
     {EDGELLM_TYPE_Q8_0, 0, {NULL, edgellm_gemm_q8_0_dotprod, 0, 32}},
+    {EDGELLM_TYPE_Q4_K, 0, {NULL, edgellm_gemm_q4_K_dotprod, 0, 256}},
+    {EDGELLM_TYPE_Q6_K, 0, {NULL, edgellm_gemm_q6_K_dotprod, 0, 256}},
 };
 #endif
 
@@ -235,7 +241,7 @@ static const kernel_level levels[] = {
     {EDGELLM_KERNELS_AVX2, "avx2", ISA_AVX2, ROWS(avx2_variants), ROWS(avx2_attend), ROWS(avx2_gemm)},
     {EDGELLM_KERNELS_AVX512, "avx512", ISA_AVX512, ROWS(avx512_variants), ROWS(avx512_attend), ROWS(avx512_gemm)},
 #elif defined(__aarch64__)
-    {EDGELLM_KERNELS_NEON, "neon", ISA_NEON, ROWS(neon_variants), NONE, NONE},
+    {EDGELLM_KERNELS_NEON, "neon", ISA_NEON, ROWS(neon_variants), NONE, ROWS(neon_gemm)},
     {EDGELLM_KERNELS_DOTPROD, "dotprod", ISA_NEON | ISA_DOTPROD, ROWS(dotprod_variants), NONE, ROWS(dotprod_gemm)},
 #endif
 };

@@ -18,6 +18,9 @@
  *                     per 4 tokens; gemm_k_avx512_gfni.c the same with GFNI (one body:
  *                     gemm_k_avx512_body.h).
  *   arm/gemm_q_dotprod.c  Q4_0, Q8_0 (AArch64 dotprod): the vec_dot's arithmetic, 4 tokens.
+ *   arm/gemm_k_neon.c, arm/gemm_k_dotprod.c  Q4_K, Q6_K (AArch64 NEON / dotprod): the
+ *                     vec_dot's arithmetic, weights unpacked once per 4 tokens (one body:
+ *                     arm/gemm_k_body.h).
  *
  * Activations: each token is first converted to the weight type's vec_dot_type by the
  * dispatched from_float (Q8_0 for Q4_0/Q8_0, Q8_K for the K-quants). Kernels with a `prep`
@@ -90,5 +93,11 @@ void edgellm_gemm_q8_0_avx2(const edgellm_gemm_args *a);
  * rows), the arithmetic of the dotprod vec_dot kernels. ---- */
 void edgellm_gemm_q4_0_dotprod(const edgellm_gemm_args *a);
 void edgellm_gemm_q8_0_dotprod(const edgellm_gemm_args *a);
+/* Q4_K / Q6_K × Q8_K (src/kernels/arm/gemm_k_*.c): no prep (Q8_K rows), the arithmetic of
+ * the vec_dot kernels of the same suffix; _neon on any AArch64, _dotprod with FEAT_DotProd. */
+void edgellm_gemm_q4_K_neon(const edgellm_gemm_args *a);
+void edgellm_gemm_q6_K_neon(const edgellm_gemm_args *a);
+void edgellm_gemm_q4_K_dotprod(const edgellm_gemm_args *a);
+void edgellm_gemm_q6_K_dotprod(const edgellm_gemm_args *a);
 
 #endif
