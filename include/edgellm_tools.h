@@ -1224,6 +1224,7 @@ typedef struct {
     int    n_changes;       /* level changes so far                                         */
     double slept_s;         /* time spent in duty-cycle sleeps and pauses, s                */
     double max_temp_c;      /* highest temperature seen; NAN: none                          */
+    double pause_max_s;     /* the policy's pause_max_s                                      */
 } edgellm_gov_state;
 
 typedef struct edgellm_governor edgellm_governor;
@@ -1615,6 +1616,12 @@ typedef struct {
     /* Called once the socket listens (before the model is loaded), with its port. */
     void (*on_listen)(void *user, int port);
     void *user;
+    /* Borrowed; NULL: none. Between forward passes: a paused level answers new requests 503
+     * with Retry-After and holds running streams between tokens; the tok/s cap paces the
+     * slots together; another thread count re-makes the context once the running requests
+     * finish; the lighter model is not switched (one model serves every slot). /metrics
+     * shows the level (edgellm_srv_engine_govern, docs/governor.md). */
+    edgellm_governor *governor;
 } edgellm_server_params;
 
 EDGELLM_API edgellm_server_params edgellm_server_default_params(void);
