@@ -1456,6 +1456,40 @@ typedef struct {
 /* This process's memory from /proc/self/status; reset_peak 1 then resets VmHWM. */
 EDGELLM_API edgellm_status edgellm_proc_memory(edgellm_proc_mem *out, int reset_peak);
 
+/* Start-up and low-memory figures for `edgellm bench --cold-warm` / `--mem-budget`
+ * (src/tools/bench_start.c): the first token of a fresh load with the file dropped from
+ * the page cache (cold) and after edgellm_warmup (warm), and decode speed and peak RSS with
+ * a memory budget against none. */
+typedef struct {
+    size_t   size;              /* sizeof(edgellm_bench_start_params)                       */
+    int      n_prompt;          /* prompt tokens of the first request (default 32)           */
+    int      n_gen;             /* single-token decodes timed for tok/s (default 16)         */
+    int      n_threads;         /* <= 0: physical cores                                      */
+    int      cold_warm;         /* 1 (default): the cold and warm first-token runs           */
+    uint64_t mem_budget_bytes;  /* > 0: the runs without and with this budget                */
+} edgellm_bench_start_params;
+
+typedef struct {
+    int      cold_dropped;      /* 1: below 10 % of the file's pages stayed resident after
+                                   posix_fadvise DONTNEED (else the cold run was not cold)  */
+    double   cold_resident_frac, warm_resident_frac;   /* after the drop (mincore); -1: unknown */
+    double   cold_load_ms, cold_ttft_ms;   /* load; prompt pass + one decode                 */
+    double   warm_load_ms, warmup_ms, warm_ttft_ms;
+    uint64_t budget_bytes;
+    double   full_tg_ts, budget_tg_ts;     /* decode tok/s without / with the budget         */
+    uint64_t full_peak_rss_bytes, budget_peak_rss_bytes;   /* VmHWM of each run              */
+    int      budget_window_layers, n_layer;
+} edgellm_bench_start_report;
+
+EDGELLM_API edgellm_bench_start_params edgellm_bench_start_default_params(void);
+/* Run the cold/warm and budget runs on path (in this order; each loads the model afresh).
+ * Statuses of edgellm_model_load / ctx_new / decode / warmup / membudget_attach (a budget
+ * below the minimum: EDGELLM_ERR_MISUSE naming it); EDGELLM_ERR_MISUSE for sizes outside
+ * 1..65536. Drops path from the page cache (other processes reading it pay for that).
+ * Run alone: it times and reads this process's peak RSS. */
+EDGELLM_API edgellm_status edgellm_bench_start(const char *path, const edgellm_bench_start_params *p,
+                                               edgellm_bench_start_report *r, edgellm_error *err);
+
 /* ------------------------------------------------------------------------------------
  * Quantization to a quality target (`edgellm quantize IN OUT --target ...`,
  * src/tools/quantize_target.c, docs/quantization.md): the type of every matrix is chosen
