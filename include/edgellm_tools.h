@@ -290,6 +290,13 @@ typedef struct {
     int      needs_original;  /* 1: more bits than the (already quantized) model file: it
                                  cannot be made from that file, only from the original
                                  weights; never recommended                              */
+    /* The low-memory mode (run --mem-budget) when the row does not fit: the budget within
+     * the device's (weights less KV, scratch, overhead), or the minimum it would need when
+     * none fits (then lowmem_tps 0); decode tok/s when every layer is read again from
+     * storage per token (lowmem_read_bytes, at report.storage_gbps). 0 for rows that fit. */
+    uint64_t lowmem_budget_bytes;
+    double   lowmem_tps;
+    uint64_t lowmem_read_bytes;
 } edgellm_plan_row;
 
 typedef struct {
@@ -341,6 +348,11 @@ typedef struct {
     char   offline_cmd[512];  /* the same for the offline pick: run --batch-file -b B (and
                                  serve -np B) when a batch is advised                    */
     char   explanation[2048]; /* with params.explain: the arithmetic of one row, lines    */
+    double storage_gbps;      /* the device's storage sequential read, GB/s (low-memory mode) */
+    char   storage_source[160];   /* its source, or the assumption                        */
+    int    lowmem_pick;       /* the row offered in the low-memory mode (the file's own when
+                                 possible, else the fastest); -1: none                    */
+    char   lowmem_cmd[512];   /* edgellm run ... --mem-budget SIZE for it; "" without     */
 } edgellm_plan_report;
 
 EDGELLM_API edgellm_plan_params edgellm_plan_default_params(void);
