@@ -5,6 +5,7 @@
  * (default), CSV or JSON on stdout. Field names of CSV/JSON are llama-bench's where one
  * exists (llama.cpp tools/llama-bench/README.md), so its tooling reads them. */
 #include "commands.h"
+#include "governor_opts.h"
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -364,12 +365,68 @@ static int run_batched(const char *const *models, int n_models, const edgellm_be
 
 static const cli_choice formats[] = {{"md", 0}, {"csv", 1}, {"json", 2}, {NULL, 0}};
 
+/* --cold-warm and --mem-budget (edgellm_bench_start): md tables, or one JSON object per
+ * model with "test": "start" after its llama-bench objects. */
+static void print_start(const char *path, const edgellm_bench_start_params *sp, const edgellm_bench_start_report *s,
+                        bool json, int *first)
+{
+    const double mib = 1024.0 * 1024.0;
+    if (json) {
+        printf("%s  {\n    \"model_filename\": ", *first ? "" : ",\n");
+        *first = 0;
+        cli_json_str(stdout, path);
+        printf(",\n    \"test\": \"start\",\n    \"n_prompt\": %d,\n    \"n_gen\": %d", sp->n_prompt, sp->n_gen);
+        if (sp->cold_warm)
+            printf(",\n    \"cold_dropped\": %s,\n    \"cold_resident_frac\": %.4f,\n    \"cold_load_ms\": %.3f,\n"
+                   "    \"cold_ttft_ms\": %.3f,\n    \"warm_load_ms\": %.3f,\n    \"warmup_ms\": %.3f,\n"
+                   "    \"warm_ttft_ms\": %.3f", s->cold_dropped ? "true" : "false", s->cold_resident_frac,
+                   s->cold_load_ms, s->cold_ttft_ms, s->warm_load_ms, s->warmup_ms, s->warm_ttft_ms);
+        if (s->budget_bytes)
+            printf(",\n    \"mem_budget_bytes\": %llu,\n    \"tg_ts_no_budget\": %.4f,\n    \"tg_ts_budget\": %.4f,\n"
+                   "    \"peak_rss_bytes_no_budget\": %llu,\n    \"peak_rss_bytes_budget\": %llu,\n"
+                   "    \"budget_window_layers\": %d,\n    \"n_layer\": %d", (unsigned long long)s->budget_bytes,
+                   s->full_tg_ts, s->budget_tg_ts, (unsigned long long)s->full_peak_rss_bytes,
+                   (unsigned long long)s->budget_peak_rss_bytes, s->budget_window_layers, s->n_layer);
+        printf("\n  }");
+        return;
+    }
+    if (sp->cold_warm) {
+        printf("\n%s: first token (pp%d + 1 decode) of a fresh load:\n\n", path, sp->n_prompt);
+        printf("| start | load ms | warm-up ms | first token ms | page cache before the load |\n");
+        printf("| ----- | ------: | ---------: | -------------: | -------------------------- |\n");
+        char cache[160];
+        if (s->cold_resident_frac < 0)
+            snprintf(cache, sizeof cache, "dropped (posix_fadvise), residency unknown (mincore failed): maybe not cold");
+        else if (s->cold_dropped)
+            snprintf(cache, sizeof cache, "dropped: %.1f %% resident (mincore)", 100.0 * s->cold_resident_frac);
+        else
+            snprintf(cache, sizeof cache, "NOT dropped: %.0f %% still resident (the kernel keeps pages another process maps): not cold",
+                     100.0 * s->cold_resident_frac);
+        printf("| cold | %.1f | - | %.1f | %s |\n", s->cold_load_ms, s->cold_ttft_ms, cache);
+        printf("| warm (--warmup) | %.1f | %.1f | %.1f | the same drop (%.1f %% resident) |\n", s->warm_load_ms,
+               s->warmup_ms, s->warm_ttft_ms, s->warm_resident_frac < 0 ? -1.0 : 100.0 * s->warm_resident_frac);
+    }
+    if (s->budget_bytes) {
+        printf("\n%s: low-memory mode (tg%d after pp%d, file in the page cache):\n\n", path, sp->n_gen, sp->n_prompt);
+        printf("| --mem-budget | tg t/s | peak RSS MiB | layers resident |\n");
+        printf("| -----------: | -----: | -----------: | --------------: |\n");
+        printf("| none | %.2f | %.1f | all %d |\n", s->full_tg_ts, s->full_peak_rss_bytes / mib, s->n_layer);
+        printf("| %.1f MiB | %.2f | %.1f | %d of %d |\n", s->budget_bytes / mib, s->budget_tg_ts,
+               s->budget_peak_rss_bytes / mib, s->budget_window_layers, s->n_layer);
+        if (s->full_tg_ts > 0)
+            printf("speed with the budget: %.3gx; peak RSS: %.2fx\n", s->budget_tg_ts / s->full_tg_ts,
+                   s->full_peak_rss_bytes ? (double)s->budget_peak_rss_bytes / (double)s->full_peak_rss_bytes : 0.0);
+    }
+}
+
 int cmd_bench(int argc, char **argv)
 {
     edgellm_bench_params p = edgellm_bench_default_params();
     const char *models[MAX_MODELS];
     cli_list model_list = {models, 0, MAX_MODELS};
     int bandwidth = 0, format = 0, n_reps_given = 0;
+    edgellm_bench_start_params sp = edgellm_bench_start_default_params();
+    sp.cold_warm = 0;
     int sizes[EDGELLM_BATCHED_MAX_SIZES], n_sizes = 0;
     int_list batch_sizes = {sizes, &n_sizes, EDGELLM_BATCHED_MAX_SIZES, 1, 64, "batch sizes"};
     int_list threads = {p.threads, &p.n_threads_list, EDGELLM_BENCH_MAX_THREADS_LIST, 1, 64, "thread counts"};
@@ -400,6 +457,12 @@ int cmd_bench(int argc, char **argv)
         {CLI_FLAG(NULL, "--no-warmup", &p.warmup, 0), .help = "skip the warm-up run"},
         {CLI_FLAG(NULL, "--no-cold", &p.cold_load, 0),
          .help = "do not drop the file from the page cache before the first load"},
+        {CLI_FLAG(NULL, "--cold-warm", &sp.cold_warm, 1),
+         .help = "also time the first token (pp + 1 decode) of a fresh load, cold (file dropped from the page "
+                 "cache where permitted, else said) and after --warmup"},
+        {CLI_CUSTOM(NULL, "--mem-budget", "SIZE", &sp.mem_budget_bytes, cli_parse_size),
+         .help = "also decode with run's low-memory mode at this budget (300M, 1.5G): tok/s and peak RSS against no "
+                 "budget"},
     };
     const cli_command cmd = {
         .name = "bench",
@@ -422,6 +485,9 @@ int cmd_bench(int argc, char **argv)
         if (bandwidth || p.n_depths > 0 || p.bw_gbps > 0 || !p.cold_load)
             return cli_args_error(&cmd, "-b does not take --bandwidth, -d, --bw-gbps or --no-cold");
     }
+    const bool start = sp.cold_warm || sp.mem_budget_bytes;
+    if (start && (n_sizes > 0 || format == 1))
+        return cli_args_error(&cmd, "--cold-warm and --mem-budget go with -o md or json, not -b or -o csv");
     /* every model must open (a readable, valid GGUF) before anything reaches stdout; a note
      * when the tests reach past a model's trained context (speed is measured all the same;
      * a model's output there is another matter) */
@@ -487,12 +553,30 @@ int cmd_bench(int argc, char **argv)
             md_started = true;
             print_md(&reps[mi]);
         }
+        if (start && !strcmp(fmt, "json")) {
+            sp.n_prompt = p.n_prompt > 0 ? p.n_prompt : sp.n_prompt;
+            sp.n_gen = p.n_gen > 0 ? p.n_gen : sp.n_gen;
+            sp.n_threads = p.n_threads_list > 0 ? p.threads[0] : 0;
+            edgellm_bench_start_report sr;
+            if (edgellm_bench_start(models[mi], &sp, &sr, &err) != EDGELLM_OK) { cli_print_error("bench", &err); rc = 1; }
+            else print_start(models[mi], &sp, &sr, true, &first);
+        }
         fflush(stdout);
     }
     if (!strcmp(fmt, "json")) printf("\n]\n");
     else if (!strcmp(fmt, "md")) {
         for (int mi = 0; mi < n_models; mi++)
             if (ok[mi]) print_md_footer(models[mi], &reps[mi]);
+        for (int mi = 0; mi < n_models && start; mi++) {
+            if (!ok[mi]) continue;
+            sp.n_prompt = p.n_prompt > 0 ? p.n_prompt : sp.n_prompt;
+            sp.n_gen = p.n_gen > 0 ? p.n_gen : sp.n_gen;
+            sp.n_threads = p.n_threads_list > 0 ? p.threads[0] : 0;
+            edgellm_bench_start_report sr;
+            edgellm_error err = {0};
+            if (edgellm_bench_start(models[mi], &sp, &sr, &err) != EDGELLM_OK) { cli_print_error("bench", &err); rc = 1; }
+            else print_start(models[mi], &sp, &sr, false, NULL);
+        }
         char k[128];
         edgellm_kernels_describe(k, sizeof k);
         if (md_started) printf("CPU: %s; kernels: %s\n", cpu, k);   /* tuned per CPU: say which */

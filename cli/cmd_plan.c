@@ -169,6 +169,24 @@ static void print_report(FILE *f, const edgellm_plan_report *r)
         if (!r->model.from_file)
             fprintf(f, "  (%s-f16.gguf: the model in F16, e.g. from edgellm convert --hf)\n", m->name);
     }
+    bool lowmem = false;
+    for (int i = 0; i < r->n_rows; i++) lowmem |= r->rows[i].lowmem_budget_bytes > 0;
+    if (lowmem) {   /* run --mem-budget for what does not fit */
+        fprintf(f, "\nlow-memory mode (run --mem-budget: every layer read again from storage per token, %.3g GB/s: %s)\n",
+                r->storage_gbps, r->storage_source);
+        for (int i = 0; i < r->n_rows; i++) {
+            const edgellm_plan_row *w = &r->rows[i];
+            if (!w->lowmem_budget_bytes) continue;
+            if (w->lowmem_tps > 0)
+                fprintf(f, "  %-11s budget %6.0f MiB  %7.3f tok/s  (%.2f GB read per token; %.2f tok/s in memory)\n",
+                        w->type, w->lowmem_budget_bytes / 1048576.0, w->lowmem_tps, w->lowmem_read_bytes / 1e9,
+                        w->decode_tps);
+            else
+                fprintf(f, "  %-11s not possible: needs at least %.0f MiB for the output head and one layer\n", w->type,
+                        w->lowmem_budget_bytes / 1048576.0);
+        }
+        if (r->lowmem_cmd[0]) fprintf(f, "  command    %s\n", r->lowmem_cmd);
+    }
     fprintf(f,
             "\nnotes: other = activations, scores, logits and runtime; top-1 agreement is in --json; decode is at n_ctx %d\n"
             "       (context full: faster before);"

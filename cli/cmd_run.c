@@ -32,28 +32,6 @@ static const char *stop_name(edgellm_stop_reason r)
     return "?";
 }
 
-/* "300M", "1.5G", "512MiB", "4096K", bytes -> bytes (K/M/G/T powers of 1024) */
-static int parse_size(const char *opt, const char *value, void *dst, char *msg, size_t msg_size)
-{
-    char *end;
-    double v = strtod(value, &end);
-    double k = 1;
-    if (end != value && *end) {
-        const char *u = "KMGT", *q = strchr(u, *end >= 'a' ? *end - 32 : *end);
-        if (q && *end) {
-            for (const char *x = u; x <= q; x++) k *= 1024;
-            end++;
-            if (!strcmp(end, "iB") || !strcmp(end, "B") || !strcmp(end, "ib") || !strcmp(end, "b")) end += strlen(end);
-        }
-    }
-    if (end == value || *end || !(v > 0) || v * k > 1e18) {
-        snprintf(msg, msg_size, "%s expects a size such as 300M, 1.5G or 800MiB, got '%s'", opt, value);
-        return 1;
-    }
-    *(uint64_t *)dst = (uint64_t)(v * k);
-    return 0;
-}
-
 /* The prompt is echoed only once prefill has succeeded: before the first generated piece,
  * or after edgellm_generate returns OK when nothing was generated. */
 typedef struct { const char *prompt; bool echoed; edgellm_governor *gov; } echo_state;
@@ -169,7 +147,7 @@ int cmd_run(int argc, char **argv)
          .help = "one JSON line per prompt, in input order: index, id, prompt, text, n_prompt, n_generated, stop "
                  "(eos, length, ctx_full), ttft_ms, tok_s", .def = "stdout"},
         {CLI_GROUP("memory and start-up (docs/governor.md)")},
-        {CLI_CUSTOM(NULL, "--mem-budget", "SIZE", &mem_budget, parse_size),
+        {CLI_CUSTOM(NULL, "--mem-budget", "SIZE", &mem_budget, cli_parse_size),
          .help = "keep the resident weights under SIZE (300M, 1.5G): layers are released after use and read again "
                  "(slower); the KV cache and scratch come on top"},
         {CLI_FLAG(NULL, "--warmup", &warmup, 1),

@@ -2,6 +2,7 @@
  * edgellm_tools.h; docs/server.md). The options become edgellm_server_params; the server's
  * lines go to stderr; SIGTERM and SIGINT stop it (it drains, then the command exits 0). */
 #include "commands.h"
+#include "governor_opts.h"
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -47,6 +48,8 @@ int cmd_serve(int argc, char **argv)
     const char *tmpl_arg = NULL, *key = NULL, *key_file = NULL;
     double timeout = sp.timeout_s, drain = sp.drain_s;
     int max_body_mib = (int)(sp.max_body_bytes >> 20), verbose = 0;
+    cli_gov_opts go;
+    cli_gov_opts_init(&go);
     const cli_opt opts[] = {
         {CLI_OPT_MODEL(&sp.model_path), .help = "GGUF model", .required = 1},
         {CLI_STRING(NULL, "--host", "ADDR", &sp.host), .show_default = 1,
@@ -79,6 +82,7 @@ int cmd_serve(int argc, char **argv)
         {CLI_DOUBLE(NULL, "--drain", "S", &drain, 0, 1e9, CLI_CLOSED), .show_default = 1,
          .help = "on SIGTERM/SIGINT: seconds running requests may finish before they are cancelled"},
         {CLI_FLAG("-v", "--verbose", &verbose, 1), .help = "also print libmicrohttpd's messages"},
+        CLI_GOV_OPTS(&go),
     };
     const cli_command cmd = {
         .name = "serve", .synopsis = "edgellm serve -m MODEL.gguf [--host ADDR] [--port N] [-np N] [-c N] [options]",
@@ -110,6 +114,21 @@ int cmd_serve(int argc, char **argv)
         return 1;
     }
     sp.api_key = key;
+    if (go.light_model) {   /* one model and one context serve every slot */
+        fprintf(stderr, "edgellm serve: --light-model is not applied by serve (one model serves all slots and their "
+                        "caches); run a second server with the lighter model instead\n");
+        free(owned_tmpl);
+        free(owned_key);
+        return 2;
+    }
+    edgellm_governor *gov = NULL;
+    edgellm_simdev *sim = NULL;
+    if (cli_gov_start("serve", &go, sp.n_threads, &gov, &sim)) {
+        free(owned_tmpl);
+        free(owned_key);
+        return 1;
+    }
+    sp.governor = gov;
 
     struct sigaction sa, old_term, old_int;
     memset(&sa, 0, sizeof sa);
@@ -122,6 +141,7 @@ int cmd_serve(int argc, char **argv)
     const edgellm_status rc = edgellm_server_run(&sp, &err);
     sigaction(SIGTERM, &old_term, NULL);
     sigaction(SIGINT, &old_int, NULL);
+    cli_gov_stop(gov, sim);
     if (owned_key) {
         memset(owned_key, 0, strlen(owned_key));
         free(owned_key);

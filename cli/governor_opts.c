@@ -205,3 +205,25 @@ void cli_gov_stop(edgellm_governor *g, edgellm_simdev *d)
     edgellm_governor_free(g);
     edgellm_simdev_stop(d);
 }
+
+/* "300M", "1.5G", "512MiB", "4096K", bytes -> bytes (K/M/G/T powers of 1024) */
+int cli_parse_size(const char *opt, const char *value, void *dst, char *msg, size_t msg_size)
+{
+    char *end;
+    double v = strtod(value, &end);
+    double k = 1;
+    if (end != value && *end) {
+        const char *u = "KMGT", *q = strchr(u, *end >= 'a' ? *end - 32 : *end);
+        if (q && *end) {
+            for (const char *x = u; x <= q; x++) k *= 1024;
+            end++;
+            if (!strcmp(end, "iB") || !strcmp(end, "B") || !strcmp(end, "ib") || !strcmp(end, "b")) end += strlen(end);
+        }
+    }
+    if (end == value || *end || !(v > 0) || v * k > 1e18) {
+        snprintf(msg, msg_size, "%s expects a size such as 300M, 1.5G or 800MiB, got '%s'", opt, value);
+        return 1;
+    }
+    *(uint64_t *)dst = (uint64_t)(v * k);
+    return 0;
+}

@@ -1,6 +1,6 @@
 /* governor_opts.h — the governor's command-line options, shared by the commands that
- * generate (run, soak): the policy from flags, an optional simulated device, and the
- * governor's log on stderr. */
+ * generate (run, chat, soak, serve): the policy from flags, an optional simulated device,
+ * and the governor's log on stderr; and the size parser of --mem-budget (run, bench). */
 #ifndef EDGELLM_CLI_GOVERNOR_OPTS_H
 #define EDGELLM_CLI_GOVERNOR_OPTS_H
 #include "args.h"
@@ -27,6 +27,9 @@ void cli_gov_opts_init(cli_gov_opts *o);
 extern const cli_choice cli_gov_levels[];
 extern const cli_choice cli_sim_loads[];
 int cli_parse_three(const char *opt, const char *value, void *dst, char *msg, size_t msg_size);
+/* A size ("300M", "1.5G", "512MiB", "4096K", bytes; K/M/G/T powers of 1024) into a uint64_t
+ * (--mem-budget of run and bench). */
+int cli_parse_size(const char *opt, const char *value, void *dst, char *msg, size_t msg_size);
 
 #define CLI_GOV_OPTS(O)                                                                                              \
     {CLI_GROUP("thermal and battery governor (docs/governor.md)")},                                                 \

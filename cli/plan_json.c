@@ -442,6 +442,8 @@ static void write_row(FILE *f, const edgellm_plan_row *w)
     KEY("decode_tps_total"); jnum(f, w->decode_tps_total);
     KEY("prefill_tps"); jnum(f, w->prefill_tps);
     KEY("ttft_ms"); jnum(f, w->ttft_ms);
+    KEY("mem_budget_bytes"); ju64(f, w->lowmem_budget_bytes);
+    KEY("mem_budget_decode_tps"); jnum(f, w->lowmem_tps);
     KEY("quality");
     {
         const char *sep2 = "";
@@ -503,7 +505,22 @@ void cli_plan_write_json(FILE *f, const edgellm_plan_report *r, const cli_plan_m
         r->offline_cmd[0] ? cli_json_str(f, r->offline_cmd) : (void)fputs("null", f);
         fputs("}, \"advice\": ", f);
         r->advice[0] ? cli_json_str(f, r->advice) : (void)fputs("null", f);
-        fputc('}', f);
+        fputs(", \"low_memory\": {\"type\": ", f);   /* run --mem-budget when a row does not fit */
+        const edgellm_plan_row *lm = r->lowmem_pick >= 0 ? &r->rows[r->lowmem_pick] : NULL;
+        lm ? cli_json_str(f, lm->type) : (void)fputs("null", f);
+        fputs(", \"mem_budget_bytes\": ", f);
+        lm ? ju64(f, lm->lowmem_budget_bytes) : (void)fputs("null", f);
+        fputs(", \"decode_tps\": ", f);
+        lm ? jnum(f, lm->lowmem_tps) : (void)fputs("null", f);
+        fputs(", \"storage_read_bytes_per_token\": ", f);
+        lm ? ju64(f, lm->lowmem_read_bytes) : (void)fputs("null", f);
+        fputs(", \"storage_gbps\": ", f);
+        jnum(f, r->storage_gbps);
+        fputs(", \"storage_source\": ", f);
+        cli_json_str(f, r->storage_source);
+        fputs(", \"command\": ", f);
+        r->lowmem_cmd[0] ? cli_json_str(f, r->lowmem_cmd) : (void)fputs("null", f);
+        fputs("}}", f);
     }
     if (mx) {
         KEY("matrix");

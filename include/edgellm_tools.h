@@ -290,6 +290,13 @@ typedef struct {
     int      needs_original;  /* 1: more bits than the (already quantized) model file: it
                                  cannot be made from that file, only from the original
                                  weights; never recommended                              */
+    /* The low-memory mode (run --mem-budget) when the row does not fit: the budget within
+     * the device's (weights less KV, scratch, overhead), or the minimum it would need when
+     * none fits (then lowmem_tps 0); decode tok/s when every layer is read again from
+     * storage per token (lowmem_read_bytes, at report.storage_gbps). 0 for rows that fit. */
+    uint64_t lowmem_budget_bytes;
+    double   lowmem_tps;
+    uint64_t lowmem_read_bytes;
 } edgellm_plan_row;
 
 typedef struct {
@@ -341,6 +348,11 @@ typedef struct {
     char   offline_cmd[512];  /* the same for the offline pick: run --batch-file -b B (and
                                  serve -np B) when a batch is advised                    */
     char   explanation[2048]; /* with params.explain: the arithmetic of one row, lines    */
+    double storage_gbps;      /* the device's storage sequential read, GB/s (low-memory mode) */
+    char   storage_source[160];   /* its source, or the assumption                        */
+    int    lowmem_pick;       /* the row offered in the low-memory mode (the file's own when
+                                 possible, else the fastest); -1: none                    */
+    char   lowmem_cmd[512];   /* edgellm run ... --mem-budget SIZE for it; "" without     */
 } edgellm_plan_report;
 
 EDGELLM_API edgellm_plan_params edgellm_plan_default_params(void);
@@ -1224,6 +1236,7 @@ typedef struct {
     int    n_changes;       /* level changes so far                                         */
     double slept_s;         /* time spent in duty-cycle sleeps and pauses, s                */
     double max_temp_c;      /* highest temperature seen; NAN: none                          */
+    double pause_max_s;     /* the policy's pause_max_s                                      */
 } edgellm_gov_state;
 
 typedef struct edgellm_governor edgellm_governor;
@@ -1455,6 +1468,40 @@ typedef struct {
 /* This process's memory from /proc/self/status; reset_peak 1 then resets VmHWM. */
 EDGELLM_API edgellm_status edgellm_proc_memory(edgellm_proc_mem *out, int reset_peak);
 
+/* Start-up and low-memory figures for `edgellm bench --cold-warm` / `--mem-budget`
+ * (src/tools/bench_start.c): the first token of a fresh load with the file dropped from
+ * the page cache (cold) and after edgellm_warmup (warm), and decode speed and peak RSS with
+ * a memory budget against none. */
+typedef struct {
+    size_t   size;              /* sizeof(edgellm_bench_start_params)                       */
+    int      n_prompt;          /* prompt tokens of the first request (default 32)           */
+    int      n_gen;             /* single-token decodes timed for tok/s (default 16)         */
+    int      n_threads;         /* <= 0: physical cores                                      */
+    int      cold_warm;         /* 1 (default): the cold and warm first-token runs           */
+    uint64_t mem_budget_bytes;  /* > 0: the runs without and with this budget                */
+} edgellm_bench_start_params;
+
+typedef struct {
+    int      cold_dropped;      /* 1: below 10 % of the file's pages stayed resident after
+                                   posix_fadvise DONTNEED (else the cold run was not cold)  */
+    double   cold_resident_frac, warm_resident_frac;   /* after the drop (mincore); -1: unknown */
+    double   cold_load_ms, cold_ttft_ms;   /* load; prompt pass + one decode                 */
+    double   warm_load_ms, warmup_ms, warm_ttft_ms;
+    uint64_t budget_bytes;
+    double   full_tg_ts, budget_tg_ts;     /* decode tok/s without / with the budget         */
+    uint64_t full_peak_rss_bytes, budget_peak_rss_bytes;   /* VmHWM of each run              */
+    int      budget_window_layers, n_layer;
+} edgellm_bench_start_report;
+
+EDGELLM_API edgellm_bench_start_params edgellm_bench_start_default_params(void);
+/* Run the cold/warm and budget runs on path (in this order; each loads the model afresh).
+ * Statuses of edgellm_model_load / ctx_new / decode / warmup / membudget_attach (a budget
+ * below the minimum: EDGELLM_ERR_MISUSE naming it); EDGELLM_ERR_MISUSE for sizes outside
+ * 1..65536. Drops path from the page cache (other processes reading it pay for that).
+ * Run alone: it times and reads this process's peak RSS. */
+EDGELLM_API edgellm_status edgellm_bench_start(const char *path, const edgellm_bench_start_params *p,
+                                               edgellm_bench_start_report *r, edgellm_error *err);
+
 /* ------------------------------------------------------------------------------------
  * Quantization to a quality target (`edgellm quantize IN OUT --target ...`,
  * src/tools/quantize_target.c, docs/quantization.md): the type of every matrix is chosen
@@ -1615,6 +1662,12 @@ typedef struct {
     /* Called once the socket listens (before the model is loaded), with its port. */
     void (*on_listen)(void *user, int port);
     void *user;
+    /* Borrowed; NULL: none. Between forward passes: a paused level answers new requests 503
+     * with Retry-After and holds running streams between tokens; the tok/s cap paces the
+     * slots together; another thread count re-makes the context once the running requests
+     * finish; the lighter model is not switched (one model serves every slot). /metrics
+     * shows the level (edgellm_srv_engine_govern, docs/governor.md). */
+    edgellm_governor *governor;
 } edgellm_server_params;
 
 EDGELLM_API edgellm_server_params edgellm_server_default_params(void);

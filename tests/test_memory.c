@@ -2,7 +2,7 @@
  * synthesized 8-layer model decodes under a budget of about half its weights, with logits
  * bit-identical to the unbudgeted run; warm-up faults the weights in and leaves the context
  * empty; budgets below the minimum and mlock beyond RLIMIT_MEMLOCK are refused with the
- * numbers. */
+ * numbers; bench's cold/warm first token and budget rows (library and CLI). */
 #include "test_util.h"
 #include <sys/resource.h>
 /* AddressSanitizer keeps freed memory in quarantine and its instrumented binary is larger:
@@ -155,9 +155,64 @@ static void test_mlock_limit(void)
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
+/* edgellm_bench_start and `edgellm bench --cold-warm --mem-budget`: the figures exist and
+ * make sense (the file is this test's own, so the kernel may drop it; when it did not, the
+ * output says so). */
+static void test_bench_start(void)
+{
+    const char *path = model_path();
+    const uint64_t size = file_size(path);
+    edgellm_bench_start_params p = edgellm_bench_start_default_params();
+    p.n_prompt = 8;
+    p.n_gen = 4;
+    p.n_threads = 1;
+    p.cold_warm = 1;
+    p.mem_budget_bytes = size / 2;
+    edgellm_bench_start_report r;
+    CHECK_OK(edgellm_bench_start(path, &p, &r, &_e));
+    fprintf(stderr, "  cold: %.1f %% resident after the drop, load %.1f ms, first token %.1f ms; warm: warm-up %.1f ms, "
+                    "first token %.1f ms; tg %.1f t/s, peak %.1f MiB without a budget, %.1f t/s, %.1f MiB with %.1f MiB\n",
+            100 * r.cold_resident_frac, r.cold_load_ms, r.cold_ttft_ms, r.warmup_ms, r.warm_ttft_ms, r.full_tg_ts,
+            r.full_peak_rss_bytes / 1048576.0, r.budget_tg_ts, r.budget_peak_rss_bytes / 1048576.0,
+            p.mem_budget_bytes / 1048576.0);
+    CHECK(r.cold_ttft_ms > 0 && r.warm_ttft_ms > 0 && r.warmup_ms > 0 && r.cold_load_ms > 0);
+    CHECK(r.cold_resident_frac == -1 || (r.cold_resident_frac >= 0 && r.cold_resident_frac <= 1));
+    CHECK_EQ(r.cold_dropped, r.cold_resident_frac >= 0 && r.cold_resident_frac < 0.10);
+    CHECK(r.full_tg_ts > 0 && r.budget_tg_ts > 0);
+    CHECK_EQ(r.n_layer, 8);
+    CHECK(r.budget_window_layers >= 1 && r.budget_window_layers < 8);
+    CHECK(r.full_peak_rss_bytes > 0 && r.budget_peak_rss_bytes > 0);
+    if (!RSS_SANITIZED) CHECK(r.budget_peak_rss_bytes + size / 4 < r.full_peak_rss_bytes);
+    p.n_prompt = 0;
+    CHECK(edgellm_bench_start(path, &p, &r, NULL) == EDGELLM_ERR_MISUSE);
+
+    char cmd[1400], out[600];
+    snprintf(out, sizeof out, "%s/bench_start.md", test_tmpdir());
+    snprintf(cmd, sizeof cmd, "%s bench -m %s -p 8 -n 4 -r 1 -t 1 --bw-gbps 5 --cold-warm --mem-budget %lluK >%s "
+                              "2>/dev/null", EDGELLM_CLI, path, (unsigned long long)(size / 2048), out);
+    CHECK_EQ(system(cmd), 0);
+    size_t n = 0;
+    char *md = read_file(out, &n);
+    CHECK(md && strstr(md, "| start | load ms | warm-up ms | first token ms | page cache before the load |"));
+    CHECK(md && strstr(md, "\n| cold | ") && strstr(md, "\n| warm (--warmup) | "));
+    CHECK(md && (strstr(md, "dropped: ") || strstr(md, "NOT dropped: ")));
+    CHECK(md && strstr(md, "| --mem-budget | tg t/s | peak RSS MiB | layers resident |") &&
+          strstr(md, "\n| none | ") && strstr(md, " of 8 |"));
+    free(md);
+    snprintf(cmd, sizeof cmd, "%s bench -m %s -p 8 -n 4 -r 1 -t 1 --bw-gbps 5 --cold-warm -o json >%s 2>/dev/null",
+             EDGELLM_CLI, path, out);
+    CHECK_EQ(system(cmd), 0);
+    md = read_file(out, &n);
+    CHECK(md && strstr(md, "\"test\": \"start\"") && strstr(md, "\"cold_ttft_ms\": ") && strstr(md, "\"warm_ttft_ms\": "));
+    free(md);
+    snprintf(cmd, sizeof cmd, "%s bench -m %s --cold-warm -o csv >/dev/null 2>&1", EDGELLM_CLI, path);
+    CHECK_EQ(WEXITSTATUS(system(cmd)), 2);
+}
+
 int main(void)
 {
     RUN(test_budget_peak_rss);
     RUN(test_mlock_limit);
+    RUN(test_bench_start);
     return test_summary();
 }

@@ -1612,6 +1612,52 @@ static void test_plan_cli_explain(void)
     CHECK(strstr(out, "--explain q3_k: no such row") != NULL);
 }
 
+/* The low-memory mode as an option when a model does not fit: the budget left after KV,
+ * scratch and overhead, decode speed with every layer read from storage per token (by
+ * hand from the row and the device's storage figure), the command line, in the text and
+ * JSON outputs; nothing of it when the model fits. */
+static void test_plan_low_memory_option(void)
+{
+    edgellm_plan_params p = params_for("llama-3.1-8b", "phone-low", 0);
+    edgellm_plan_report *r = new_report();
+    CHECK_OK(edgellm_plan(&p, r, NULL));
+    CHECK(r->lowmem_pick >= 0);
+    CHECK_NEAR(r->storage_gbps, 0.3, 1e-12);
+    CHECK(strstr(r->storage_source, "eMMC") != NULL);
+    if (r->lowmem_pick >= 0) {
+        const edgellm_plan_row *w = &r->rows[r->lowmem_pick];
+        const double room = (double)w->budget_bytes - w->kv_bytes - w->scratch_bytes - w->overhead_bytes;
+        CHECK(w->lowmem_budget_bytes > 0 && (double)w->lowmem_budget_bytes <= room &&
+              (double)w->lowmem_budget_bytes > room - 1048576.0);
+        CHECK(w->lowmem_read_bytes > w->weight_bytes / 2 && w->lowmem_read_bytes < w->weight_bytes);
+        const double want = 1.0 / (1.0 / w->decode_tps + (double)w->lowmem_read_bytes / 0.3e9);
+        CHECK_NEAR(w->lowmem_tps, want, want * 1e-9);
+        CHECK(w->lowmem_tps < w->decode_tps);
+        char flag[64];
+        snprintf(flag, sizeof flag, "--mem-budget %lluM -p PROMPT", (unsigned long long)(w->lowmem_budget_bytes >> 20));
+        CHECK(strstr(r->lowmem_cmd, flag) != NULL && strstr(r->lowmem_cmd, "edgellm run -m ") != NULL);
+    }
+    for (int i = 0; i < r->n_rows; i++) CHECK(r->rows[i].verdict == EDGELLM_PLAN_NO_FIT);
+    /* fits: no option */
+    p = params_for("llama-3.2-1b", "phone-high", 0);
+    CHECK_OK(edgellm_plan(&p, r, NULL));
+    CHECK_EQ(r->lowmem_pick, -1);
+    CHECK_EQ(r->lowmem_cmd[0], 0);
+    const char *src = NULL;
+    CHECK_NEAR(edgellm_plan_storage_gbps("no-such-device", &src), 0.5, 0);
+    CHECK(src && strstr(src, "assumed"));
+    free(r);
+    /* text and JSON */
+    CHECK_EQ(cli("--model llama-3.1-8b --device phone-low"), 0);
+    CHECK(strstr(out, "low-memory mode (run --mem-budget: every layer read again from storage per token, 0.3 GB/s") &&
+          strstr(out, "  command    ") && strstr(out, "--mem-budget "));
+    CHECK_EQ(cli("--model llama-3.1-8b --device phone-low --json"), 0);
+    CHECK(strstr(out, "\"low_memory\": {\"type\": \"") && strstr(out, "\"storage_gbps\": 0.3"));
+    CHECK(strstr(out, "\"mem_budget_decode_tps\": ") != NULL);
+    CHECK_EQ(cli("--model llama-3.2-1b --device phone-high"), 0);
+    CHECK(strstr(out, "low-memory mode") == NULL);
+}
+
 int main(void)
 {
     RUN(test_escape_json_csv_utf8);
@@ -1657,5 +1703,6 @@ int main(void)
     RUN(test_plan_eval_results_round_trip);
     RUN(test_regress_plan_reads_value_length);
     RUN(test_regress_plan_bad_file_shape_exits_1);
+    RUN(test_plan_low_memory_option);
     return test_summary();
 }

@@ -640,6 +640,115 @@ static void test_server_drain(void)
     free(log);
 }
 
+/* The temperature of a scripted thermal zone under root (written whole, then renamed in). */
+static void gov_set_temp(const char *root, double c)
+{
+    char dir[512], path[600], tmp[600], text[32];
+    snprintf(dir, sizeof dir, "%s/class/thermal/thermal_zone0", root);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
+    if (system(cmd) != 0) return;
+    snprintf(path, sizeof path, "%s/type", dir);
+    write_file(path, "cpu-thermal\n", 12);
+    snprintf(tmp, sizeof tmp, "%s/temp.new", dir);
+    snprintf(path, sizeof path, "%s/temp", dir);
+    const int n = snprintf(text, sizeof text, "%d\n", (int)(c * 1000));
+    write_file(tmp, text, (size_t)n);
+    rename(tmp, path);
+}
+
+/* Wait (at most 5 s) until /metrics shows metric == v. */
+static bool gov_wait_metric(int port, const char *metric, double v)
+{
+    for (double t0 = srv_now_ms(); srv_now_ms() - t0 < 5000; srv_sleep_ms(20))
+        if (srv_metric(port, metric, NULL) == v) return true;
+    return false;
+}
+
+/* The governor in serve, on a scripted sensor tree: levels in /metrics and the log, the
+ * thread count re-made at the next request, the tok/s cap over HTTP, 503 + Retry-After
+ * while paused, a running stream held while paused and resumed after. */
+static void test_server_governor(void)
+{
+    NEED_MODEL(model);
+    char root[400], pol[400];
+    snprintf(root, sizeof root, "%s/gov_sysfs", test_tmpdir());
+    snprintf(pol, sizeof pol, "%s/gov_policy.json", test_tmpdir());
+    gov_set_temp(root, 30);
+    const char *js = "{\"enter_c\": [40, 50, 60], \"hysteresis_c\": 2, \"threads\": [0, 1, 1], "
+                     "\"max_tok_s\": [20, 20, 20], \"pause_from\": \"critical\", \"poll_s\": 0.05, \"pause_max_s\": 60}";
+    CHECK_EQ(write_file(pol, js, strlen(js)), 0);
+    srv_proc s;
+    const char *args[] = {"-c", "512", "-np", "2", "-t", "2", "--sysfs-root", root, "--gov-policy", pol, NULL};
+    if (!srv_start(&s, model, args)) { CHECK(0); srv_stop(&s, 5000); return; }
+    CHECK(gov_wait_metric(s.port, "edgellm_governor_level", 0));
+    CHECK(srv_metric(s.port, "edgellm_governor_threads", NULL) == 2);
+    CHECK(srv_metric(s.port, "edgellm_governor_paused", NULL) == 0);
+    int st = 0;
+    cJSON *o = post_json(s.port, "/v1/completions", "{\"prompt\":\"Once\",\"max_tokens\":4,\"temperature\":0}", &st);
+    CHECK_EQ(st, 200);
+    cJSON_Delete(o);
+    /* hot: one thread from the next request on, at most 20 tok/s over all slots */
+    gov_set_temp(root, 55);
+    CHECK(gov_wait_metric(s.port, "edgellm_governor_level", 2));
+    const double t0 = srv_now_ms();
+    o = post_json(s.port, "/v1/completions",
+                  "{\"prompt\":\"Once upon a time\",\"max_tokens\":30,\"temperature\":0}", &st);
+    const double ms = srv_now_ms() - t0;
+    CHECK_EQ(st, 200);
+    const int n_gen = o ? (int)srv_json_num(o, "usage.completion_tokens") : 0;
+    cJSON_Delete(o);
+    fprintf(stderr, "   hot, 20 tok/s cap: %d tokens in %.0f ms\n", n_gen, ms);
+    CHECK(n_gen >= 10 && ms >= (n_gen - 1) * 1000.0 / 20 * 0.95);
+    CHECK(srv_metric(s.port, "edgellm_governor_threads", NULL) == 1);
+    CHECK(srv_metric(s.port, "edgellm_governor_contexts_remade_total", NULL) == 1);
+    CHECK(srv_metric(s.port, "edgellm_governor_held_seconds_total", NULL) > 0);
+    /* critical: new requests get 503 with Retry-After */
+    gov_set_temp(root, 65);
+    CHECK(gov_wait_metric(s.port, "edgellm_governor_paused", 1));
+    srv_resp r;
+    CHECK(srv_post(s.port, "/v1/completions", "{\"prompt\":\"Once\",\"max_tokens\":4}", &r) && r.status == 503);
+    CHECK(r.head && strstr(r.head, "Retry-After: 5") && r.body && strstr(r.body, "governor pauses new requests"));
+    srv_resp_free(&r);
+    CHECK(srv_metric(s.port, "edgellm_governor_refused_total", NULL) == 1);
+    CHECK(srv_metric(s.port, "edgellm_governor_level", NULL) == 3);
+    /* a running stream is held while paused and ends once the level drops */
+    gov_set_temp(root, 45);
+    CHECK(gov_wait_metric(s.port, "edgellm_governor_level", 1));
+    int fd = open_stream(s.port, "{\"prompt\":\"Once upon a time\",\"max_tokens\":60,\"stream\":true,\"temperature\":0}");
+    CHECK(wait_first_chunk(fd));
+    gov_set_temp(root, 65);
+    CHECK(gov_wait_metric(s.port, "edgellm_governor_paused", 1));
+    srv_sleep_ms(300);   /* a step in flight ends */
+    const double g1 = srv_metric(s.port, "edgellm_generated_tokens_total", NULL);
+    srv_sleep_ms(1000);
+    const double g2 = srv_metric(s.port, "edgellm_generated_tokens_total", NULL);
+    fprintf(stderr, "   paused: %.0f -> %.0f tokens over 1 s\n", g1, g2);
+    CHECK(g2 == g1);
+    gov_set_temp(root, 30);
+    char raw[1 << 16];   /* the rest of the stream, until its [DONE] (the connection stays open) */
+    size_t n = 0;
+    for (double t1 = srv_now_ms(); srv_now_ms() - t1 < 30000 && n + 1 < sizeof raw;) {
+        struct pollfd pf = {fd, POLLIN, 0};
+        if (poll(&pf, 1, 500) <= 0) continue;
+        const ssize_t k = recv(fd, raw + n, sizeof raw - 1 - n, 0);
+        if (k <= 0) break;
+        n += (size_t)k;
+        raw[n] = 0;
+        if (strstr(raw, "data: [DONE]")) break;
+    }
+    raw[n] = 0;
+    close(fd);
+    CHECK(strstr(raw, "data: [DONE]") && strstr(raw, "\"finish_reason\":\"length\""));
+    CHECK(gov_wait_metric(s.port, "edgellm_governor_level", 0));
+    CHECK(srv_metric(s.port, "edgellm_governor_level_changes_total", NULL) >= 5);
+    srv_stop(&s, 10000);
+    char *log = srv_log(&s);
+    CHECK(strstr(log, "edgellm serve: governor: nominal -> hot") && strstr(log, "hot -> critical") &&
+          strstr(log, "-> nominal"));
+    free(log);
+}
+
 int main(void)
 {
     RUN(test_server_request_parse);
@@ -650,6 +759,7 @@ int main(void)
     RUN(test_server_cancel_queue_timeout);
     RUN(test_server_api_key);
     RUN(test_server_drain);
+    RUN(test_server_governor);
     return test_summary();
 }
 #else

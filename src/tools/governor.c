@@ -383,7 +383,8 @@ int edgellm_governor_poll(edgellm_governor *g, int force, edgellm_gov_state *out
     if (out && out->size) {
         edgellm_gov_state st = {.size = sizeof st, .level = g->level, .reason = g->reason, .sensors = g->s,
                                 .action = g->p.action[g->level], .n_changes = g->n_changes,
-                                .slept_s = g->slept_s, .max_temp_c = g->max_temp_c};
+                                .slept_s = g->slept_s, .max_temp_c = g->max_temp_c,
+                                .pause_max_s = g->p.pause_max_s};
         pthread_mutex_lock(&g->lock);
         st.headroom = g->headroom;
         pthread_mutex_unlock(&g->lock);

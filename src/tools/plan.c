@@ -725,6 +725,12 @@ edgellm_status edgellm_plan(const edgellm_plan_params *pp, edgellm_plan_report *
     advise(&job, &p, used, r);
     command_for(r, p.model ? p.model : "", r->realtime_pick, 1, r->realtime_cmd, sizeof r->realtime_cmd);
     command_for(r, p.model ? p.model : "", r->offline_pick, r->offline_batch, r->offline_cmd, sizeof r->offline_cmd);
+    edgellm_plan_low_memory(r);
+    command_for(r, p.model ? p.model : "", r->lowmem_pick, 1, r->lowmem_cmd, sizeof r->lowmem_cmd);
+    char *prompt = strstr(r->lowmem_cmd, " -p PROMPT");
+    if (prompt && r->lowmem_pick >= 0)
+        snprintf(prompt, sizeof r->lowmem_cmd - (size_t)(prompt - r->lowmem_cmd), " --mem-budget %lluM -p PROMPT",
+                 (unsigned long long)(r->rows[r->lowmem_pick].lowmem_budget_bytes >> 20));
     if (p.explain) {
         int k = -1;
         for (int i = 0; *p.explain && i < r->n_rows; i++)

@@ -249,4 +249,10 @@ double edgellm_membw_read_gbps(const void *data, size_t bytes, int n_threads, in
 /* Buffer size edgellm_membw_measure picks when buffer_bytes is 0. */
 size_t edgellm_membw_auto_bytes(void);
 
+/* The low-memory option (plan_lowmem.c): the device's storage read figure (GB/s; *source
+ * its source or the assumption for a device without one) and, for rows that do not fit,
+ * the budget and decode speed of run --mem-budget; sets report.lowmem_pick. */
+double edgellm_plan_storage_gbps(const char *device, const char **source);
+void edgellm_plan_low_memory(edgellm_plan_report *r);
+
 #endif

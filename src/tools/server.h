@@ -155,12 +155,29 @@ typedef struct {
     double tokens_per_second;          /* generated over the last 10 s                   */
     int queue_len, slots_busy, n_slots;
     int64_t kv_cells_used, kv_cells;
+    int gov_level, gov_paused, gov_threads;   /* governor (-1 level: none); its level, pause, threads */
+    double gov_temp_c, gov_max_tok_s, gov_slept_s;   /* last temperature (NAN unknown), cap, paced/paused s */
+    uint64_t gov_changes, gov_refused, gov_ctx_remade;   /* level changes, 503s, contexts re-made */
 } edgellm_srv_stats;
 
 /* Start the engine thread on c (n_seq slots of n_ctx cells each; the engine uses c
  * alone from now on). prefill_batch: prompt tokens per step over all slots (<= 0: 256). */
 edgellm_status edgellm_srv_engine_start(edgellm_ctx *c, int queue_size, int prefill_batch, edgellm_srv_engine **out,
                                         edgellm_error *err);
+/* Let governor g (borrowed; polled by the engine thread only) act between steps: a paused
+ * level holds the running streams between tokens (at most the policy's pause_max_s per gap)
+ * and keeps queued requests waiting (edgellm_srv_engine_paused tells the HTTP side to refuse
+ * new ones); the level's tok/s cap spaces steps so that all slots together generate no
+ * faster; a level with another thread count stops taking requests into slots until the
+ * running ones finish, then re-makes the context (*owner, the context the engine was started
+ * on, is updated; the slots' prefix caches are lost) with cp and that many threads. While
+ * idle the engine polls every 250 ms so that the level (and /metrics) follow the sensors.
+ * app_threads: the threads asked for. Call before the first submit. */
+void edgellm_srv_engine_govern(edgellm_srv_engine *e, edgellm_governor *g, edgellm_ctx **owner,
+                               const edgellm_ctx_params *cp, int app_threads);
+/* 1 while the governor's level pauses (new requests are to be refused: 503), else 0; counts
+ * a refusal when count is set. Any thread. */
+int edgellm_srv_engine_paused(edgellm_srv_engine *e, int count);
 /* Hand t to the engine (it takes a reference): 0, or the HTTP status when it cannot: 429
  * (the queue is full), 503 (draining). */
 int edgellm_srv_engine_submit(edgellm_srv_engine *e, edgellm_srv_task *t);

@@ -118,6 +118,7 @@ typedef struct {                              /* one request: MHD's con_cls     
     srv *s;
     int route;
     bool counted, responded;
+    int retry_after;                          /* s in Retry-After of a 429/503; 0: 1          */
     char *body;
     size_t len, cap;
     double t0;
@@ -157,7 +158,9 @@ static enum MHD_Result send_body(req *r, struct MHD_Connection *c, int status, c
         return MHD_NO;
     }
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-    if (status == 429 || status == 503) MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+    char retry[16];
+    snprintf(retry, sizeof retry, "%d", r->retry_after > 0 ? r->retry_after : 1);
+    if (status == 429 || status == 503) MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, retry);
     const enum MHD_Result ok = MHD_queue_response(c, (unsigned)status, resp);
     MHD_destroy_response(resp);
     if (ok == MHD_YES) {
@@ -322,6 +325,25 @@ static enum MHD_Result do_metrics(req *r, struct MHD_Connection *c)
     METRIC("edgellm_kv_cache_cells", "gauge", "KV cells in all (slots x context).", "%lld", (long long)st.kv_cells);
     METRIC("edgellm_kv_cache_usage_ratio", "gauge", "Used KV cells / all KV cells.", "%.4f",
            st.kv_cells ? (double)st.kv_cells_used / (double)st.kv_cells : 0.0);
+    if (st.gov_level >= 0) {   /* the governor (docs/governor.md) */
+        METRIC("edgellm_governor_level", "gauge", "Governor level: 0 nominal, 1 warm, 2 hot, 3 critical.", "%d",
+               st.gov_level);
+        METRIC("edgellm_governor_paused", "gauge", "1 while the level pauses: new requests get 503.", "%d",
+               st.gov_paused);
+        METRIC("edgellm_governor_temperature_celsius", "gauge", "Hottest readable thermal zone (NaN: unknown).",
+               "%.1f", st.gov_temp_c);
+        METRIC("edgellm_governor_max_tokens_per_second", "gauge", "The level's cap over all slots (0: none).", "%.3f",
+               st.gov_max_tok_s);
+        METRIC("edgellm_governor_threads", "gauge", "Compute threads of the context.", "%d", st.gov_threads);
+        METRIC("edgellm_governor_level_changes_total", "counter", "Governor level changes.", "%llu",
+               (unsigned long long)st.gov_changes);
+        METRIC("edgellm_governor_held_seconds_total", "counter", "Time steps were held by the cap or a pause.",
+               "%.3f", st.gov_slept_s);
+        METRIC("edgellm_governor_refused_total", "counter", "Requests refused (503) while paused.", "%llu",
+               (unsigned long long)st.gov_refused);
+        METRIC("edgellm_governor_contexts_remade_total", "counter", "Contexts re-made for another thread count.",
+               "%llu", (unsigned long long)st.gov_ctx_remade);
+    }
 #undef METRIC
 #undef PUT
     return send_body(r, c, 200, out, "text/plain; version=0.0.4; charset=utf-8");
@@ -625,7 +647,8 @@ static enum MHD_Result do_generate(req *r, struct MHD_Connection *c, const char 
     edgellm_srv_request_free(&rq);
 
     pthread_mutex_lock(&s->mu);
-    const int busy = s->eng && !atomic_load(&s->draining) ? edgellm_srv_engine_submit(s->eng, t) : 503;
+    const bool paused = s->eng && !atomic_load(&s->draining) && edgellm_srv_engine_paused(s->eng, 1);
+    const int busy = paused ? 503 : s->eng && !atomic_load(&s->draining) ? edgellm_srv_engine_submit(s->eng, t) : 503;
     pthread_mutex_unlock(&s->mu);
     if (!busy) {
         /* until the answer's last byte: --timeout (plus the idle bound), not the idle bound */
@@ -638,6 +661,11 @@ static enum MHD_Result do_generate(req *r, struct MHD_Connection *c, const char 
         if (busy == 429)
             return send_errorf(r, c, 429, "rate_limit_error", NULL, "all %d slots are busy and %d requests wait "
                                "(--queue); retry later", s->n_slots, s->p.queue_size);
+        if (paused) {
+            r->retry_after = 5;
+            return send_errorf(r, c, 503, "unavailable_error", NULL, "the device is too hot or its battery too low: "
+                               "the governor pauses new requests until the level drops; retry later");
+        }
         return send_errorf(r, c, 503, "unavailable_error", NULL, "the server is shutting down");
     }
     edgellm_srv_info info = {.model = s->model_id, .created = (long long)time(NULL), .n_dropped = n_dropped};
@@ -938,6 +966,7 @@ edgellm_status edgellm_server_run(const edgellm_server_params *params, edgellm_e
         }
     }
     if ((rc = edgellm_srv_engine_start(s->ctx, p->queue_size, p->prefill_batch, &eng, err))) goto out;
+    if (p->governor) edgellm_srv_engine_govern(eng, p->governor, &s->ctx, &cp, edgellm_ctx_n_threads(s->ctx));
     pthread_mutex_lock(&s->mu);
     s->eng = eng;
     pthread_mutex_unlock(&s->mu);
