@@ -573,6 +573,129 @@ static void test_kill_points(void)
     fprintf(stderr, "kill -9: %d kill points, %d broken stores\n", n_kill_points, n_broken);
 }
 
+/* A copy of a signed manifest without its signature (the last field). */
+static void unsign(const char *from, const char *to)
+{
+    size_t n;
+    char *t = read_file(from, &n);
+    char *p = t ? strstr(t, ",\"signature\":") : NULL;
+    if (!p) { CHECK(p != NULL); free(t); return; }
+    FILE *f = fopen(to, "wb");
+    fwrite(t, 1, (size_t)(p - t), f);
+    fputs("}\n", f);
+    fclose(f);
+    free(t);
+}
+
+/* The quality gate: reference logits and text shipped with the manifest; add runs eval
+ * compare and keeps a version outside active when KLD or top-1 miss the thresholds. */
+static void test_gate(void)
+{
+    const char *s = new_store("gate");
+    const char *d = test_tmpdir();
+    char g[600], q4[600], text[600], bad[600], m1[700];
+    snprintf(g, sizeof g, "%s/gpub", d);
+    snprintf(q4, sizeof q4, "%s/q4.gguf", d);
+    snprintf(text, sizeof text, "%s/gate.txt", d);
+    snprintf(bad, sizeof bad, "%s/gbad.json", d);
+    snprintf(m1, sizeof m1, "%s/gated@1.json", g);
+    sh("head -c 20000 %s > %s", shared_path("models/text/tinystories_val_head.txt"), text);
+    CHECK_EQ(sh("%s quantize %s %s --type q4_0", EDGELLM_CLI, model_v1, q4), 0);
+    /* bad command lines: no text, a negative threshold */
+    CHECK_EQ(sh("%s store publish %s --key %s.key --name gated --version 1 -o %s --gate-ref %s --gate-max-kld 0.001 "
+                "--gate-min-top1 99", EDGELLM_CLI, model_v1, keybase, g, model_v1), 2);
+    CHECK_EQ(sh("%s store publish %s --key %s.key --name gated --version 1 -o %s --gate-ref %s --gate-text %s "
+                "--gate-max-kld -1 --gate-min-top1 99", EDGELLM_CLI, model_v1, keybase, g, model_v1, text), 2);
+    /* the model gated against its own logits passes */
+    CHECK_EQ(sh("%s store publish %s --key %s.key --name gated --version 1 -o %s --gate-ref %s --gate-text %s "
+                "--gate-max-kld 0.001 --gate-min-top1 99", EDGELLM_CLI, model_v1, keybase, g, model_v1, text), 0);
+    /* a Q4_0 of it against the F32 logits with a tight KLD threshold: publish refuses it */
+    CHECK(sh("%s store publish %s --key %s.key --name gated --version 2 -o %s/g2 --gate-logits %s/gated@1.logits "
+             "--gate-text %s --gate-max-kld 0.01 --gate-min-top1 50", EDGELLM_CLI, q4, keybase, d, g, text) != 0);
+    CHECK(strstr(sh_out, "quality gate") && strstr(sh_out, "KLD"));
+    /* with thresholds it meets it is published (version 3), and the tight manifest of version 2
+     * is made from it: the same files, the thresholds changed (so unsigned) */
+    CHECK_EQ(sh("%s store publish %s --key %s.key --name gated --version 3 -o %s --gate-logits %s/gated@1.logits "
+                "--gate-text %s --gate-max-kld 0.5 --gate-min-top1 50", EDGELLM_CLI, q4, keybase, g, g, text), 0);
+    char m3[700], m2[700], m2s[700];
+    snprintf(m3, sizeof m3, "%s/gated@3.json", g);
+    snprintf(m2, sizeof m2, "%s/gated@2.json", g);
+    snprintf(m2s, sizeof m2s, "%s/gated@2s.json", g);
+    tamper(m3, m2s, "\"version\":3", "\"version\":2");
+    char m2t[700];
+    snprintf(m2t, sizeof m2t, "%s/gated@2t.json", g);
+    tamper(m2s, m2t, "\"max_kld\":0.5", "\"max_kld\":0.01");
+    unsign(m2t, m2);
+    CHECK_EQ(ST(s, "trust %s.pub", keybase), 0);
+    /* a tampered threshold: the signature no longer holds */
+    CHECK_EQ(ST(s, "add --manifest %s", m2t), 1);
+    CHECK(strstr(sh_out, "signature"));
+    /* hostile gate fields: refused with the field named */
+    static const char *const hostile[][3] = {
+        {"\"max_kld\":0.001", "\"max_kld\":-1", "gate.max_kld"},
+        {"\"min_top1\":99", "\"min_top1\":101", "gate.min_top1"},
+        {"\"min_top1\":99", "\"min_top1\":1e999", "gate.min_top1"},
+        {"\"max_kld\":0.001", "\"max_kld\":\"0.1\"", "gate.max_kld"},
+        {"\"gate\":{", "\"gate\":{\"skip\":1,", "gate.skip"},
+        {"\"logits\":{\"name\":\"", "\"logits\":{\"name\":\"../", "gate.logits.name"},
+        {"\"gate\":{\"logits\":{", "\"gate\":{\"logits\":{\"size\":99999999999,", "gate.logits.size"},
+    };
+    for (size_t i = 0; i < sizeof hostile / sizeof hostile[0]; i++) {
+        tamper(m1, bad, hostile[i][0], hostile[i][1]);
+        CHECK(ST(s, "add --manifest %s", bad) != 0);
+        CHECK(strstr(sh_out, hostile[i][2]) != NULL);
+        if (!strstr(sh_out, hostile[i][2])) fprintf(stderr, "  %s -> %s\n", hostile[i][1], sh_out);
+    }
+    /* a tampered gate blob: the bytes beside the manifest do not match gate.logits.sha256 */
+    char g2[600];
+    snprintf(g2, sizeof g2, "%s/gpub2", d);
+    sh("cp -r %s %s && printf 'XXXX' | dd of=%s/gated@1.logits bs=1 seek=600 conv=notrunc", g, g2, g2);
+    CHECK_EQ(ST(s, "add --manifest %s/gated@1.json", g2), 1);
+    CHECK(strstr(sh_out, "gate.logits.sha256"));
+    sh("head -c 1000 %s/gated@1.logits > %s/gated@1.logits", g, g2);
+    CHECK_EQ(ST(s, "add --manifest %s/gated@1.json", g2), 1);
+    CHECK(strstr(sh_out, "gate.logits.size"));
+    CHECK_EQ(active_version(s, "gated"), 0);
+    /* passes: recorded and shown */
+    CHECK_EQ(ST(s, "add --manifest %s --activate", m1), 0);
+    CHECK(strstr(sh_out, "quality gate passed") && strstr(sh_out, "KLD"));
+    CHECK_EQ(active_version(s, "gated"), 1);
+    /* fails: recorded with the reason, never active */
+    CHECK_EQ(ST(s, "add --manifest %s --allow-unsigned --activate", m2), 1);
+    CHECK(strstr(sh_out, "quality gate failed") && strstr(sh_out, "too high") && strstr(sh_out, "inactive"));
+    CHECK_EQ(active_version(s, "gated"), 1);
+    CHECK(ST(s, "activate gated@2") != 0);
+    CHECK_EQ(active_version(s, "gated"), 1);
+    /* the looser gate of version 3 passes */
+    CHECK_EQ(ST(s, "add --manifest %s --activate", m3), 0);
+    CHECK_EQ(active_version(s, "gated"), 3);
+    CHECK_EQ(ST(s, "list"), 0);
+    CHECK(strstr(sh_out, "FAILED") && strstr(sh_out, "quality gate failed") && strstr(sh_out, "quality gate passed"));
+    /* gc keeps the gate blobs of what it keeps; verify checks them */
+    CHECK_EQ(ST(s, "gc --keep 0"), 0);
+    CHECK_EQ(ST(s, "verify"), 0);
+    edgellm_store_params sp = edgellm_store_default_params();
+    sp.dir = s;
+    edgellm_store *st = NULL;
+    edgellm_store_entry e = {.size = sizeof e};
+    CHECK_EQ(edgellm_store_open(&sp, &st, NULL), EDGELLM_OK);
+    CHECK_EQ(edgellm_store_resolve(st, "gated", 0, &e, NULL), EDGELLM_OK);
+    CHECK(strstr(e.gate, "passed") != NULL);
+    edgellm_store_close(st);
+    size_t n;
+    char *t = read_file(m3, &n);
+    char lh[65] = "";
+    const char *q = t ? strstr(t, "\"logits\":{") : NULL;
+    q = q ? strstr(q, "\"sha256\":\"") : NULL;
+    if (q) snprintf(lh, sizeof lh, "%.64s", q + 10);
+    free(t);
+    CHECK(lh[0] != 0);
+    sh("chmod u+w %s/blobs/sha256-%s; printf 'XXXX' | dd of=%s/blobs/sha256-%s bs=1 seek=600 conv=notrunc", s, lh, s, lh);
+    CHECK_EQ(ST(s, "verify"), 1);
+    CHECK(strstr(sh_out, lh) != NULL);
+    CHECK(active_runs(s, "gated"));
+}
+
 int main(void)
 {
     if (!shared_path("models/stories260K/stories260K.gguf")) {
@@ -585,6 +708,7 @@ int main(void)
     publish(2, model_v2, model_v1);
     RUN(test_publish_add_activate);
     RUN(test_hostile);
+    RUN(test_gate);
     RUN(test_delta);
     RUN(test_download);
     RUN(test_full_disk);
