@@ -157,7 +157,7 @@ static void test_publish_add_activate(void)
     /* the stored blob is byte-identical to v2 */
     CHECK_EQ(ST(s, "path tiny"), 0);
     char path[1024];
-    snprintf(path, sizeof path, "%s", sh_out);
+    CHECK(snprintf(path, sizeof path, "%s", sh_out) < (int)sizeof path);
     path[strcspn(path, "\n")] = 0;
     CHECK_EQ(sh("cmp %s %s", path, model_v2), 0);
     /* run -m store:NAME */
@@ -231,7 +231,7 @@ static void test_hostile(void)
     CHECK_EQ(active_version(s, "tiny"), 2);
     CHECK_EQ(ST(s, "path tiny@2"), 0);
     char path[1024];
-    snprintf(path, sizeof path, "%s", sh_out);
+    CHECK(snprintf(path, sizeof path, "%s", sh_out) < (int)sizeof path);
     path[strcspn(path, "\n")] = 0;
     sh("chmod u+w %s; printf 'XXXX' | dd of=%s bs=1 seek=0 conv=notrunc", path, path);
     CHECK_EQ(ST(s, "verify"), 1);
@@ -448,7 +448,7 @@ static void test_download(void)
         uint8_t d[32];
         (void)d;
         CHECK_EQ(sh("ls %s/downloads/*.part", s2), 0);
-        snprintf(part, sizeof part, "%s", sh_out);
+        CHECK(snprintf(part, sizeof part, "%s", sh_out) < (int)sizeof part);
         part[strcspn(part, "\n")] = 0;
         stat(part, &pst);
     }
@@ -510,13 +510,13 @@ static void test_kill_points(void)
     ST(tpl, "trust %s.pub", keybase);
     CHECK_EQ(ST(tpl, "add --manifest %s/tiny@1.json --activate", pub_dir), 0);
     publish(2, model_v2, model_v1);
-    char ops[6][1024];
-    snprintf(ops[0], 1024, "add %s --manifest %s/tiny@2.json --activate", model_v2, pub_dir);
-    snprintf(ops[1], 1024, "add --manifest %s/tiny@2.json --activate", pub_dir);   /* by patch */
-    snprintf(ops[2], 1024, "activate tiny@2");
-    snprintf(ops[3], 1024, "rollback tiny");
-    snprintf(ops[4], 1024, "gc --keep 0");
-    snprintf(ops[5], 1024, "add %s --manifest %s/tiny@2.json", model_v2, pub_dir);
+    char ops[6][1100];
+    snprintf(ops[0], sizeof ops[0], "add %s --manifest %s/tiny@2.json --activate", model_v2, pub_dir);
+    snprintf(ops[1], sizeof ops[1], "add --manifest %s/tiny@2.json --activate", pub_dir);   /* by patch */
+    snprintf(ops[2], sizeof ops[2], "activate tiny@2");
+    snprintf(ops[3], sizeof ops[3], "rollback tiny");
+    snprintf(ops[4], sizeof ops[4], "gc --keep 0");
+    snprintf(ops[5], sizeof ops[5], "add %s --manifest %s/tiny@2.json", model_v2, pub_dir);
     const char *setup_for[6] = {"", "", "add-v2", "add-v2-active", "add-v3-active", ""};
     /* every point, or under ASan (slow CLI processes) every third; scripts/store-kill-sweep.sh
      * runs them all */
@@ -524,7 +524,7 @@ static void test_kill_points(void)
     const int step = step_env && atoi(step_env) > 0 ? atoi(step_env) : TEST_UNDER_ASAN ? 3 : 1;
     publish(3, model_v3, NULL);
     for (int k = 0; k < 5; k++) {
-        char base[600];
+        char base[620];
         snprintf(base, sizeof base, "%s-%d", tpl, k);
         sh("rm -rf %s && cp -a %s %s", base, tpl, base);
         if (!strcmp(setup_for[k], "add-v2")) ST(base, "%s", ops[5]);
@@ -535,8 +535,9 @@ static void test_kill_points(void)
         }
         for (int point = 1; point < 500; point += step) {
             sh("rm -rf %s && cp -a %s %s", work, base, work);
-            snprintf(op, sizeof op, "%s store %s --store %s --no-smoke-test", EDGELLM_CLI, ops[k], work);
-            if (k >= 2) snprintf(op, sizeof op, "%s store %s --store %s", EDGELLM_CLI, ops[k], work);
+            const int on = snprintf(op, sizeof op, "%s store %s --store %s%s", EDGELLM_CLI, ops[k], work,
+                                    k >= 2 ? "" : " --no-smoke-test");
+            CHECK(on < (int)sizeof op);
             snprintf(cmd, sizeof cmd, "EDGELLM_STORE_CRASH_AT=%d %s", point, op);
             int rc = sh("%s", cmd);
             if (rc == 0) break;   /* the operation has fewer points: done */
@@ -553,7 +554,7 @@ static void test_kill_points(void)
     srand(12345);
     for (int r = 0; r < runs; r++) {
         int k = r % 5;
-        char base[600];
+        char base[620];
         snprintf(base, sizeof base, "%s-%d", tpl, k);
         sh("rm -rf %s && cp -a %s %s", work, base, work);
         snprintf(op, sizeof op, "%s store %s --store %s", EDGELLM_CLI, ops[k], work);

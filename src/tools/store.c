@@ -1353,6 +1353,7 @@ static edgellm_status copy_in(edgellm_store *s, const char *src, char *tmp_out, 
  * blob exists already. */
 static edgellm_status place_blob(edgellm_store *s, const char *tmp, const char *blob, edgellm_error *err)
 {
+    (void)s;
     struct stat st;
     if (stat(blob, &st) == 0) { unlink(tmp); return EDGELLM_OK; }
     if (!edgellm_store_rename(tmp, blob)) {
