@@ -13,7 +13,7 @@ typedef struct {
     const char *dir, *source, *manifest, *patch, *name, *key, *out, *previous, *pub, *secret;
     const char *gate_ref, *gate_logits, *gate_text;
     int64_t version;
-    int ver_int, allow_unsigned, activate, keep, no_smoke, retries, gate_ctx, gate_chunks;
+    int ver_int, allow_unsigned, activate, keep, no_smoke, retries, gate_ctx, gate_chunks, remove;
     double expires_days, gate_max_kld, gate_min_top1;
     uint64_t chunk_kib;
     cli_list pos;
@@ -97,7 +97,9 @@ static const struct {
                                   "one),\nunreferenced blobs and leftover temporaries."},
     [S_KEYGEN] = {"keygen", "-o KEYBASE", "Write a new Ed25519 key pair: KEYBASE.key (secret, mode 0600) and "
                                           "KEYBASE.pub."},
-    [S_TRUST] = {"trust", "KEY.pub", "Trust a publisher's public key for this store's manifests."},
+    [S_TRUST] = {"trust", "[--remove] KEY.pub", "Trust a publisher's public key for this store's manifests (any number "
+                                               "of keys);\n--remove stops trusting it (key rotation): manifests it "
+                                               "signed are refused from then on."},
     [S_PUBLISH] = {"publish", "MODEL.gguf --key KEYBASE.key --name NAME --version V -o DIR [--previous OLD.gguf] "
                               "[--gate-ref REF.gguf|--gate-logits FILE --gate-text TEXT --gate-max-kld X --gate-min-top1 PCT]",
                    "Write a folder any static HTTP server can serve: NAME@V.gguf, its signed manifest NAME@V.json,\n"
@@ -162,6 +164,8 @@ int cmd_store(int argc, char **argv)
     } else if (sub == S_GC) {
         opts[n++] = (cli_opt){CLI_INT(NULL, "--keep", "N", &f.keep, 0, 1000), .show_default = 1,
                               .help = "versions to keep per name besides the active and previous"};
+    } else if (sub == S_TRUST) {
+        opts[n++] = (cli_opt){CLI_FLAG(NULL, "--remove", &f.remove, 1), .help = "stop trusting the key"};
     } else if (sub == S_KEYGEN) {
         opts[n++] = (cli_opt){CLI_PATH("-o", "--output", "KEYBASE", &f.out), .required = 1,
                               .help = "writes KEYBASE.key and KEYBASE.pub"};
@@ -302,8 +306,9 @@ int cmd_store(int argc, char **argv)
         break;
     }
     case S_TRUST:
-        if ((st = edgellm_store_trust(s, arg, &err))) rc = fail(name, st, &err);
-        else printf("trusted %s\n", arg);
+        if ((st = f.remove ? edgellm_store_untrust(s, arg, &err) : edgellm_store_trust(s, arg, &err)))
+            rc = fail(name, st, &err);
+        else printf("%s %s\n", f.remove ? "no longer trusted:" : "trusted", arg);
         break;
     case S_PATH: {
         edgellm_store_entry e = {.size = sizeof e};

@@ -1766,6 +1766,11 @@ EDGELLM_API edgellm_status edgellm_store_gc(edgellm_store *s, int keep, int *n_r
                                             edgellm_error *err);
 /* Trust the Ed25519 public key in pub_path (64 hex digits) for manifests. */
 EDGELLM_API edgellm_status edgellm_store_trust(edgellm_store *s, const char *pub_path, edgellm_error *err);
+/* Stop trusting the key in pub_path (key rotation or revocation): manifests it signed are
+ * refused from then on (unless --allow-unsigned); installed versions stay, listed as not
+ * signed by a trusted key. Any number of keys may be trusted at once. Statuses:
+ * EDGELLM_ERR_NOT_FOUND (not trusted), EDGELLM_ERR_FORMAT (not a key file), EDGELLM_ERR_IO. */
+EDGELLM_API edgellm_status edgellm_store_untrust(edgellm_store *s, const char *pub_path, edgellm_error *err);
 
 /* A new Ed25519 key pair: secret_path (mode 0600, 128 hex digits) and pub_path (64). */
 EDGELLM_API edgellm_status edgellm_store_keygen(const char *secret_path, const char *pub_path, edgellm_error *err);

@@ -697,6 +697,37 @@ static void test_gate(void)
     CHECK(active_runs(s, "gated"));
 }
 
+/* Key rotation: two trusted keys at once; a removed key's manifests are refused. */
+static void test_key_rotation(void)
+{
+    const char *s = new_store("keys");
+    const char *d = test_tmpdir();
+    char k2[600], site[600];
+    snprintf(k2, sizeof k2, "%s/key2", d);
+    snprintf(site, sizeof site, "%s/rot", d);
+    CHECK_EQ(sh("%s store keygen -o %s", EDGELLM_CLI, k2), 0);
+    for (int v = 1; v <= 4; v++)   /* v1, v3 by the first key; v2, v4 by the second */
+        CHECK_EQ(sh("%s store publish %s --key %s.key --name rot --version %d -o %s", EDGELLM_CLI,
+                    v % 2 ? model_v1 : model_v2, v % 2 ? keybase : k2, v, site), 0);
+    CHECK_EQ(ST(s, "trust %s.pub", keybase), 0);
+    CHECK_EQ(ST(s, "trust %s.pub", k2), 0);
+    CHECK_EQ(ST(s, "add --manifest %s/rot@1.json --activate", site), 0);
+    CHECK_EQ(ST(s, "add --manifest %s/rot@2.json --activate", site), 0);
+    /* the first key is retired */
+    CHECK_EQ(ST(s, "trust --remove %s.pub", keybase), 0);
+    CHECK(ST(s, "trust --remove %s.pub", keybase) != 0);   /* not trusted any more */
+    CHECK(strstr(sh_out, "does not trust"));
+    CHECK_EQ(ST(s, "add --manifest %s/rot@3.json", site), 1);
+    CHECK(strstr(sh_out, "signature") && strstr(sh_out, "does not trust"));
+    CHECK_EQ(ST(s, "add --manifest %s/rot@4.json --activate", site), 0);
+    CHECK_EQ(active_version(s, "rot"), 4);
+    CHECK_EQ(ST(s, "verify"), 0);
+    /* trusting it again restores it */
+    CHECK_EQ(ST(s, "trust %s.pub", keybase), 0);
+    CHECK_EQ(ST(s, "list"), 0);
+    CHECK(strstr(sh_out, "unsigned") == NULL);
+}
+
 int main(void)
 {
     if (!shared_path("models/stories260K/stories260K.gguf")) {
@@ -710,6 +741,7 @@ int main(void)
     RUN(test_publish_add_activate);
     RUN(test_hostile);
     RUN(test_gate);
+    RUN(test_key_rotation);
     RUN(test_delta);
     RUN(test_download);
     RUN(test_full_disk);

@@ -166,6 +166,7 @@ edgellm_status edgellm_store_verify(edgellm_store *s, void (*fn)(void *, const c
 edgellm_status edgellm_store_gc(edgellm_store *s, int k, int *n, uint64_t *b, edgellm_error *err)
 { return NO_STORE(err); }
 edgellm_status edgellm_store_trust(edgellm_store *s, const char *p, edgellm_error *err) { return NO_STORE(err); }
+edgellm_status edgellm_store_untrust(edgellm_store *s, const char *p, edgellm_error *err) { return NO_STORE(err); }
 edgellm_status edgellm_store_keygen(const char *a, const char *b, edgellm_error *err) { return NO_STORE(err); }
 edgellm_status edgellm_store_publish(const edgellm_store_publish_params *p, edgellm_error *err)
 { return NO_STORE(err); }
@@ -2139,6 +2140,24 @@ edgellm_status edgellm_store_trust(edgellm_store *s, const char *pub_path, edgel
         hex[64] = '\n';
         st = atomic_write(p, hex, 65, 0644, err);
     }
+    unlock(s);
+    return st;
+}
+
+edgellm_status edgellm_store_untrust(edgellm_store *s, const char *pub_path, edgellm_error *err)
+{
+    if (!s || !pub_path) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "store trust --remove: NULL argument");
+    uint8_t k[32];
+    edgellm_status st = read_key_file(pub_path, k, 32, err);
+    if (st) return st;
+    char p[PATH_MAX], id[33];
+    hex_of(k, 16, id);
+    if ((st = lock(s, LOCK_EX, err))) return st;
+    if (!trusted(s, k))
+        st = edgellm_fail(err, EDGELLM_ERR_NOT_FOUND, "store trust --remove: %s: the store does not trust this key",
+                          pub_path);
+    else if (!(st = spath(s, p, sizeof p, err, "keys/%s.pub", id)) && !store_unlink(p))
+        st = edgellm_fail(err, EDGELLM_ERR_IO, "%s: cannot remove: %s", p, strerror(errno));
     unlock(s);
     return st;
 }
