@@ -3,8 +3,8 @@
  * HTTP servers (python3's http.server and a small one here that drops, stalls, lies about
  * the length or sends wrong bytes), hostile manifests and patches, a full disk, and the
  * kill -9 sweep: the CLI is killed at every write, fsync, rename and unlink of add, patch,
- * activate, rollback and gc ($EDGELLM_STORE_CRASH_AT; under ASan every third point,
- * $EDGELLM_STORE_KILL_STEP), and at random instants ($EDGELLM_STORE_KILL_RUNS, default 30,
+ * activate, rollback, gc and an add with a quality gate ($EDGELLM_STORE_CRASH_AT; under ASan
+ * every third point, the gated add's every third or ninth, $EDGELLM_STORE_KILL_STEP), and at random instants ($EDGELLM_STORE_KILL_RUNS, default 30,
  * 6 under ASan), and after each kill the store must verify clean,
  * its active model must load and decode, and the operation must complete when run again.
  * Only 127.0.0.1 is ever contacted. */
@@ -510,20 +510,28 @@ static void test_kill_points(void)
     ST(tpl, "trust %s.pub", keybase);
     CHECK_EQ(ST(tpl, "add --manifest %s/tiny@1.json --activate", pub_dir), 0);
     publish(2, model_v2, model_v1);
-    char ops[6][1100];
+    char ops[7][1100], gdir[600];
     snprintf(ops[0], sizeof ops[0], "add %s --manifest %s/tiny@2.json --activate", model_v2, pub_dir);
     snprintf(ops[1], sizeof ops[1], "add --manifest %s/tiny@2.json --activate", pub_dir);   /* by patch */
     snprintf(ops[2], sizeof ops[2], "activate tiny@2");
     snprintf(ops[3], sizeof ops[3], "rollback tiny");
     snprintf(ops[4], sizeof ops[4], "gc --keep 0");
     snprintf(ops[5], sizeof ops[5], "add %s --manifest %s/tiny@2.json", model_v2, pub_dir);
-    const char *setup_for[6] = {"", "", "add-v2", "add-v2-active", "add-v3-active", ""};
+    /* ops[6]: add (copy) of a v2 whose manifest carries a quality gate (two more blobs, eval compare) */
+    snprintf(gdir, sizeof gdir, "%s/kill-gate", test_tmpdir());
+    sh("head -c 20000 %s > %s.txt", shared_path("models/text/tinystories_val_head.txt"), gdir);
+    CHECK_EQ(sh("%s store publish %s --key %s.key --name tiny --version 2 -o %s --gate-ref %s --gate-text %s.txt "
+                "--gate-max-kld 1 --gate-min-top1 0 --gate-chunks 2", EDGELLM_CLI, model_v2, keybase, gdir, model_v1,
+                gdir), 0);
+    snprintf(ops[6], sizeof ops[6], "add --manifest %s/tiny@2.json --activate", gdir);
+    const char *setup_for[7] = {"", "", "add-v2", "add-v2-active", "add-v3-active", "", ""};
     /* every point, or under ASan (slow CLI processes) every third; scripts/store-kill-sweep.sh
      * runs them all */
     const char *step_env = getenv("EDGELLM_STORE_KILL_STEP");
     const int step = step_env && atoi(step_env) > 0 ? atoi(step_env) : TEST_UNDER_ASAN ? 3 : 1;
     publish(3, model_v3, NULL);
-    for (int k = 0; k < 5; k++) {
+    for (int k = 0; k < 7; k++) {
+        if (k == 5) continue;   /* ops[5] only prepares the stores of activate and rollback */
         char base[620];
         snprintf(base, sizeof base, "%s-%d", tpl, k);
         sh("rm -rf %s && cp -a %s %s", base, tpl, base);
@@ -533,7 +541,10 @@ static void test_kill_points(void)
             ST(base, "%s --activate", ops[5]);
             ST(base, "add %s --manifest %s/tiny@3.json --activate", model_v3, pub_dir);
         }
-        for (int point = 1; point < 500; point += step) {
+        /* the gated add's points (model, gate blobs, eval compare each time): every third in
+         * CTest, every one in scripts/store-kill-sweep.sh */
+        const int kstep = k == 6 && !step_env ? 3 * step : step;
+        for (int point = 1; point < 500; point += kstep) {
             sh("rm -rf %s && cp -a %s %s", work, base, work);
             const int on = snprintf(op, sizeof op, "%s store %s --store %s%s", EDGELLM_CLI, ops[k], work,
                                     k >= 2 ? "" : " --no-smoke-test");
