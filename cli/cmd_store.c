@@ -101,7 +101,8 @@ static const struct {
                                                "of keys);\n--remove stops trusting it (key rotation): manifests it "
                                                "signed are refused from then on."},
     [S_PUBLISH] = {"publish", "MODEL.gguf --key KEYBASE.key --name NAME --version V -o DIR [--previous OLD.gguf] "
-                              "[--gate-ref REF.gguf|--gate-logits FILE --gate-text TEXT --gate-max-kld X --gate-min-top1 PCT]",
+                              "[--gate-ref REF.gguf|--gate-logits FILE --gate-text TEXT --gate-max-kld X "
+                              "--gate-min-top1 PCT]",
                    "Write a folder any static HTTP server can serve: NAME@V.gguf, its signed manifest NAME@V.json,\n"
                    "NAME.json (the latest manifest) and, with --previous, the patch NAME@V.patch from it. With a\n"
                    "quality gate, NAME@V.logits and NAME@V.gate.txt: 'store add' activates the version only when\n"
@@ -180,10 +181,12 @@ int cmd_store(int argc, char **argv)
         opts[n++] = (cli_opt){CLI_DOUBLE(NULL, "--expires-days", "D", &f.expires_days, 0, 36500, CLI_OPEN_MIN),
                               .show_default = 1, .help = "the manifest expires this long after now"};
         opts[n++] = (cli_opt){CLI_PATH(NULL, "--gate-ref", "REF.gguf", &f.gate_ref),
-                              .help = "quality gate: the reference whose logits over --gate-text ship with the version"};
+                              .help = "quality gate: the reference whose logits over --gate-text ship with the "
+                                      "version"};
         opts[n++] = (cli_opt){CLI_PATH(NULL, "--gate-logits", "FILE", &f.gate_logits),
                               .help = "quality gate: reference logits saved by 'eval save-logits' over --gate-text"};
-        opts[n++] = (cli_opt){CLI_PATH(NULL, "--gate-text", "TEXT.txt", &f.gate_text), .help = "quality gate: the text"};
+        opts[n++] = (cli_opt){CLI_PATH(NULL, "--gate-text", "TEXT.txt", &f.gate_text),
+                              .help = "quality gate: the text"};
         opts[n++] = (cli_opt){CLI_DOUBLE(NULL, "--gate-max-kld", "X", &f.gate_max_kld, 0, 1e6, 0),
                               .help = "quality gate: highest mean KL divergence from the reference (nats)"};
         opts[n++] = (cli_opt){CLI_DOUBLE(NULL, "--gate-min-top1", "PCT", &f.gate_min_top1, 0, 100, 0),

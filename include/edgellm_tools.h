@@ -1802,7 +1802,8 @@ EDGELLM_API edgellm_store_publish_params edgellm_store_publish_default_params(vo
 /* Write a folder any static HTTP server can serve: the model, its signed manifest and,
  * with previous, a patch; with a gate, NAME@V.logits and NAME@V.gate.txt (the model must
  * pass its own gate). Statuses: EDGELLM_ERR_IO, EDGELLM_ERR_FORMAT (model or key),
- * EDGELLM_ERR_MISUSE (also: the model fails its gate), EDGELLM_ERR_UNSUPPORTED (no libsodium/cJSON; libzstd for the patch). */
+ * EDGELLM_ERR_MISUSE (also: the model fails its gate), EDGELLM_ERR_UNSUPPORTED (no
+ * libsodium/cJSON; libzstd for the patch). */
 EDGELLM_API edgellm_status edgellm_store_publish(const edgellm_store_publish_params *p, edgellm_error *err);
 
 /* ------------------------------------------------------------------------------------

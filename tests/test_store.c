@@ -4,9 +4,10 @@
  * the length or sends wrong bytes), hostile manifests and patches, a full disk, and the
  * kill -9 sweep: the CLI is killed at every write, fsync, rename and unlink of add, patch,
  * activate, rollback, gc and an add with a quality gate ($EDGELLM_STORE_CRASH_AT; under ASan
- * every third point, the gated add's every third or ninth, $EDGELLM_STORE_KILL_STEP), and at random instants ($EDGELLM_STORE_KILL_RUNS, default 30,
- * 6 under ASan), and after each kill the store must verify clean,
- * its active model must load and decode, and the operation must complete when run again.
+ * every third point, the gated add's every third or ninth, $EDGELLM_STORE_KILL_STEP), and at
+ * random instants ($EDGELLM_STORE_KILL_RUNS, default 30, 6 under ASan), and after each kill the
+ * store must verify clean, its active model must load and decode, and the operation must
+ * complete when run again.
  * Only 127.0.0.1 is ever contacted. */
 #include "test_util.h"
 #include <arpa/inet.h>
@@ -702,7 +703,8 @@ static void test_gate(void)
     if (q) snprintf(lh, sizeof lh, "%.64s", q + 10);
     free(t);
     CHECK(lh[0] != 0);
-    sh("chmod u+w %s/blobs/sha256-%s; printf 'XXXX' | dd of=%s/blobs/sha256-%s bs=1 seek=600 conv=notrunc", s, lh, s, lh);
+    sh("chmod u+w %s/blobs/sha256-%s; printf 'XXXX' | dd of=%s/blobs/sha256-%s bs=1 seek=600 conv=notrunc", s, lh, s,
+       lh);
     CHECK_EQ(ST(s, "verify"), 1);
     CHECK(strstr(sh_out, lh) != NULL);
     CHECK(active_runs(s, "gated"));

@@ -516,7 +516,8 @@ static void canon_manifest(const manifest *m, sbuf *b)
         canon_blob(b, &m->gate_logits);
         sb_printf(b, ",\"text\":");
         canon_blob(b, &m->gate_text);
-        sb_printf(b, ",\"max_kld\":%s,\"min_top1\":%s}", fmt_double(m->gate_max_kld, x), fmt_double(m->gate_min_top1, y));
+        sb_printf(b, ",\"max_kld\":%s,\"min_top1\":%s}", fmt_double(m->gate_max_kld, x),
+                  fmt_double(m->gate_min_top1, y));
     }
     sb_printf(b, ",\"tensors\":[");
     for (int i = 0; i < m->n_tensors; i++) {
@@ -1141,7 +1142,10 @@ static bool smoke(const char *path, char *why, size_t n)
     const edgellm_tokenizer *t = edgellm_model_tokenizer(m);
     int32_t tok = t && edgellm_token_bos(t) >= 0 ? edgellm_token_bos(t) : 0;
     for (int step = 0; step < 4; step++) {
-        if (edgellm_decode(c, &tok, 1, NULL, &e)) { snprintf(why, n, "smoke test: decode failed: %.300s", e.msg); goto out; }
+        if (edgellm_decode(c, &tok, 1, NULL, &e)) {
+            snprintf(why, n, "smoke test: decode failed: %.300s", e.msg);
+            goto out;
+        }
         const float *l = edgellm_ctx_logits(c);
         int best = 0;
         for (int i = 0; i < info.n_vocab; i++) {
@@ -1442,7 +1446,8 @@ static bool run_gate(const edgellm_store *s, const char *path, const manifest *m
         const bool kld_ok = r.n_kld_inf == 0 && r.kld_mean <= m->gate_max_kld;
         const bool top1_ok = r.top1_pct >= m->gate_min_top1;
         ok = kld_ok && top1_ok;
-        snprintf(line, n, "quality gate %s: KLD %.6g nats (max_kld %g)%s, top-1 %.2f %% (min_top1 %g)%s, %lld positions",
+        snprintf(line, n,
+                 "quality gate %s: KLD %.6g nats (max_kld %g)%s, top-1 %.2f %% (min_top1 %g)%s, %lld positions",
                  ok ? "passed" : "failed", r.kld_mean, m->gate_max_kld, kld_ok ? "" : " too high", r.top1_pct,
                  m->gate_min_top1, top1_ok ? "" : " too low", (long long)r.model.n_scored);
     }
