@@ -11,9 +11,10 @@
 
 typedef struct {
     const char *dir, *source, *manifest, *patch, *name, *key, *out, *previous, *pub, *secret;
+    const char *gate_ref, *gate_logits, *gate_text;
     int64_t version;
-    int ver_int, allow_unsigned, activate, keep, no_smoke, retries;
-    double expires_days;
+    int ver_int, allow_unsigned, activate, keep, no_smoke, retries, gate_ctx, gate_chunks, remove;
+    double expires_days, gate_max_kld, gate_min_top1;
     uint64_t chunk_kib;
     cli_list pos;
     const char *pos_v[4];
@@ -54,6 +55,7 @@ static void print_entry(void *user, const edgellm_store_entry *e)
            e->active ? "active" : e->previous ? "previous" : "-",
            e->verified > 0 ? "verified" : e->verified < 0 ? "FAILED" : "pending", (double)e->file_size / 1048576.0,
            e->signed_by_trusted ? "signed" : "unsigned", t, e->sha256, e->note[0] ? "  " : "", e->note);
+    if (e->gate[0]) printf("%-20s %7s  %s\n", "", "", e->gate);
 }
 
 static void print_line(void *user, const char *line)
@@ -83,8 +85,8 @@ static const struct {
                "Add a version: check its manifest (trusted signature, not expired, newer than every installed\n"
                "version), bring the file in (copy, or download with resume; or apply a patch to a version the\n"
                "store holds), verify it (SHA-256 of the file and of each tensor, GGUF validation, a smoke\n"
-               "inference) and record the result. With --manifest URL alone, the file (or the patch, when the\n"
-               "store holds its base) is fetched from beside the manifest."},
+               "inference, the manifest's quality gate) and record the result. With --manifest URL alone, the\n"
+               "file (or the patch, when the store holds its base) is fetched from beside the manifest."},
     [S_ACTIVATE] = {"activate", "NAME@VERSION", "Make a verified version the active one (one atomic rename); the "
                                                "active one becomes previous."},
     [S_ROLLBACK] = {"rollback", "NAME", "Swap the active and the previous version of NAME."},
@@ -95,10 +97,16 @@ static const struct {
                                   "one),\nunreferenced blobs and leftover temporaries."},
     [S_KEYGEN] = {"keygen", "-o KEYBASE", "Write a new Ed25519 key pair: KEYBASE.key (secret, mode 0600) and "
                                           "KEYBASE.pub."},
-    [S_TRUST] = {"trust", "KEY.pub", "Trust a publisher's public key for this store's manifests."},
-    [S_PUBLISH] = {"publish", "MODEL.gguf --key KEYBASE.key --name NAME --version V -o DIR [--previous OLD.gguf]",
+    [S_TRUST] = {"trust", "[--remove] KEY.pub", "Trust a publisher's public key for this store's manifests (any number "
+                                               "of keys);\n--remove stops trusting it (key rotation): manifests it "
+                                               "signed are refused from then on."},
+    [S_PUBLISH] = {"publish", "MODEL.gguf --key KEYBASE.key --name NAME --version V -o DIR [--previous OLD.gguf] "
+                              "[--gate-ref REF.gguf|--gate-logits FILE --gate-text TEXT --gate-max-kld X "
+                              "--gate-min-top1 PCT]",
                    "Write a folder any static HTTP server can serve: NAME@V.gguf, its signed manifest NAME@V.json,\n"
-                   "NAME.json (the latest manifest) and, with --previous, the patch NAME@V.patch from it."},
+                   "NAME.json (the latest manifest) and, with --previous, the patch NAME@V.patch from it. With a\n"
+                   "quality gate, NAME@V.logits and NAME@V.gate.txt: 'store add' activates the version only when\n"
+                   "eval compare against them gives KLD <= X and top-1 >= PCT (the model must pass it here)."},
     [S_PATH] = {"path", "NAME[@VERSION]", "Print the file of the active version of NAME (or of NAME@VERSION), as "
                                           "'-m store:NAME' opens it.\nWhen the active version fails to open, the "
                                           "store rolls back and prints the previous one's."},
@@ -128,7 +136,8 @@ int cmd_store(int argc, char **argv)
         fprintf(stderr, "edgellm store: unknown subcommand '%s'\n", argv[1]);
         return cli_see_help("store");
     }
-    store_flags f = {.keep = 2, .expires_days = 365, .retries = 5, .chunk_kib = 4096};
+    store_flags f = {.keep = 2, .expires_days = 365, .retries = 5, .chunk_kib = 4096, .gate_ctx = 128,
+                     .gate_chunks = 4, .gate_max_kld = -1, .gate_min_top1 = -1};
     f.pos = (cli_list){.v = f.pos_v, .max = 1};
     char name[32], synopsis[200];
     snprintf(name, sizeof name, "store %s", subs[sub].name);
@@ -156,6 +165,8 @@ int cmd_store(int argc, char **argv)
     } else if (sub == S_GC) {
         opts[n++] = (cli_opt){CLI_INT(NULL, "--keep", "N", &f.keep, 0, 1000), .show_default = 1,
                               .help = "versions to keep per name besides the active and previous"};
+    } else if (sub == S_TRUST) {
+        opts[n++] = (cli_opt){CLI_FLAG(NULL, "--remove", &f.remove, 1), .help = "stop trusting the key"};
     } else if (sub == S_KEYGEN) {
         opts[n++] = (cli_opt){CLI_PATH("-o", "--output", "KEYBASE", &f.out), .required = 1,
                               .help = "writes KEYBASE.key and KEYBASE.pub"};
@@ -169,6 +180,21 @@ int cmd_store(int argc, char **argv)
                               .help = "the previous version: a patch from it is written too"};
         opts[n++] = (cli_opt){CLI_DOUBLE(NULL, "--expires-days", "D", &f.expires_days, 0, 36500, CLI_OPEN_MIN),
                               .show_default = 1, .help = "the manifest expires this long after now"};
+        opts[n++] = (cli_opt){CLI_PATH(NULL, "--gate-ref", "REF.gguf", &f.gate_ref),
+                              .help = "quality gate: the reference whose logits over --gate-text ship with the "
+                                      "version"};
+        opts[n++] = (cli_opt){CLI_PATH(NULL, "--gate-logits", "FILE", &f.gate_logits),
+                              .help = "quality gate: reference logits saved by 'eval save-logits' over --gate-text"};
+        opts[n++] = (cli_opt){CLI_PATH(NULL, "--gate-text", "TEXT.txt", &f.gate_text),
+                              .help = "quality gate: the text"};
+        opts[n++] = (cli_opt){CLI_DOUBLE(NULL, "--gate-max-kld", "X", &f.gate_max_kld, 0, 1e6, 0),
+                              .help = "quality gate: highest mean KL divergence from the reference (nats)"};
+        opts[n++] = (cli_opt){CLI_DOUBLE(NULL, "--gate-min-top1", "PCT", &f.gate_min_top1, 0, 100, 0),
+                              .help = "quality gate: lowest top-1 agreement with the reference (%)"};
+        opts[n++] = (cli_opt){CLI_INT(NULL, "--gate-ctx-size", "N", &f.gate_ctx, 8, 1 << 20), .show_default = 1,
+                              .help = "quality gate with --gate-ref: tokens per window"};
+        opts[n++] = (cli_opt){CLI_INT(NULL, "--gate-chunks", "N", &f.gate_chunks, 1, 1 << 20), .show_default = 1,
+                              .help = "quality gate with --gate-ref: windows"};
     }
     const cli_opt positional = {CLI_LIST(NULL, NULL, "ARG", &f.pos)};
     const cli_command cmd = {.name = name, .synopsis = synopsis, .about = subs[sub].about, .opts = opts, .n_opts = n,
@@ -199,11 +225,23 @@ int cmd_store(int argc, char **argv)
         p.version = f.version;
         p.previous = f.previous;
         p.expires_days = f.expires_days;
+        p.gate_ref = f.gate_ref;
+        p.gate_logits = f.gate_logits;
+        p.gate_text = f.gate_text;
+        p.gate_max_kld = f.gate_max_kld;
+        p.gate_min_top1 = f.gate_min_top1;
+        p.gate_n_ctx = f.gate_ctx;
+        p.gate_chunks = f.gate_chunks;
+        if ((f.gate_ref || f.gate_logits || f.gate_text) &&
+            (!f.gate_text || !!f.gate_ref == !!f.gate_logits || f.gate_max_kld < 0 || f.gate_min_top1 < 0))
+            return cli_args_missing(&cmd, argc - 1, "a quality gate needs --gate-ref or --gate-logits, --gate-text, "
+                                    "--gate-max-kld and --gate-min-top1");
         if (isatty(fileno(stderr))) { p.progress = cli_draw_bar; p.progress_user = &bar; }
         if ((st = edgellm_store_publish(&p, &err))) return fail(name, st, &err);
-        printf("published %s@%lld in %s (%s@%lld.gguf, %s@%lld.json, %s.json%s%s%s)\n", f.name, (long long)f.version,
-               f.out, f.name, (long long)f.version, f.name, (long long)f.version, f.name, f.previous ? ", " : "",
-               f.previous ? f.name : "", f.previous ? "@V.patch" : "");
+        printf("published %s@%lld in %s (%s@%lld.gguf, %s@%lld.json, %s.json%s%s%s%s)\n", f.name,
+               (long long)f.version, f.out, f.name, (long long)f.version, f.name, (long long)f.version, f.name,
+               f.previous ? ", " : "", f.previous ? f.name : "", f.previous ? "@V.patch" : "",
+               f.gate_text ? ", the gate's @V.logits and @V.gate.txt" : "");
         return 0;
     }
     if ((sub == S_ACTIVATE || sub == S_ROLLBACK || sub == S_TRUST || sub == S_PATH) && !arg)
@@ -231,6 +269,7 @@ int cmd_store(int argc, char **argv)
         printf("added %s@%lld (%.1f MiB, %s, %s%s) in %.0f ms\n", e.name, (long long)e.version,
                (double)e.file_size / 1048576.0, e.signed_by_trusted ? "signed" : "unsigned", "verified",
                e.active ? ", active" : "", cli_time_ms() - t0);
+        if (e.gate[0]) printf("%s\n", e.gate);
         break;
     }
     case S_ACTIVATE: case S_ROLLBACK: {
@@ -270,8 +309,9 @@ int cmd_store(int argc, char **argv)
         break;
     }
     case S_TRUST:
-        if ((st = edgellm_store_trust(s, arg, &err))) rc = fail(name, st, &err);
-        else printf("trusted %s\n", arg);
+        if ((st = f.remove ? edgellm_store_untrust(s, arg, &err) : edgellm_store_trust(s, arg, &err)))
+            rc = fail(name, st, &err);
+        else printf("%s %s\n", f.remove ? "no longer trusted:" : "trusted", arg);
         break;
     case S_PATH: {
         edgellm_store_entry e = {.size = sizeof e};

@@ -1742,6 +1742,8 @@ typedef struct {
     int64_t created, expires;   /* Unix seconds (expires 0: never)                           */
     char path[1024];            /* the blob (open this file to use the model)                */
     char note[512];             /* why verification failed, or a warning ("" when none)       */
+    char gate[400];             /* a verified version's quality gate result ("quality gate
+                                   passed: KLD …, top-1 …"); "" when its manifest has none    */
 } edgellm_store_entry;
 
 typedef struct {
@@ -1771,10 +1773,12 @@ EDGELLM_API edgellm_store_add_params edgellm_store_add_default_params(void);
  * manifest again, which resumes), bring the blob in (a file is hashed while copied; a URL
  * is downloaded with resume from per-chunk checkpoints, retries with backoff, the
  * manifest's size as a hard cap and a free-space check; a patch is applied to its base),
- * verify it (size, SHA-256, GGUF validation, per-tensor SHA-256, smoke test), and record
- * the result. out (may be NULL) describes the version. Statuses: EDGELLM_ERR_FORMAT (bad
- * manifest, signature, hash, file; the message names the file and the field; a version
- * that fails verification is recorded as failed and never activated), EDGELLM_ERR_IO,
+ * verify it (size, SHA-256, GGUF validation, per-tensor SHA-256, smoke test, and the
+ * manifest's quality gate: eval compare against its reference logits, KLD and top-1 within
+ * its thresholds), and record the result. out (may be NULL) describes the version.
+ * Statuses: EDGELLM_ERR_FORMAT (bad manifest, signature, hash, file; the message names
+ * the file and the field; a version that fails verification, the gate included, is
+ * recorded as failed with the reason and never activated), EDGELLM_ERR_IO,
  * EDGELLM_ERR_UNSUPPORTED (no trusted signature, expired, rollback, too new, or a URL or
  * patch without libcurl or libzstd), EDGELLM_ERR_MISUSE, EDGELLM_ERR_NOMEM. */
 EDGELLM_API edgellm_status edgellm_store_add(edgellm_store *s, const edgellm_store_add_params *p,
@@ -1815,6 +1819,11 @@ EDGELLM_API edgellm_status edgellm_store_gc(edgellm_store *s, int keep, int *n_r
                                             edgellm_error *err);
 /* Trust the Ed25519 public key in pub_path (64 hex digits) for manifests. */
 EDGELLM_API edgellm_status edgellm_store_trust(edgellm_store *s, const char *pub_path, edgellm_error *err);
+/* Stop trusting the key in pub_path (key rotation or revocation): manifests it signed are
+ * refused from then on (unless --allow-unsigned); installed versions stay, listed as not
+ * signed by a trusted key. Any number of keys may be trusted at once. Statuses:
+ * EDGELLM_ERR_NOT_FOUND (not trusted), EDGELLM_ERR_FORMAT (not a key file), EDGELLM_ERR_IO. */
+EDGELLM_API edgellm_status edgellm_store_untrust(edgellm_store *s, const char *pub_path, edgellm_error *err);
 
 /* A new Ed25519 key pair: secret_path (mode 0600, 128 hex digits) and pub_path (64). */
 EDGELLM_API edgellm_status edgellm_store_keygen(const char *secret_path, const char *pub_path, edgellm_error *err);
@@ -1831,12 +1840,23 @@ typedef struct {
     double expires_days;        /* the manifest expires this long after now; default 365      */
     edgellm_progress_fn progress;
     void *progress_user;
+    /* quality gate (optional): reference logits over a text shipped with the version;
+       edgellm_store_add runs edgellm_eval_compare against them and activates the version
+       only when KLD <= gate_max_kld and top-1 >= gate_min_top1 */
+    const char *gate_ref;       /* a reference GGUF: its logits over gate_text are saved, or */
+    const char *gate_logits;    /* a saved-logits file (edgellm_eval_save_logits over gate_text) */
+    const char *gate_text;      /* the text (UTF-8, <= 64 MiB); required with a gate          */
+    double gate_max_kld;        /* nats, 0 .. 1e6; required with a gate (default -1: unset)   */
+    double gate_min_top1;       /* percent, 0 .. 100; required with a gate (default -1: unset) */
+    int gate_n_ctx, gate_chunks;    /* with gate_ref: eval n_ctx (default 128) and windows (4) */
 } edgellm_store_publish_params;
 
 EDGELLM_API edgellm_store_publish_params edgellm_store_publish_default_params(void);
 /* Write a folder any static HTTP server can serve: the model, its signed manifest and,
- * with previous, a patch. Statuses: EDGELLM_ERR_IO, EDGELLM_ERR_FORMAT (model or key),
- * EDGELLM_ERR_MISUSE, EDGELLM_ERR_UNSUPPORTED (no libsodium/cJSON; libzstd for the patch). */
+ * with previous, a patch; with a gate, NAME@V.logits and NAME@V.gate.txt (the model must
+ * pass its own gate). Statuses: EDGELLM_ERR_IO, EDGELLM_ERR_FORMAT (model or key),
+ * EDGELLM_ERR_MISUSE (also: the model fails its gate), EDGELLM_ERR_UNSUPPORTED (no
+ * libsodium/cJSON; libzstd for the patch). */
 EDGELLM_API edgellm_status edgellm_store_publish(const edgellm_store_publish_params *p, edgellm_error *err);
 
 /* ------------------------------------------------------------------------------------

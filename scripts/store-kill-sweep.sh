@@ -1,7 +1,8 @@
 #!/bin/sh
 # scripts/store-kill-sweep.sh [BUILD_DIR] [RUNS] — the model store's kill -9 sweep in full:
 # tests/test_store.c's test_kill_points kills `edgellm store` at every write, fsync, rename
-# and unlink of add (copy), add (patch), activate, rollback and gc, then at RUNS random
+# and unlink of add (copy), add (patch), activate, rollback, gc and an add with a quality
+# gate (CTest: its every third point), then at RUNS random
 # instants (default 250; CTest runs 30), and checks after each kill that the store verifies
 # clean, the active model loads and decodes, and the command completes when run again.
 # Prints "kill -9: N kill points, B broken stores"; exit status 0 when B is 0.

@@ -3,10 +3,11 @@
  * HTTP servers (python3's http.server and a small one here that drops, stalls, lies about
  * the length or sends wrong bytes), hostile manifests and patches, a full disk, and the
  * kill -9 sweep: the CLI is killed at every write, fsync, rename and unlink of add, patch,
- * activate, rollback and gc ($EDGELLM_STORE_CRASH_AT; under ASan every third point,
- * $EDGELLM_STORE_KILL_STEP), and at random instants ($EDGELLM_STORE_KILL_RUNS, default 30,
- * 6 under ASan), and after each kill the store must verify clean,
- * its active model must load and decode, and the operation must complete when run again.
+ * activate, rollback, gc and an add with a quality gate ($EDGELLM_STORE_CRASH_AT; under ASan
+ * every third point, the gated add's every third or ninth, $EDGELLM_STORE_KILL_STEP), and at
+ * random instants ($EDGELLM_STORE_KILL_RUNS, default 30, 6 under ASan), and after each kill the
+ * store must verify clean, its active model must load and decode, and the operation must
+ * complete when run again.
  * Only 127.0.0.1 is ever contacted. */
 #include "test_util.h"
 #include <arpa/inet.h>
@@ -157,7 +158,7 @@ static void test_publish_add_activate(void)
     /* the stored blob is byte-identical to v2 */
     CHECK_EQ(ST(s, "path tiny"), 0);
     char path[1024];
-    snprintf(path, sizeof path, "%s", sh_out);
+    CHECK(snprintf(path, sizeof path, "%s", sh_out) < (int)sizeof path);
     path[strcspn(path, "\n")] = 0;
     CHECK_EQ(sh("cmp %s %s", path, model_v2), 0);
     /* run -m store:NAME */
@@ -231,7 +232,7 @@ static void test_hostile(void)
     CHECK_EQ(active_version(s, "tiny"), 2);
     CHECK_EQ(ST(s, "path tiny@2"), 0);
     char path[1024];
-    snprintf(path, sizeof path, "%s", sh_out);
+    CHECK(snprintf(path, sizeof path, "%s", sh_out) < (int)sizeof path);
     path[strcspn(path, "\n")] = 0;
     sh("chmod u+w %s; printf 'XXXX' | dd of=%s bs=1 seek=0 conv=notrunc", path, path);
     CHECK_EQ(ST(s, "verify"), 1);
@@ -448,7 +449,7 @@ static void test_download(void)
         uint8_t d[32];
         (void)d;
         CHECK_EQ(sh("ls %s/downloads/*.part", s2), 0);
-        snprintf(part, sizeof part, "%s", sh_out);
+        CHECK(snprintf(part, sizeof part, "%s", sh_out) < (int)sizeof part);
         part[strcspn(part, "\n")] = 0;
         stat(part, &pst);
     }
@@ -510,21 +511,29 @@ static void test_kill_points(void)
     ST(tpl, "trust %s.pub", keybase);
     CHECK_EQ(ST(tpl, "add --manifest %s/tiny@1.json --activate", pub_dir), 0);
     publish(2, model_v2, model_v1);
-    char ops[6][1024];
-    snprintf(ops[0], 1024, "add %s --manifest %s/tiny@2.json --activate", model_v2, pub_dir);
-    snprintf(ops[1], 1024, "add --manifest %s/tiny@2.json --activate", pub_dir);   /* by patch */
-    snprintf(ops[2], 1024, "activate tiny@2");
-    snprintf(ops[3], 1024, "rollback tiny");
-    snprintf(ops[4], 1024, "gc --keep 0");
-    snprintf(ops[5], 1024, "add %s --manifest %s/tiny@2.json", model_v2, pub_dir);
-    const char *setup_for[6] = {"", "", "add-v2", "add-v2-active", "add-v3-active", ""};
+    char ops[7][1100], gdir[600];
+    snprintf(ops[0], sizeof ops[0], "add %s --manifest %s/tiny@2.json --activate", model_v2, pub_dir);
+    snprintf(ops[1], sizeof ops[1], "add --manifest %s/tiny@2.json --activate", pub_dir);   /* by patch */
+    snprintf(ops[2], sizeof ops[2], "activate tiny@2");
+    snprintf(ops[3], sizeof ops[3], "rollback tiny");
+    snprintf(ops[4], sizeof ops[4], "gc --keep 0");
+    snprintf(ops[5], sizeof ops[5], "add %s --manifest %s/tiny@2.json", model_v2, pub_dir);
+    /* ops[6]: add (copy) of a v2 whose manifest carries a quality gate (two more blobs, eval compare) */
+    snprintf(gdir, sizeof gdir, "%s/kill-gate", test_tmpdir());
+    sh("head -c 20000 %s > %s.txt", shared_path("models/text/tinystories_val_head.txt"), gdir);
+    CHECK_EQ(sh("%s store publish %s --key %s.key --name tiny --version 2 -o %s --gate-ref %s --gate-text %s.txt "
+                "--gate-max-kld 1 --gate-min-top1 0 --gate-chunks 2", EDGELLM_CLI, model_v2, keybase, gdir, model_v1,
+                gdir), 0);
+    snprintf(ops[6], sizeof ops[6], "add --manifest %s/tiny@2.json --activate", gdir);
+    const char *setup_for[7] = {"", "", "add-v2", "add-v2-active", "add-v3-active", "", ""};
     /* every point, or under ASan (slow CLI processes) every third; scripts/store-kill-sweep.sh
      * runs them all */
     const char *step_env = getenv("EDGELLM_STORE_KILL_STEP");
     const int step = step_env && atoi(step_env) > 0 ? atoi(step_env) : TEST_UNDER_ASAN ? 3 : 1;
     publish(3, model_v3, NULL);
-    for (int k = 0; k < 5; k++) {
-        char base[600];
+    for (int k = 0; k < 7; k++) {
+        if (k == 5) continue;   /* ops[5] only prepares the stores of activate and rollback */
+        char base[620];
         snprintf(base, sizeof base, "%s-%d", tpl, k);
         sh("rm -rf %s && cp -a %s %s", base, tpl, base);
         if (!strcmp(setup_for[k], "add-v2")) ST(base, "%s", ops[5]);
@@ -533,10 +542,14 @@ static void test_kill_points(void)
             ST(base, "%s --activate", ops[5]);
             ST(base, "add %s --manifest %s/tiny@3.json --activate", model_v3, pub_dir);
         }
-        for (int point = 1; point < 500; point += step) {
+        /* the gated add's points (model, gate blobs, eval compare each time): every third in
+         * CTest, every one in scripts/store-kill-sweep.sh */
+        const int kstep = k == 6 && !step_env ? 3 * step : step;
+        for (int point = 1; point < 500; point += kstep) {
             sh("rm -rf %s && cp -a %s %s", work, base, work);
-            snprintf(op, sizeof op, "%s store %s --store %s --no-smoke-test", EDGELLM_CLI, ops[k], work);
-            if (k >= 2) snprintf(op, sizeof op, "%s store %s --store %s", EDGELLM_CLI, ops[k], work);
+            const int on = snprintf(op, sizeof op, "%s store %s --store %s%s", EDGELLM_CLI, ops[k], work,
+                                    k >= 2 ? "" : " --no-smoke-test");
+            CHECK(on < (int)sizeof op);
             snprintf(cmd, sizeof cmd, "EDGELLM_STORE_CRASH_AT=%d %s", point, op);
             int rc = sh("%s", cmd);
             if (rc == 0) break;   /* the operation has fewer points: done */
@@ -553,7 +566,7 @@ static void test_kill_points(void)
     srand(12345);
     for (int r = 0; r < runs; r++) {
         int k = r % 5;
-        char base[600];
+        char base[620];
         snprintf(base, sizeof base, "%s-%d", tpl, k);
         sh("rm -rf %s && cp -a %s %s", work, base, work);
         snprintf(op, sizeof op, "%s store %s --store %s", EDGELLM_CLI, ops[k], work);
@@ -573,6 +586,161 @@ static void test_kill_points(void)
     fprintf(stderr, "kill -9: %d kill points, %d broken stores\n", n_kill_points, n_broken);
 }
 
+/* A copy of a signed manifest without its signature (the last field). */
+static void unsign(const char *from, const char *to)
+{
+    size_t n;
+    char *t = read_file(from, &n);
+    char *p = t ? strstr(t, ",\"signature\":") : NULL;
+    if (!p) { CHECK(p != NULL); free(t); return; }
+    FILE *f = fopen(to, "wb");
+    fwrite(t, 1, (size_t)(p - t), f);
+    fputs("}\n", f);
+    fclose(f);
+    free(t);
+}
+
+/* The quality gate: reference logits and text shipped with the manifest; add runs eval
+ * compare and keeps a version outside active when KLD or top-1 miss the thresholds. */
+static void test_gate(void)
+{
+    const char *s = new_store("gate");
+    const char *d = test_tmpdir();
+    char g[600], q4[600], text[600], bad[600], m1[700];
+    snprintf(g, sizeof g, "%s/gpub", d);
+    snprintf(q4, sizeof q4, "%s/q4.gguf", d);
+    snprintf(text, sizeof text, "%s/gate.txt", d);
+    snprintf(bad, sizeof bad, "%s/gbad.json", d);
+    snprintf(m1, sizeof m1, "%s/gated@1.json", g);
+    sh("head -c 20000 %s > %s", shared_path("models/text/tinystories_val_head.txt"), text);
+    CHECK_EQ(sh("%s quantize %s %s --type q4_0", EDGELLM_CLI, model_v1, q4), 0);
+    /* bad command lines: no text, a negative threshold */
+    CHECK_EQ(sh("%s store publish %s --key %s.key --name gated --version 1 -o %s --gate-ref %s --gate-max-kld 0.001 "
+                "--gate-min-top1 99", EDGELLM_CLI, model_v1, keybase, g, model_v1), 2);
+    CHECK_EQ(sh("%s store publish %s --key %s.key --name gated --version 1 -o %s --gate-ref %s --gate-text %s "
+                "--gate-max-kld -1 --gate-min-top1 99", EDGELLM_CLI, model_v1, keybase, g, model_v1, text), 2);
+    /* the model gated against its own logits passes */
+    CHECK_EQ(sh("%s store publish %s --key %s.key --name gated --version 1 -o %s --gate-ref %s --gate-text %s "
+                "--gate-max-kld 0.001 --gate-min-top1 99", EDGELLM_CLI, model_v1, keybase, g, model_v1, text), 0);
+    /* a Q4_0 of it against the F32 logits with a tight KLD threshold: publish refuses it */
+    CHECK(sh("%s store publish %s --key %s.key --name gated --version 2 -o %s/g2 --gate-logits %s/gated@1.logits "
+             "--gate-text %s --gate-max-kld 0.01 --gate-min-top1 50", EDGELLM_CLI, q4, keybase, d, g, text) != 0);
+    CHECK(strstr(sh_out, "quality gate") && strstr(sh_out, "KLD"));
+    /* with thresholds it meets it is published (version 3), and the tight manifest of version 2
+     * is made from it: the same files, the thresholds changed (so unsigned) */
+    CHECK_EQ(sh("%s store publish %s --key %s.key --name gated --version 3 -o %s --gate-logits %s/gated@1.logits "
+                "--gate-text %s --gate-max-kld 0.5 --gate-min-top1 50", EDGELLM_CLI, q4, keybase, g, g, text), 0);
+    char m3[700], m2[700], m2s[700];
+    snprintf(m3, sizeof m3, "%s/gated@3.json", g);
+    snprintf(m2, sizeof m2, "%s/gated@2.json", g);
+    snprintf(m2s, sizeof m2s, "%s/gated@2s.json", g);
+    tamper(m3, m2s, "\"version\":3", "\"version\":2");
+    char m2t[700];
+    snprintf(m2t, sizeof m2t, "%s/gated@2t.json", g);
+    tamper(m2s, m2t, "\"max_kld\":0.5", "\"max_kld\":0.01");
+    unsign(m2t, m2);
+    CHECK_EQ(ST(s, "trust %s.pub", keybase), 0);
+    /* a tampered threshold: the signature no longer holds */
+    CHECK_EQ(ST(s, "add --manifest %s", m2t), 1);
+    CHECK(strstr(sh_out, "signature"));
+    /* hostile gate fields: refused with the field named */
+    static const char *const hostile[][3] = {
+        {"\"max_kld\":0.001", "\"max_kld\":-1", "gate.max_kld"},
+        {"\"min_top1\":99", "\"min_top1\":101", "gate.min_top1"},
+        {"\"min_top1\":99", "\"min_top1\":1e999", "gate.min_top1"},
+        {"\"max_kld\":0.001", "\"max_kld\":\"0.1\"", "gate.max_kld"},
+        {"\"gate\":{", "\"gate\":{\"skip\":1,", "gate.skip"},
+        {"\"logits\":{\"name\":\"", "\"logits\":{\"name\":\"../", "gate.logits.name"},
+        {"\"gate\":{\"logits\":{", "\"gate\":{\"logits\":{\"size\":99999999999,", "gate.logits.size"},
+    };
+    for (size_t i = 0; i < sizeof hostile / sizeof hostile[0]; i++) {
+        tamper(m1, bad, hostile[i][0], hostile[i][1]);
+        CHECK(ST(s, "add --manifest %s", bad) != 0);
+        CHECK(strstr(sh_out, hostile[i][2]) != NULL);
+        if (!strstr(sh_out, hostile[i][2])) fprintf(stderr, "  %s -> %s\n", hostile[i][1], sh_out);
+    }
+    /* a tampered gate blob: the bytes beside the manifest do not match gate.logits.sha256 */
+    char g2[600];
+    snprintf(g2, sizeof g2, "%s/gpub2", d);
+    sh("cp -r %s %s && printf 'XXXX' | dd of=%s/gated@1.logits bs=1 seek=600 conv=notrunc", g, g2, g2);
+    CHECK_EQ(ST(s, "add --manifest %s/gated@1.json", g2), 1);
+    CHECK(strstr(sh_out, "gate.logits.sha256"));
+    sh("head -c 1000 %s/gated@1.logits > %s/gated@1.logits", g, g2);
+    CHECK_EQ(ST(s, "add --manifest %s/gated@1.json", g2), 1);
+    CHECK(strstr(sh_out, "gate.logits.size"));
+    CHECK_EQ(active_version(s, "gated"), 0);
+    /* passes: recorded and shown */
+    CHECK_EQ(ST(s, "add --manifest %s --activate", m1), 0);
+    CHECK(strstr(sh_out, "quality gate passed") && strstr(sh_out, "KLD"));
+    CHECK_EQ(active_version(s, "gated"), 1);
+    /* fails: recorded with the reason, never active */
+    CHECK_EQ(ST(s, "add --manifest %s --allow-unsigned --activate", m2), 1);
+    CHECK(strstr(sh_out, "quality gate failed") && strstr(sh_out, "too high") && strstr(sh_out, "inactive"));
+    CHECK_EQ(active_version(s, "gated"), 1);
+    CHECK(ST(s, "activate gated@2") != 0);
+    CHECK_EQ(active_version(s, "gated"), 1);
+    /* the looser gate of version 3 passes */
+    CHECK_EQ(ST(s, "add --manifest %s --activate", m3), 0);
+    CHECK_EQ(active_version(s, "gated"), 3);
+    CHECK_EQ(ST(s, "list"), 0);
+    CHECK(strstr(sh_out, "FAILED") && strstr(sh_out, "quality gate failed") && strstr(sh_out, "quality gate passed"));
+    /* gc keeps the gate blobs of what it keeps; verify checks them */
+    CHECK_EQ(ST(s, "gc --keep 0"), 0);
+    CHECK_EQ(ST(s, "verify"), 0);
+    edgellm_store_params sp = edgellm_store_default_params();
+    sp.dir = s;
+    edgellm_store *st = NULL;
+    edgellm_store_entry e = {.size = sizeof e};
+    CHECK_EQ(edgellm_store_open(&sp, &st, NULL), EDGELLM_OK);
+    CHECK_EQ(edgellm_store_resolve(st, "gated", 0, &e, NULL), EDGELLM_OK);
+    CHECK(strstr(e.gate, "passed") != NULL);
+    edgellm_store_close(st);
+    size_t n;
+    char *t = read_file(m3, &n);
+    char lh[65] = "";
+    const char *q = t ? strstr(t, "\"logits\":{") : NULL;
+    q = q ? strstr(q, "\"sha256\":\"") : NULL;
+    if (q) snprintf(lh, sizeof lh, "%.64s", q + 10);
+    free(t);
+    CHECK(lh[0] != 0);
+    sh("chmod u+w %s/blobs/sha256-%s; printf 'XXXX' | dd of=%s/blobs/sha256-%s bs=1 seek=600 conv=notrunc", s, lh, s,
+       lh);
+    CHECK_EQ(ST(s, "verify"), 1);
+    CHECK(strstr(sh_out, lh) != NULL);
+    CHECK(active_runs(s, "gated"));
+}
+
+/* Key rotation: two trusted keys at once; a removed key's manifests are refused. */
+static void test_key_rotation(void)
+{
+    const char *s = new_store("keys");
+    const char *d = test_tmpdir();
+    char k2[600], site[600];
+    snprintf(k2, sizeof k2, "%s/key2", d);
+    snprintf(site, sizeof site, "%s/rot", d);
+    CHECK_EQ(sh("%s store keygen -o %s", EDGELLM_CLI, k2), 0);
+    for (int v = 1; v <= 4; v++)   /* v1, v3 by the first key; v2, v4 by the second */
+        CHECK_EQ(sh("%s store publish %s --key %s.key --name rot --version %d -o %s", EDGELLM_CLI,
+                    v % 2 ? model_v1 : model_v2, v % 2 ? keybase : k2, v, site), 0);
+    CHECK_EQ(ST(s, "trust %s.pub", keybase), 0);
+    CHECK_EQ(ST(s, "trust %s.pub", k2), 0);
+    CHECK_EQ(ST(s, "add --manifest %s/rot@1.json --activate", site), 0);
+    CHECK_EQ(ST(s, "add --manifest %s/rot@2.json --activate", site), 0);
+    /* the first key is retired */
+    CHECK_EQ(ST(s, "trust --remove %s.pub", keybase), 0);
+    CHECK(ST(s, "trust --remove %s.pub", keybase) != 0);   /* not trusted any more */
+    CHECK(strstr(sh_out, "does not trust"));
+    CHECK_EQ(ST(s, "add --manifest %s/rot@3.json", site), 1);
+    CHECK(strstr(sh_out, "signature") && strstr(sh_out, "does not trust"));
+    CHECK_EQ(ST(s, "add --manifest %s/rot@4.json --activate", site), 0);
+    CHECK_EQ(active_version(s, "rot"), 4);
+    CHECK_EQ(ST(s, "verify"), 0);
+    /* trusting it again restores it */
+    CHECK_EQ(ST(s, "trust %s.pub", keybase), 0);
+    CHECK_EQ(ST(s, "list"), 0);
+    CHECK(strstr(sh_out, "unsigned") == NULL);
+}
+
 int main(void)
 {
     if (!shared_path("models/stories260K/stories260K.gguf")) {
@@ -585,6 +753,8 @@ int main(void)
     publish(2, model_v2, model_v1);
     RUN(test_publish_add_activate);
     RUN(test_hostile);
+    RUN(test_gate);
+    RUN(test_key_rotation);
     RUN(test_delta);
     RUN(test_download);
     RUN(test_full_disk);

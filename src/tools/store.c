@@ -139,7 +139,9 @@ edgellm_store_add_params edgellm_store_add_default_params(void)
 }
 edgellm_store_publish_params edgellm_store_publish_default_params(void)
 {
-    return (edgellm_store_publish_params){.size = sizeof(edgellm_store_publish_params), .expires_days = 365};
+    return (edgellm_store_publish_params){.size = sizeof(edgellm_store_publish_params), .expires_days = 365,
+                                          .gate_max_kld = -1, .gate_min_top1 = -1, .gate_n_ctx = 128,
+                                          .gate_chunks = 4};
 }
 edgellm_status edgellm_store_open(const edgellm_store_params *p, edgellm_store **out, edgellm_error *err)
 {
@@ -164,6 +166,7 @@ edgellm_status edgellm_store_verify(edgellm_store *s, void (*fn)(void *, const c
 edgellm_status edgellm_store_gc(edgellm_store *s, int k, int *n, uint64_t *b, edgellm_error *err)
 { return NO_STORE(err); }
 edgellm_status edgellm_store_trust(edgellm_store *s, const char *p, edgellm_error *err) { return NO_STORE(err); }
+edgellm_status edgellm_store_untrust(edgellm_store *s, const char *p, edgellm_error *err) { return NO_STORE(err); }
 edgellm_status edgellm_store_keygen(const char *a, const char *b, edgellm_error *err) { return NO_STORE(err); }
 edgellm_status edgellm_store_publish(const edgellm_store_publish_params *p, edgellm_error *err)
 { return NO_STORE(err); }
@@ -434,6 +437,12 @@ typedef struct {
 } mtensor;
 
 typedef struct {
+    char name[160];
+    uint64_t size;
+    uint8_t sha[32];
+} mblob;
+
+typedef struct {
     char name[64];
     int64_t version;
     int64_t created, expires;          /* expires 0: never */
@@ -445,6 +454,9 @@ typedef struct {
     char patch_name[160];
     uint64_t patch_size;
     uint8_t patch_sha[32], patch_base[32];
+    int has_gate;                      /* quality gate: reference logits over a text, thresholds */
+    mblob gate_logits, gate_text;
+    double gate_max_kld, gate_min_top1;   /* nats; percent */
     int n_tensors;
     mtensor *tensors;
     int has_sig;
@@ -457,6 +469,25 @@ static void manifest_free(manifest *m)
     edgellm_free(m->tensors);
     m->tensors = NULL;
     m->n_tensors = 0;
+}
+
+/* The shortest of %.15g, %.16g, %.17g that reads back as v (a finite double). */
+static const char *fmt_double(double v, char buf[32])
+{
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, 32, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) break;
+    }
+    return buf;
+}
+
+static void canon_blob(sbuf *b, const mblob *x)
+{
+    char hex[65];
+    sb_printf(b, "{\"name\":");
+    sb_str(b, x->name, strlen(x->name));
+    edgellm_sha256_hex(x->sha, hex);
+    sb_printf(b, ",\"size\":%llu,\"sha256\":\"%s\"}", (unsigned long long)x->size, hex);
 }
 
 /* The signed bytes: every field but the signature, in this order and spelling. */
@@ -478,6 +509,15 @@ static void canon_manifest(const manifest *m, sbuf *b)
         sb_printf(b, ",\"size\":%llu,\"sha256\":\"%s\"", (unsigned long long)m->patch_size, hex);
         edgellm_sha256_hex(m->patch_base, hex);
         sb_printf(b, ",\"base_sha256\":\"%s\"}", hex);
+    }
+    if (m->has_gate) {
+        char x[32], y[32];
+        sb_printf(b, ",\"gate\":{\"logits\":");
+        canon_blob(b, &m->gate_logits);
+        sb_printf(b, ",\"text\":");
+        canon_blob(b, &m->gate_text);
+        sb_printf(b, ",\"max_kld\":%s,\"min_top1\":%s}", fmt_double(m->gate_max_kld, x),
+                  fmt_double(m->gate_min_top1, y));
     }
     sb_printf(b, ",\"tensors\":[");
     for (int i = 0; i < m->n_tensors; i++) {
@@ -571,6 +611,38 @@ static edgellm_status get_u64(const cJSON *o, const char *key, const char *file,
     return EDGELLM_OK;
 }
 
+/* o.key: {"name": plain file name, "size": <= max, "sha256": 64 hex digits} */
+static edgellm_status get_blob(const cJSON *o, const char *key, const char *file, const char *field, mblob *out,
+                               uint64_t max, edgellm_error *err)
+{
+    static const char *const blobk[] = {"name", "size", "sha256", NULL};
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    char f[64];
+    if (!cJSON_IsObject(v)) return bad_field(err, file, field, v ? "not an object" : "missing");
+    edgellm_status st = only_keys(v, blobk, file, field, err);
+    if (st) return st;
+    snprintf(f, sizeof f, "%s.name", field);
+    if ((st = get_str(v, "name", file, f, out->name, sizeof out->name, true, err))) return st;
+    if (!valid_file_name(out->name)) return bad_field(err, file, f, "not a plain file name");
+    snprintf(f, sizeof f, "%s.size", field);
+    if ((st = get_u64(v, "size", file, f, &out->size, err))) return st;
+    if (out->size > max) return bad_field(err, file, f, "above %llu bytes", (unsigned long long)max);
+    snprintf(f, sizeof f, "%s.sha256", field);
+    return get_sha(v, "sha256", file, f, out->sha, err);
+}
+
+/* o.key: a number in [lo, hi] */
+static edgellm_status get_double(const cJSON *o, const char *key, const char *file, const char *field, double lo,
+                                 double hi, double *out, edgellm_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v) return bad_field(err, file, field, "missing");
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < lo || v->valuedouble > hi)
+        return bad_field(err, file, field, "not a number in [%g, %g]", lo, hi);
+    *out = v->valuedouble;
+    return EDGELLM_OK;
+}
+
 /* Parse text (len bytes) of file into *m. Signature bytes are read, not checked. */
 static edgellm_status manifest_parse(const char *text, size_t len, const char *file, manifest *m,
                                      edgellm_error *err)
@@ -582,7 +654,7 @@ static edgellm_status manifest_parse(const char *text, size_t len, const char *f
                                    cJSON_GetErrorPtr() ? (size_t)(cJSON_GetErrorPtr() - text) : (size_t)0);
     edgellm_status st = EDGELLM_OK;
     static const char *const top[] = {"edgellm_manifest", "name", "version", "created", "expires", "min_edgellm",
-                                      "file", "patch", "tensors", "signature", NULL};
+                                      "file", "patch", "gate", "tensors", "signature", NULL};
     static const char *const filek[] = {"name", "size", "sha256", NULL};
     static const char *const patchk[] = {"name", "size", "sha256", "base_sha256", NULL};
     static const char *const tk[] = {"name", "offset", "size", "sha256", NULL};
@@ -633,6 +705,18 @@ static edgellm_status manifest_parse(const char *text, size_t len, const char *f
         if ((st = get_u64(p, "size", file, "patch.size", &m->patch_size, err))) goto done;
         if ((st = get_sha(p, "sha256", file, "patch.sha256", m->patch_sha, err))) goto done;
         if ((st = get_sha(p, "base_sha256", file, "patch.base_sha256", m->patch_base, err))) goto done;
+    }
+    const cJSON *gt = cJSON_GetObjectItemCaseSensitive(root, "gate");
+    if (gt) {
+        static const char *const gatek[] = {"logits", "text", "max_kld", "min_top1", NULL};
+        if (!cJSON_IsObject(gt)) { st = bad_field(err, file, "gate", "not an object"); goto done; }
+        if ((st = only_keys(gt, gatek, file, "gate", err))) goto done;
+        m->has_gate = 1;
+        if ((st = get_blob(gt, "logits", file, "gate.logits", &m->gate_logits, EDGELLM_STORE_MAX_GATE_LOGITS, err)) ||
+            (st = get_blob(gt, "text", file, "gate.text", &m->gate_text, EDGELLM_STORE_MAX_GATE_TEXT, err)) ||
+            (st = get_double(gt, "max_kld", file, "gate.max_kld", 0, 1e6, &m->gate_max_kld, err)) ||
+            (st = get_double(gt, "min_top1", file, "gate.min_top1", 0, 100, &m->gate_min_top1, err)))
+            goto done;
     }
     const cJSON *ts = cJSON_GetObjectItemCaseSensitive(root, "tensors");
     if (!cJSON_IsArray(ts)) { st = bad_field(err, file, "tensors", ts ? "not an array" : "missing"); goto done; }
@@ -725,7 +809,9 @@ edgellm_store_add_params edgellm_store_add_default_params(void)
 }
 edgellm_store_publish_params edgellm_store_publish_default_params(void)
 {
-    return (edgellm_store_publish_params){.size = sizeof(edgellm_store_publish_params), .expires_days = 365};
+    return (edgellm_store_publish_params){.size = sizeof(edgellm_store_publish_params), .expires_days = 365,
+                                          .gate_max_kld = -1, .gate_min_top1 = -1, .gate_n_ctx = 128,
+                                          .gate_chunks = 4};
 }
 
 edgellm_status edgellm_store_open(const edgellm_store_params *pp, edgellm_store **out, edgellm_error *err)
@@ -842,7 +928,9 @@ static edgellm_status write_refs(const edgellm_store *s, const char *name, int64
     return atomic_write(p, t, (size_t)n, 0644, err);
 }
 
-/* manifests/NAME/V.status: 1 ok, -1 failed (why), 0 none */
+/* manifests/NAME/V.status: "ok\n" (then the quality gate's result line when the manifest has
+ * a gate) or "failed: WHY\n". 1 ok, -1 failed, 0 none; why (n bytes) gets WHY, or the gate's
+ * line of an ok version ("" when none). */
 static int read_status(const edgellm_store *s, const char *name, int64_t v, char *why, size_t n)
 {
     char p[PATH_MAX], *t;
@@ -851,21 +939,23 @@ static int read_status(const edgellm_store *s, const char *name, int64_t v, char
     if (why && n) why[0] = 0;
     if (spath(s, p, sizeof p, &e, "manifests/%s/%lld.status", name, (long long)v)) return 0;
     if (read_small(p, 4096, &t, &len, &e)) return 0;
-    int r = !strcmp(t, "ok\n") ? 1 : !strncmp(t, "failed: ", 8) ? -1 : 0;
-    if (r < 0 && why) {
-        snprintf(why, n, "%s", t + 8);
+    int r = !strncmp(t, "ok\n", 3) ? 1 : !strncmp(t, "failed: ", 8) ? -1 : 0;
+    if (r && why) {
+        snprintf(why, n, "%s", t + (r < 0 ? 8 : 3));
         why[strcspn(why, "\n")] = 0;
     }
     edgellm_free(t);
     return r;
 }
+/* why NULL: "ok" with the gate's line (NULL: none); else "failed: why". */
 static edgellm_status write_status(const edgellm_store *s, const char *name, int64_t v, const char *why,
-                                   edgellm_error *err)
+                                   const char *gate, edgellm_error *err)
 {
     char p[PATH_MAX], t[600];
     if (spath(s, p, sizeof p, err, "manifests/%s/%lld.status", name, (long long)v)) return EDGELLM_ERR_IO;
-    int n = why ? snprintf(t, sizeof t, "failed: %.560s\n", why) : snprintf(t, sizeof t, "ok\n");
-    for (int i = 8; why && i < n - 1; i++)
+    int n = why ? snprintf(t, sizeof t, "failed: %.560s\n", why)
+                : snprintf(t, sizeof t, "ok\n%.560s%s", gate ? gate : "", gate ? "\n" : "");
+    for (int i = why ? 8 : 3; i < n - 1; i++)
         if (t[i] == '\n') t[i] = ' ';
     return atomic_write(p, t, (size_t)n, 0644, err);
 }
@@ -1007,6 +1097,10 @@ static void fill_entry(const edgellm_store *s, const manifest *m, int64_t active
     r.active = active == m->version;
     r.previous = prev == m->version;
     r.verified = read_status(s, m->name, m->version, r.note, sizeof r.note);
+    if (r.verified > 0) {
+        snprintf(r.gate, sizeof r.gate, "%.399s", r.note);
+        r.note[0] = 0;
+    }
     bool tk;
     r.signed_by_trusted = check_signature(s, m, &tk) == 1;
     r.created = m->created;
@@ -1038,17 +1132,20 @@ static bool smoke(const char *path, char *why, size_t n)
     edgellm_ctx *c = NULL;
     edgellm_error e = {0};
     bool ok = false;
-    if (edgellm_model_load(path, &mp, &m, &e)) { snprintf(why, n, "does not load: %s", e.msg); return false; }
+    if (edgellm_model_load(path, &mp, &m, &e)) { snprintf(why, n, "does not load: %.300s", e.msg); return false; }
     edgellm_model_info info = {.size = sizeof info};
     edgellm_model_get_info(m, &info);
     edgellm_ctx_params cp = edgellm_ctx_default_params();
     cp.n_ctx = 8;
     cp.n_threads = 1;
-    if (edgellm_ctx_new(m, &cp, &c, &e)) { snprintf(why, n, "no context: %s", e.msg); goto out; }
+    if (edgellm_ctx_new(m, &cp, &c, &e)) { snprintf(why, n, "no context: %.300s", e.msg); goto out; }
     const edgellm_tokenizer *t = edgellm_model_tokenizer(m);
     int32_t tok = t && edgellm_token_bos(t) >= 0 ? edgellm_token_bos(t) : 0;
     for (int step = 0; step < 4; step++) {
-        if (edgellm_decode(c, &tok, 1, NULL, &e)) { snprintf(why, n, "smoke test: decode failed: %s", e.msg); goto out; }
+        if (edgellm_decode(c, &tok, 1, NULL, &e)) {
+            snprintf(why, n, "smoke test: decode failed: %.300s", e.msg);
+            goto out;
+        }
         const float *l = edgellm_ctx_logits(c);
         int best = 0;
         for (int i = 0; i < info.n_vocab; i++) {
@@ -1204,7 +1301,7 @@ static edgellm_status manifest_from_file(const char *path, const char *name, int
 
 /* Copy src into a temporary under tmp/, hashing; on success *tmp_out names it (fsynced). */
 static edgellm_status copy_in(edgellm_store *s, const char *src, char *tmp_out, size_t tn, uint8_t sha[32],
-                              uint64_t *size, uint64_t cap, edgellm_error *err)
+                              uint64_t *size, uint64_t cap, const char *field, edgellm_error *err)
 {
     int in = open(src, O_RDONLY | O_CLOEXEC);
     if (in < 0) return edgellm_fail(err, errno == ENOENT ? EDGELLM_ERR_NOT_FOUND : EDGELLM_ERR_IO, "%s: %s", src,
@@ -1216,8 +1313,8 @@ static edgellm_status copy_in(edgellm_store *s, const char *src, char *tmp_out, 
     }
     if ((uint64_t)st.st_size != cap) {
         close(in);
-        return edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: %lld bytes, the manifest's file.size says %llu", src,
-                            (long long)st.st_size, (unsigned long long)cap);
+        return edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: %lld bytes, the manifest's %s says %llu", src,
+                            (long long)st.st_size, field, (unsigned long long)cap);
     }
     if (spath(s, tmp_out, tn, err, "tmp/add.XXXXXX")) { close(in); return EDGELLM_ERR_IO; }
     int out = mkstemp(tmp_out);
@@ -1237,7 +1334,7 @@ static edgellm_status copy_in(edgellm_store *s, const char *src, char *tmp_out, 
         if (r < 0) { rc = edgellm_fail(err, EDGELLM_ERR_IO, "%s: read failed: %s", src, strerror(errno)); break; }
         if (r == 0) break;
         if (n + (uint64_t)r > cap) {
-            rc = edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: longer than the manifest's file.size %llu", src,
+            rc = edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: longer than the manifest's %s %llu", src, field,
                               (unsigned long long)cap);
             break;
         }
@@ -1261,6 +1358,7 @@ static edgellm_status copy_in(edgellm_store *s, const char *src, char *tmp_out, 
  * blob exists already. */
 static edgellm_status place_blob(edgellm_store *s, const char *tmp, const char *blob, edgellm_error *err)
 {
+    (void)s;
     struct stat st;
     if (stat(blob, &st) == 0) { unlink(tmp); return EDGELLM_OK; }
     if (!edgellm_store_rename(tmp, blob)) {
@@ -1277,6 +1375,85 @@ static void sibling(const char *base, const char *name, char *out, size_t n)
     const char *slash = strrchr(base, '/');
     if (!slash) snprintf(out, n, "%s", name);
     else snprintf(out, n, "%.*s/%s", (int)(slash - base), base, name);
+}
+
+/* Bring a quality gate's blob x (field "gate.logits" or "gate.text") into blobs/: from
+ * beside the manifest (a file or a URL, downloaded with the same resume and size cap as a
+ * model), checked against its size and SHA-256. */
+static edgellm_status bring_gate_blob(edgellm_store *s, const edgellm_store_add_params *p, const mblob *x,
+                                      const char *field, edgellm_error *err)
+{
+    char hex[65], blob[PATH_MAX], src[PATH_MAX], tmp[PATH_MAX], f[64];
+    struct stat sb;
+    edgellm_sha256_hex(x->sha, hex);
+    edgellm_status st = spath(s, blob, sizeof blob, err, "blobs/sha256-%s", hex);
+    if (st || stat(blob, &sb) == 0) return st;
+    sibling(p->manifest, x->name, src, sizeof src);
+    if (edgellm_store_is_url(src)) {
+        if ((st = spath(s, tmp, sizeof tmp, err, "downloads/sha256-%s.part", hex))) return st;
+        edgellm_fetch_opts fo = {.chunk_bytes = p->chunk_bytes, .retries = p->retries,
+                                 .connect_timeout_s = p->connect_timeout_s, .low_speed_time_s = p->low_speed_time_s,
+                                 .progress = s->progress, .progress_user = s->progress_user};
+        if ((st = edgellm_store_fetch(src, tmp, x->size, x->sha, &fo, err))) return st;
+        if ((st = place_blob(s, tmp, blob, err))) return st;
+        char ck[PATH_MAX + 8];
+        snprintf(ck, sizeof ck, "%s.ckpt", tmp);
+        store_unlink(ck);
+        return EDGELLM_OK;
+    }
+    uint8_t d[32];
+    uint64_t n;
+    snprintf(f, sizeof f, "%s.size", field);
+    if ((st = copy_in(s, src, tmp, sizeof tmp, d, &n, x->size, f, err))) return st;
+    if (memcmp(d, x->sha, 32)) {
+        unlink(tmp);
+        char dh[65];
+        edgellm_sha256_hex(d, dh);
+        return edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s: SHA-256 %s does not match the manifest's %s.sha256", src, dh,
+                            field);
+    }
+    st = place_blob(s, tmp, blob, err);
+    if (st) unlink(tmp);
+    return st;
+}
+
+/* The quality gate of m: eval compare (edgellm_eval_compare, the saved-logits file's layout)
+ * of the model at path against the gate's reference logits over its text, both blobs of
+ * the store. true when KLD <= max_kld and top-1 >= min_top1; line gets the figures and the
+ * verdict, or why the comparison could not run. */
+static bool run_gate(const edgellm_store *s, const char *path, const manifest *m, char *line, size_t n)
+{
+    char lh[65], th[65], lp[PATH_MAX], tp[PATH_MAX], *text = NULL;
+    size_t tl = 0;
+    edgellm_error e = {0};
+    edgellm_sha256_hex(m->gate_logits.sha, lh);
+    edgellm_sha256_hex(m->gate_text.sha, th);
+    if (spath(s, lp, sizeof lp, &e, "blobs/sha256-%s", lh) || spath(s, tp, sizeof tp, &e, "blobs/sha256-%s", th) ||
+        read_small(tp, (size_t)EDGELLM_STORE_MAX_GATE_TEXT, &text, &tl, &e)) {
+        snprintf(line, n, "quality gate: %.300s", e.msg);
+        return false;
+    }
+    progress(s->progress, s->progress_user, 0.95, "quality gate");
+    edgellm_model_params mp = edgellm_model_default_params();
+    edgellm_model *model = NULL;
+    edgellm_eval_compare_result r;
+    memset(&r, 0, sizeof r);
+    bool ok = false;
+    if (edgellm_model_load(path, &mp, &model, &e) ||
+        edgellm_eval_compare(model, NULL, lp, text, tl, NULL, &r, &e)) {
+        snprintf(line, n, "quality gate: eval compare failed: %.300s", e.msg);
+    } else {
+        const bool kld_ok = r.n_kld_inf == 0 && r.kld_mean <= m->gate_max_kld;
+        const bool top1_ok = r.top1_pct >= m->gate_min_top1;
+        ok = kld_ok && top1_ok;
+        snprintf(line, n,
+                 "quality gate %s: KLD %.6g nats (max_kld %g)%s, top-1 %.2f %% (min_top1 %g)%s, %lld positions",
+                 ok ? "passed" : "failed", r.kld_mean, m->gate_max_kld, kld_ok ? "" : " too high", r.top1_pct,
+                 m->gate_min_top1, top1_ok ? "" : " too low", (long long)r.model.n_scored);
+    }
+    edgellm_model_free(model);
+    edgellm_free(text);
+    return ok;
 }
 
 static edgellm_status read_manifest_src(const char *src, double ct, char **text, size_t *len, edgellm_error *err)
@@ -1476,7 +1653,7 @@ edgellm_status edgellm_store_add(edgellm_store *s, const edgellm_store_add_param
             } else {
                 uint8_t d[32];
                 uint64_t n;
-                if ((st = copy_in(s, src, tmp, sizeof tmp, d, &n, m.file_size, err))) goto done;
+                if ((st = copy_in(s, src, tmp, sizeof tmp, d, &n, m.file_size, "file.size", err))) goto done;
                 if (memcmp(d, m.file_sha, 32)) {
                     unlink(tmp);
                     char dh[65];
@@ -1488,6 +1665,16 @@ edgellm_status edgellm_store_add(edgellm_store *s, const edgellm_store_add_param
                 if ((st = place_blob(s, tmp, blob, err))) goto done;
             }
         }
+    }
+    /* 3b. the quality gate's reference logits and text */
+    if (m.has_gate) {
+        if (!p.manifest) {
+            st = edgellm_fail(err, EDGELLM_ERR_MISUSE, "store add: a quality gate needs its manifest");
+            goto done;
+        }
+        if ((st = bring_gate_blob(s, &p, &m.gate_logits, "gate.logits", err)) ||
+            (st = bring_gate_blob(s, &p, &m.gate_text, "gate.text", err)))
+            goto done;
     }
     /* 4. the manifest, then the verification's result */
     {
@@ -1514,7 +1701,12 @@ edgellm_status edgellm_store_add(edgellm_store *s, const edgellm_store_add_param
     const int prior = read_status(s, m.name, m.version, NULL, 0);
     if (prior == 0) {
         bool ok = verify_blob(s, blob, &m, s->smoke_test, why, sizeof why);
-        if ((st = write_status(s, m.name, m.version, ok ? NULL : why, err))) goto done;
+        char gate[400] = "";
+        if (ok && m.has_gate) {
+            ok = run_gate(s, blob, &m, gate, sizeof gate);
+            if (!ok) snprintf(why, sizeof why, "%s", gate);
+        }
+        if ((st = write_status(s, m.name, m.version, ok ? NULL : why, gate[0] ? gate : NULL, err))) goto done;
         if (!ok) {
             st = edgellm_fail(err, EDGELLM_ERR_FORMAT, "%s@%lld failed verification and stays inactive: %s", m.name,
                               (long long)m.version, why);
@@ -1627,7 +1819,7 @@ static edgellm_status resolve(edgellm_store *s, const char *ref, int check, edge
         edgellm_store_entry e = {.size = sizeof e};
         fill_entry(s, &m, v, b, &e);
         manifest_free(&m);
-        char why[600] = "";
+        char why[1200] = "";
         struct stat sb;
         if (stat(e.path, &sb) != 0 || (uint64_t)sb.st_size != e.file_size)
             snprintf(why, sizeof why, "%s: missing or not %llu bytes", e.path, (unsigned long long)e.file_size);
@@ -1654,7 +1846,7 @@ static edgellm_status resolve(edgellm_store *s, const char *ref, int check, edge
         char w[600];
         snprintf(w, sizeof w, "failed after activation: %.500s", why);
         if (!read_refs(s, name, &a2, &b2, &e3) && a2 == v && b2 && read_status(s, name, b2, NULL, 0) == 1) {
-            write_status(s, name, v, w, &e3);
+            write_status(s, name, v, w, NULL, &e3);
             rolled = write_refs(s, name, b2, 0, &e3) == EDGELLM_OK;
         }
         unlock(s);
@@ -1762,6 +1954,18 @@ edgellm_status edgellm_store_verify(edgellm_store *s, void (*fn)(void *, const c
                 char why[600];
                 if (!verify_blob(s, blob, &m, false, why, sizeof why)) problem(&np, fn, user, "%s", why);
             }
+            for (int g = 0; ok == 1 && m.has_gate && g < 2; g++) {
+                const mblob *x = g ? &m.gate_text : &m.gate_logits;
+                edgellm_sha256_hex(x->sha, hex);
+                snprintf(blob, sizeof blob, "%s/blobs/sha256-%s", s->dir, hex);
+                if (stat(blob, &sb) != 0)
+                    problem(&np, fn, user, "%s: missing (the gate.%s of %s@%lld)", blob, g ? "text" : "logits", name,
+                            (long long)vs[j]);
+                else if ((uint64_t)sb.st_size != x->size)
+                    problem(&np, fn, user, "%s: %lld bytes, %s@%lld's gate.%s.size says %llu", blob,
+                            (long long)sb.st_size, name, (long long)vs[j], g ? "text" : "logits",
+                            (unsigned long long)x->size);
+            }
             manifest_free(&m);
         }
         for (int k = 0; k < 2; k++) {
@@ -1786,7 +1990,10 @@ edgellm_status edgellm_store_verify(edgellm_store *s, void (*fn)(void *, const c
         if (de->d_name[0] == '.') continue;
         uint8_t want[32], got[32];
         char p[PATH_MAX];
-        snprintf(p, sizeof p, "%s/%s", bd, de->d_name);
+        if (snprintf(p, sizeof p, "%s/%s", bd, de->d_name) >= (int)sizeof p) {
+            problem(&np, fn, user, "%s: a name too long for a path (%.64s...)", bd, de->d_name);
+            continue;
+        }
         if (strncmp(de->d_name, "sha256-", 7) || !edgellm_sha256_parse(de->d_name + 7, want)) {
             if (!strstr(de->d_name, ".tmp.")) problem(&np, fn, user, "%s: not a blob name", p);
             continue;
@@ -1811,7 +2018,7 @@ static void remove_tree_files(const char *dir, int *n, uint64_t *bytes)
     while ((de = readdir(d))) {
         if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
         char p[PATH_MAX];
-        snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+        if (snprintf(p, sizeof p, "%s/%s", dir, de->d_name) >= (int)sizeof p) continue;
         struct stat sb;
         if (lstat(p, &sb) == 0 && !S_ISDIR(sb.st_mode) && store_unlink(p)) {
             (*n)++;
@@ -1850,13 +2057,17 @@ edgellm_status edgellm_store_gc(edgellm_store *s, int keep, int *n_removed, uint
                 kept += !pinned;
                 manifest m;
                 if (!load_manifest(s, names[i], vs[j], &m, NULL, NULL, &e2)) {
-                    if (nkeep == cap) {
+                    if (nkeep + 3 > cap) {
                         cap = cap ? 2 * cap : 16;
                         void *q = edgellm_realloc(keep_hex, (size_t)cap * sizeof *keep_hex);
                         if (!q) { manifest_free(&m); st = edgellm_fail_nomem(err, "store gc"); break; }
                         keep_hex = q;
                     }
                     edgellm_sha256_hex(m.file_sha, keep_hex[nkeep++]);
+                    if (m.has_gate) {
+                        edgellm_sha256_hex(m.gate_logits.sha, keep_hex[nkeep++]);
+                        edgellm_sha256_hex(m.gate_text.sha, keep_hex[nkeep++]);
+                    }
                     if (m.has_patch) { /* nothing: patches are not kept in blobs */ }
                     manifest_free(&m);
                 }
@@ -1886,7 +2097,7 @@ edgellm_status edgellm_store_gc(edgellm_store *s, int keep, int *n_removed, uint
                 needed = !strncmp(de->d_name, "sha256-", 7) && !strcmp(de->d_name + 7, keep_hex[k]);
             if (needed) continue;
             char p[PATH_MAX];
-            snprintf(p, sizeof p, "%s/%s", bd, de->d_name);
+            if (snprintf(p, sizeof p, "%s/%s", bd, de->d_name) >= (int)sizeof p) continue;
             struct stat sb;
             if (lstat(p, &sb) == 0 && S_ISREG(sb.st_mode) && store_unlink(p)) {
                 nr++;
@@ -1938,6 +2149,24 @@ edgellm_status edgellm_store_trust(edgellm_store *s, const char *pub_path, edgel
     return st;
 }
 
+edgellm_status edgellm_store_untrust(edgellm_store *s, const char *pub_path, edgellm_error *err)
+{
+    if (!s || !pub_path) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "store trust --remove: NULL argument");
+    uint8_t k[32];
+    edgellm_status st = read_key_file(pub_path, k, 32, err);
+    if (st) return st;
+    char p[PATH_MAX], id[33];
+    hex_of(k, 16, id);
+    if ((st = lock(s, LOCK_EX, err))) return st;
+    if (!trusted(s, k))
+        st = edgellm_fail(err, EDGELLM_ERR_NOT_FOUND, "store trust --remove: %s: the store does not trust this key",
+                          pub_path);
+    else if (!(st = spath(s, p, sizeof p, err, "keys/%s.pub", id)) && !store_unlink(p))
+        st = edgellm_fail(err, EDGELLM_ERR_IO, "%s: cannot remove: %s", p, strerror(errno));
+    unlock(s);
+    return st;
+}
+
 edgellm_status edgellm_store_keygen(const char *secret_path, const char *pub_path, edgellm_error *err)
 {
     if (!secret_path || !pub_path) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "store keygen: NULL path");
@@ -1974,6 +2203,57 @@ static edgellm_status copy_file(const char *src, const char *dst, edgellm_error 
     return edgellm_output_commit(o, err);
 }
 
+/* publish's quality gate: OUT/NAME@V.logits (saved from gate_ref over gate_text, or a copy
+ * of gate_logits) and OUT/NAME@V.gate.txt into m, after checking that the model passes it. */
+static edgellm_status publish_gate(const edgellm_store_publish_params *p, manifest *m, edgellm_error *err)
+{
+    char lp[PATH_MAX], tp[PATH_MAX], *text = NULL, line[400];
+    size_t tl = 0;
+    edgellm_model *ref = NULL, *model = NULL;
+    snprintf(m->gate_logits.name, sizeof m->gate_logits.name, "%s@%lld.logits", p->name, (long long)p->version);
+    snprintf(m->gate_text.name, sizeof m->gate_text.name, "%s@%lld.gate.txt", p->name, (long long)p->version);
+    snprintf(lp, sizeof lp, "%s/%s", p->out_dir, m->gate_logits.name);
+    snprintf(tp, sizeof tp, "%s/%s", p->out_dir, m->gate_text.name);
+    edgellm_status st = read_small(p->gate_text, (size_t)EDGELLM_STORE_MAX_GATE_TEXT, &text, &tl, err);
+    if (!st) st = copy_file(p->gate_text, tp, err);
+    if (!st && p->gate_ref) {
+        edgellm_model_params mp = edgellm_model_default_params();
+        edgellm_eval_params ep = edgellm_eval_default_params();
+        ep.n_ctx = p->gate_n_ctx;
+        ep.max_chunks = p->gate_chunks;
+        ep.text_name = p->gate_text;
+        if (!(st = edgellm_model_load(p->gate_ref, &mp, &ref, err)))
+            st = edgellm_eval_save_logits(ref, text, tl, &ep, lp, NULL, err);
+    } else if (!st) {
+        st = copy_file(p->gate_logits, lp, err);
+    }
+    if (!st) st = hash_file(lp, m->gate_logits.sha, &m->gate_logits.size, NULL, NULL, NULL, err);
+    if (!st) st = hash_file(tp, m->gate_text.sha, &m->gate_text.size, NULL, NULL, NULL, err);
+    if (!st && m->gate_logits.size > EDGELLM_STORE_MAX_GATE_LOGITS)
+        st = edgellm_fail(err, EDGELLM_ERR_MISUSE, "%s: %llu bytes, above the %llu a gate's logits may have", lp,
+                          (unsigned long long)m->gate_logits.size, (unsigned long long)EDGELLM_STORE_MAX_GATE_LOGITS);
+    if (!st) {
+        m->has_gate = 1;
+        m->gate_max_kld = p->gate_max_kld;
+        m->gate_min_top1 = p->gate_min_top1;
+        /* the published model must pass its own gate (else no device would ever activate it) */
+        edgellm_model_params mp = edgellm_model_default_params();
+        edgellm_eval_compare_result r;
+        if (!(st = edgellm_model_load(p->model, &mp, &model, err)) &&
+            !(st = edgellm_eval_compare(model, NULL, lp, text, tl, NULL, &r, err))) {
+            const bool ok = r.n_kld_inf == 0 && r.kld_mean <= m->gate_max_kld && r.top1_pct >= m->gate_min_top1;
+            snprintf(line, sizeof line, "KLD %.6g nats (max %g), top-1 %.2f %% (min %g)", r.kld_mean, m->gate_max_kld,
+                     r.top1_pct, m->gate_min_top1);
+            if (!ok) st = edgellm_fail(err, EDGELLM_ERR_MISUSE, "store publish: %s fails its own quality gate: %s",
+                                       p->model, line);
+        }
+    }
+    edgellm_model_free(ref);
+    edgellm_model_free(model);
+    edgellm_free(text);
+    return st;
+}
+
 edgellm_status edgellm_store_publish(const edgellm_store_publish_params *pp, edgellm_error *err)
 {
     if (!pp || !pp->size) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "store publish: NULL params");
@@ -1982,6 +2262,11 @@ edgellm_status edgellm_store_publish(const edgellm_store_publish_params *pp, edg
     if (!p.model || !p.secret_key || !p.out_dir || !valid_name(p.name) || p.version <= 0)
         return edgellm_fail(err, EDGELLM_ERR_MISUSE, "store publish: model, key, output folder, a valid name and a "
                             "positive version are required");
+    if ((p.gate_ref || p.gate_logits) &&
+        (!p.gate_text || (p.gate_ref && p.gate_logits) || !(p.gate_max_kld >= 0 && p.gate_max_kld <= 1e6) ||
+         !(p.gate_min_top1 >= 0 && p.gate_min_top1 <= 100)))
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "store publish: a quality gate needs one of gate_ref and "
+                            "gate_logits, gate_text, gate_max_kld in [0, 1e6] nats and gate_min_top1 in [0, 100] %%");
     if (sodium_init() < 0) return edgellm_fail(err, EDGELLM_ERR_UNSUPPORTED, "store: libsodium failed to start");
     uint8_t sk[crypto_sign_SECRETKEYBYTES];
     edgellm_status st = read_key_file(p.secret_key, sk, sizeof sk, err);
@@ -2009,6 +2294,7 @@ edgellm_status edgellm_store_publish(const edgellm_store_publish_params *pp, edg
         snprintf(path, sizeof path, "%s/%s", p.out_dir, m.file_name);
         st = copy_file(p.model, path, err);
     }
+    if (!st && (p.gate_ref || p.gate_logits)) st = publish_gate(&p, &m, err);
     sbuf b = {0};
     if (!st) {
         canon_manifest(&m, &b);

@@ -9,6 +9,8 @@
 #include <stdint.h>
 
 #define EDGELLM_STORE_MAX_MANIFEST_BYTES ((size_t)16 << 20)   /* a manifest, downloaded or read */
+#define EDGELLM_STORE_MAX_GATE_LOGITS ((uint64_t)4 << 30)     /* a quality gate's saved logits */
+#define EDGELLM_STORE_MAX_GATE_TEXT ((uint64_t)64 << 20)      /* its text (read into memory)   */
 
 /* A crash point of the kill -9 harness: every write, fsync, rename and unlink of the store
  * counts one; when the count reaches $EDGELLM_STORE_CRASH_AT the process kills itself with
