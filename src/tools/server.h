@@ -155,12 +155,19 @@ typedef struct {
     double tokens_per_second;          /* generated over the last 10 s                   */
     int queue_len, slots_busy, n_slots;
     int64_t kv_cells_used, kv_cells;
+    /* speculative decoding (edgellm_spec_stats summed over the requests; plain_ms: their
+     * tokens at the runs' measured one-token pass time, decode_ms: the time they took) */
+    uint64_t spec_drafted, spec_accepted, spec_passes, spec_draft_passes, spec_tokens;
+    double spec_decode_ms, spec_plain_ms;
 } edgellm_srv_stats;
 
 /* Start the engine thread on c (n_seq slots of n_ctx cells each; the engine uses c
- * alone from now on). prefill_batch: prompt tokens per step over all slots (<= 0: 256). */
-edgellm_status edgellm_srv_engine_start(edgellm_ctx *c, int queue_size, int prefill_batch, edgellm_srv_engine **out,
-                                        edgellm_error *err);
+ * alone from now on). prefill_batch: prompt tokens per step over all slots (<= 0: 256).
+ * sp (NULL: none) with draft (NULL: lookup only) and a single slot: every request runs
+ * edgellm_generate_speculative whole in the engine thread, the cancel checks in its token
+ * callback; both contexts are the engine's from now on. */
+edgellm_status edgellm_srv_engine_start(edgellm_ctx *c, int queue_size, int prefill_batch, edgellm_ctx *draft,
+                                        const edgellm_spec_params *sp, edgellm_srv_engine **out, edgellm_error *err);
 /* Hand t to the engine (it takes a reference): 0, or the HTTP status when it cannot: 429
  * (the queue is full), 503 (draining). */
 int edgellm_srv_engine_submit(edgellm_srv_engine *e, edgellm_srv_task *t);
