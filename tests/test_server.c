@@ -640,13 +640,14 @@ static void test_server_drain(void)
     free(log);
 }
 
-/* --draft / --lookup (one slot): greedy text as `edgellm run`'s, /metrics counts the drafts;
- * more slots are refused. */
+/* --draft / --lookup (one slot): greedy text as `edgellm run`'s, /metrics counts the drafts
+ * (a fixed draft length: the adaptive one follows timings, which load changes); more slots
+ * are refused. */
 static void test_server_speculative(void)
 {
     NEED_MODEL(model);
     srv_proc s;
-    const char *args[] = {"-c", "512", "--draft", "self:q8_0", "--lookup", "2", NULL};
+    const char *args[] = {"-c", "512", "--draft", "self:q8_0", "--lookup", "2", "--draft-fixed", "--draft-max", "4", NULL};
     if (!srv_start(&s, model, args)) { CHECK(0); srv_stop(&s, 5000); return; }
     char *want = run_greedy(model, "Once upon a time", 60);
     int st = 0;
@@ -664,7 +665,7 @@ static void test_server_speculative(void)
     CHECK(srv_metric(s.port, "edgellm_spec_accepted_per_draft", NULL) > 0);
     const double ppt = srv_metric(s.port, "edgellm_spec_target_passes_per_token", NULL);
     CHECK(ppt > 0 && ppt < 1);
-    CHECK(srv_metric(s.port, "edgellm_spec_speedup", NULL) > 0);
+    CHECK(srv_metric(s.port, "edgellm_spec_speedup", NULL) >= 0);   /* 0 when no plain pass ran */
     CHECK(srv_metric(s.port, "edgellm_generated_tokens_total", NULL) == 60);
     CHECK_EQ(srv_stop(&s, 30000), 0);
     const char *two[] = {"--lookup", "2", "-np", "2", NULL};
