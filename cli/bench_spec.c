@@ -117,7 +117,7 @@ static edgellm_status bench_one(const char *path, const cli_bench_spec_opts *o, 
     edgellm_generate_params gp = edgellm_generate_default_params();
     gp.n_predict = bp->n_gen;
     gp.sampling.temperature = 0;
-    row->n_threads = n_threads;
+    row->n_threads = c ? edgellm_ctx_n_threads(c) : n_threads;
     row->n_gen = bp->n_gen;
     row->identical = true;
     row->ss = (edgellm_spec_stats){.size = sizeof row->ss};
