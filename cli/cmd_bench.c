@@ -431,6 +431,9 @@ int cmd_bench(int argc, char **argv)
     int_list batch_sizes = {sizes, &n_sizes, EDGELLM_BATCHED_MAX_SIZES, 1, 64, "batch sizes"};
     int_list threads = {p.threads, &p.n_threads_list, EDGELLM_BENCH_MAX_THREADS_LIST, 1, 64, "thread counts"};
     int_list depths = {p.depths, &p.n_depths, EDGELLM_BENCH_MAX_DEPTHS, 0, 1 << 20, "depths"};
+    cli_bench_spec_opts spec = {.sp = edgellm_spec_default_params(), .prompt = "Once upon a time"};
+    const char *spec_file = NULL;
+    int draft_fixed = 0;
     const cli_opt opts[] = {
         {CLI_LIST("-m", "--model", "MODEL.gguf", &model_list), .help = "GGUF model (repeatable)"},
         {CLI_INT("-p", "--n-prompt", "N", &p.n_prompt, 0, 1 << 20), .show_default = 1,
@@ -463,6 +466,14 @@ int cmd_bench(int argc, char **argv)
         {CLI_CUSTOM(NULL, "--mem-budget", "SIZE", &sp.mem_budget_bytes, cli_parse_size),
          .help = "also decode with run's low-memory mode at this budget (300M, 1.5G): tok/s and peak RSS against no "
                  "budget"},
+        {CLI_GROUP("speculative decoding (plain and speculative greedy runs of -n tokens, alternating)")},
+        {CLI_STRING(NULL, "--draft", "DRAFT.gguf|self:TYPE", &spec.draft), .help = "as run --draft"},
+        {CLI_INT(NULL, "--lookup", "N", &spec.sp.lookup, 0, 1024), .show_default = 1, .help = "as run --lookup"},
+        {CLI_INT(NULL, "--draft-max", "K", &spec.sp.draft_max, 1, 64), .show_default = 1,
+         .help = "draft tokens per target pass at most"},
+        {CLI_FLAG(NULL, "--draft-fixed", &draft_fixed, 1), .help = "always draft --draft-max tokens"},
+        {CLI_PATH(NULL, "--prompt-file", "FILE", &spec_file), .help = "the prompt of the runs",
+         .def = "\"Once upon a time\""},
     };
     const cli_command cmd = {
         .name = "bench",
@@ -480,6 +491,20 @@ int cmd_bench(int argc, char **argv)
     if (n_models == 0 && !bandwidth) return cli_args_missing(&cmd, argc, "give -m MODEL.gguf (or --bandwidth)");
     if (p.n_prompt == 0 && p.n_gen == 0 && n_models)
         return cli_args_error(&cmd, "-p 0 and -n 0 leave nothing to measure");
+    if (spec.draft || spec.sp.lookup > 0) {
+        if (n_sizes > 0 || bandwidth || p.n_depths > 0 || p.n_gen == 0)
+            return cli_args_error(&cmd, "--draft/--lookup need -n >= 1 and do not take -b, -d or --bandwidth");
+        spec.sp.adaptive = !draft_fixed;
+        edgellm_error err = {0};
+        size_t len = 0;
+        char *text = spec_file ? cli_read_text(spec_file, &len, &err) : NULL;
+        if (spec_file && !text) { cli_print_error("bench", &err); return 1; }
+        if (text) spec.prompt = text;
+        if (isatty(fileno(stderr))) p.progress = progress;
+        const int rc = cli_bench_spec(models, n_models, &p, &spec, format);
+        free(text);
+        return rc;
+    }
     if (n_sizes > 0) {
         if (p.n_gen == 0) return cli_args_error(&cmd, "-b needs -n >= 1 (the tokens each sequence generates)");
         if (bandwidth || p.n_depths > 0 || p.bw_gbps > 0 || !p.cold_load)

@@ -19,6 +19,48 @@ static const cli_choice signals[] = {{"min-prob", EDGELLM_CASCADE_MIN_PROB},
                                      {"entropy", EDGELLM_CASCADE_ENTROPY},
                                      {NULL, 0}};
 
+int cli_cascade_tasks(const char *cmd, const char *small_path, const char *large_path, const char *tasks, int limit,
+                      int n_threads, double max_gap)
+{
+    edgellm_model_params mp = edgellm_model_default_params();
+    mp.n_threads = n_threads;
+    edgellm_model *small = NULL, *large = NULL;
+    edgellm_error err = {0};
+    int rc = 1;
+    if (edgellm_model_load(small_path, &mp, &small, &err) || edgellm_model_load(large_path, &mp, &large, &err)) {
+        cli_print_error(cmd, &err);
+        goto done;
+    }
+    cli_eval_taskset ts = {0};
+    if (cli_eval_read_jsonl(tasks, limit, &ts, &err)) { cli_print_error(cmd, &err); goto done; }
+    edgellm_cascade_report rep;
+    if (edgellm_cascade_tasks(small, large, ts.items, ts.n, n_threads, max_gap, &rep, &err)) {
+        cli_print_error(cmd, &err);
+        cli_eval_taskset_free(&ts);
+        goto done;
+    }
+    cli_eval_taskset_free(&ts);
+    printf("items: %d; small %s: %.1f %% (%.1f ms per item); large %s: %.1f %% (%.1f ms per item)\n\n", rep.n_items,
+           small_path, rep.small_pct, rep.small_ms, large_path, rep.large_pct, rep.large_ms);
+    printf("| threshold (choice probability) | accuracy %% | escalated %% | ms per item |\n|---:|---:|---:|---:|\n");
+    for (int k = 0; k < rep.n_points; k++) {
+        const edgellm_cascade_point *p = &rep.points[k];
+        printf("| %s%.3f%s | %.1f | %.1f | %.1f |\n", k == rep.chosen ? "**" : "", p->threshold,
+               k == rep.chosen ? "**" : "", p->accuracy_pct, p->escalation_pct, p->mean_ms);
+    }
+    if (rep.chosen >= 0)
+        printf("\nchosen: threshold %.3f, accuracy %.1f %% (large %.1f %%, allowed gap %.1f %%), %.1f %% escalated, "
+               "%.1f ms per item (large alone %.1f)\n", rep.points[rep.chosen].threshold,
+               rep.points[rep.chosen].accuracy_pct, rep.large_pct, rep.max_gap_pct,
+               rep.points[rep.chosen].escalation_pct, rep.points[rep.chosen].mean_ms, rep.large_ms);
+    else printf("\nno threshold keeps accuracy within %.1f %% of the large model\n", rep.max_gap_pct);
+    rc = 0;
+done:
+    edgellm_model_free(small);
+    edgellm_model_free(large);
+    return rc;
+}
+
 int cmd_cascade(int argc, char **argv)
 {
     const char *small_path = NULL, *large_path = NULL, *prompt = NULL, *tasks = NULL;
@@ -54,6 +96,7 @@ int cmd_cascade(int argc, char **argv)
     const int parsed = cli_args_parse(&cmd, argc, argv);
     if (parsed != CLI_ARGS_GO) return parsed;
     if (!prompt == !tasks) return cli_args_error(&cmd, "give -p or --tasks (one of them)");
+    if (tasks) return cli_cascade_tasks("cascade", small_path, large_path, tasks, limit, n_threads, max_gap);
     edgellm_model_params mp = edgellm_model_default_params();
     mp.n_threads = n_threads;
     edgellm_model *small = NULL, *large = NULL;
@@ -64,7 +107,7 @@ int cmd_cascade(int argc, char **argv)
         cli_print_error("cascade", &err);
         goto done;
     }
-    if (prompt) {
+    {
         edgellm_ctx_params xp = edgellm_ctx_default_params();
         xp.n_threads = n_threads;
         xp.n_ctx = 2048;
@@ -82,31 +125,7 @@ int cmd_cascade(int argc, char **argv)
         fputc('\n', stderr);
         edgellm_cascade_result_free(&r);
         rc = 0;
-        goto done;
     }
-    cli_eval_taskset ts = {0};
-    if (cli_eval_read_jsonl(tasks, limit, &ts, &err)) { cli_print_error("cascade", &err); goto done; }
-    edgellm_cascade_report rep;
-    if (edgellm_cascade_tasks(small, large, ts.items, ts.n, n_threads, max_gap, &rep, &err)) {
-        cli_print_error("cascade", &err);
-        cli_eval_taskset_free(&ts);
-        goto done;
-    }
-    cli_eval_taskset_free(&ts);
-    printf("items: %d; small %s: %.1f %% (%.1f ms per item); large %s: %.1f %% (%.1f ms per item)\n\n", rep.n_items,
-           small_path, rep.small_pct, rep.small_ms, large_path, rep.large_pct, rep.large_ms);
-    printf("| threshold (choice probability) | accuracy %% | escalated %% | ms per item |\n|---:|---:|---:|---:|\n");
-    for (int k = 0; k < rep.n_points; k++) {
-        const edgellm_cascade_point *p = &rep.points[k];
-        printf("| %s%.3f%s | %.1f | %.1f | %.1f |\n", k == rep.chosen ? "**" : "", p->threshold,
-               k == rep.chosen ? "**" : "", p->accuracy_pct, p->escalation_pct, p->mean_ms);
-    }
-    if (rep.chosen >= 0)
-        printf("\nchosen: threshold %.3f, accuracy %.1f %% (large %.1f %%, allowed gap %.1f %%), %.1f %% escalated, "
-               "%.1f ms per item (large alone %.1f)\n", rep.points[rep.chosen].threshold,
-               rep.points[rep.chosen].accuracy_pct, rep.large_pct, rep.max_gap_pct,
-               rep.points[rep.chosen].escalation_pct, rep.points[rep.chosen].mean_ms, rep.large_ms);
-    else printf("\nno threshold keeps accuracy within %.1f %% of the large model\n", rep.max_gap_pct);
     rc = 0;
 done:
     edgellm_ctx_free(cs);

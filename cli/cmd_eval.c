@@ -72,7 +72,8 @@ static void progress_end(progress_bar *b)
 /* --------------------------------------------------------------------- flags ---- */
 
 typedef struct {
-    const char *model, *ref, *ref_logits, *text, *out, *data, *types, *tmp_dir;
+    const char *model, *ref, *ref_logits, *text, *out, *data, *types, *tmp_dir, *cascade;
+    double max_gap;
     int n_ctx, stride, chunks, threads, top_k, limit, max_tokens, bench_tokens;
     int kv_type;
     int n_ctx_set, keep, no_results, no_bench;
@@ -126,6 +127,11 @@ static int eval_options(eval_flags *fl, eval_opt *out)
                        .help = "the reference's log-probs, kept by eval save-logits"}},
         {SUB_TASK, {CLI_PATH(NULL, "--ref", "REF.gguf", &fl->ref),
                     .help = "a reference model: its accuracy too, and the gap"}},
+        {SUB_TASK, {CLI_PATH(NULL, "--cascade", "LARGE.gguf", &fl->cascade),
+                    .help = "-m answers first, LARGE when -m is unsure: accuracy, escalation and time per item "
+                            "over thresholds (multiple-choice items), as edgellm cascade --tasks"}},
+        {SUB_TASK, {CLI_DOUBLE(NULL, "--max-gap", "PCT", &fl->max_gap, 0, 100, CLI_OPEN_MIN),
+                    .help = "--cascade: accuracy loss allowed, percent of LARGE's", .def = "3"}},
         {SUB_TEXT, {CLI_PATH("-f", "--file", "TEXT.txt", &fl->text), .required = 1, .help = "the text"}},
         {SUB_TASK, {CLI_PATH(NULL, "--data", "TASK.jsonl", &fl->data), .required = 1,
                     .help = "the task set: one JSON item per line (multiple choice or generation)"}},
@@ -428,6 +434,11 @@ static void fmt_pct(char *buf, size_t n, double v, double e)
 static int run_task(const eval_flags *fl)
 {
     const char *cmd = "eval task";
+    if (fl->cascade) {
+        if (fl->ref) { fprintf(stderr, "edgellm %s: --cascade and --ref do not go together\n", cmd); return 2; }
+        return cli_cascade_tasks(cmd, fl->model, fl->cascade, fl->data, (int)fl->limit, (int)fl->threads,
+                                 fl->max_gap > 0 ? fl->max_gap : 3.0);
+    }
     edgellm_error err = {0};
     cli_eval_taskset ts;
     if (cli_eval_read_jsonl(fl->data, (int)fl->limit, &ts, &err) != EDGELLM_OK) { cli_print_error(cmd, &err); return 1; }

@@ -54,28 +54,6 @@ static int on_token(int32_t token, const char *piece, size_t len, void *user)
     return ferror(stdout) ? 1 : 0;   /* a closed pipe stops generation */
 }
 
-/* --draft self:TYPE: the model quantized to TYPE (a temporary file, removed once loaded). */
-static edgellm_status load_self_draft(const char *model_path, const char *type, const edgellm_model_params *mp,
-                                      edgellm_model **out, edgellm_error *err)
-{
-    const char *dir = getenv("TMPDIR");
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s/edgellm-draft-XXXXXX", dir && *dir ? dir : "/tmp");
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        snprintf(err->msg, sizeof err->msg, "%.400s: cannot create a temporary file for the self-draft", tmp);
-        return EDGELLM_ERR_IO;
-    }
-    close(fd);
-    edgellm_quantize_params qp = edgellm_quantize_default_params();
-    qp.type = type;
-    qp.n_threads = mp->n_threads > 0 ? mp->n_threads : 0;
-    edgellm_status s = edgellm_quantize_file(model_path, tmp, &qp, NULL, err);
-    if (s == EDGELLM_OK) s = edgellm_model_load(tmp, mp, out, err);
-    unlink(tmp);
-    return s;
-}
-
 /* Read a whole prompt file into a NUL-terminated buffer (caller frees). */
 static char *read_prompt_file(const char *path, edgellm_error *err)
 {
@@ -250,8 +228,7 @@ int cmd_run(int argc, char **argv)
     }
     if (draft_path) {
         const double td = cli_time_ms();
-        edgellm_status ds = !strncmp(draft_path, "self:", 5) ? load_self_draft(model_path, draft_path + 5, &mp, &draft, &err)
-                                                             : edgellm_model_load(draft_path, &mp, &draft, &err);
+        edgellm_status ds = cli_draft_load(model_path, draft_path, &mp, &draft, &err);
         if (ds != EDGELLM_OK) {
             fprintf(stderr, "edgellm run: draft: %s\n", err.msg);
             goto done;

@@ -47,7 +47,8 @@ int cmd_serve(int argc, char **argv)
     edgellm_server_params sp = edgellm_server_default_params();
     const char *tmpl_arg = NULL, *key = NULL, *key_file = NULL;
     double timeout = sp.timeout_s, drain = sp.drain_s;
-    int max_body_mib = (int)(sp.max_body_bytes >> 20), verbose = 0;
+    int max_body_mib = (int)(sp.max_body_bytes >> 20), verbose = 0, draft_fixed = 0, np_given = 0;
+    const char *draft_path = NULL;
     cli_gov_opts go;
     cli_gov_opts_init(&go);
     const cli_opt opts[] = {
@@ -56,7 +57,7 @@ int cmd_serve(int argc, char **argv)
          .help = "address to listen on; another than loopback without a key is allowed, with a warning"},
         {CLI_INT(NULL, "--port", "N", &sp.port, 0, 65535), .show_default = 1,
          .help = "TCP port, 0 = a free one (printed)"},
-        {CLI_INT("-np", "--parallel", "N", &sp.n_parallel, 1, 64), .show_default = 1,
+        {CLI_INT("-np", "--parallel", "N", &sp.n_parallel, 1, 64), .show_default = 1, .count = &np_given,
          .help = "slots: requests decoded together in one forward pass"},
         {CLI_INT("-c", "--ctx-size", "N", &sp.n_ctx, 1, 1 << 24),
          .help = "KV cells of EACH slot (the cache holds -np x -c cells; -c is never divided)",
@@ -83,6 +84,12 @@ int cmd_serve(int argc, char **argv)
          .help = "on SIGTERM/SIGINT: seconds running requests may finish before they are cancelled"},
         {CLI_FLAG("-v", "--verbose", &verbose, 1), .help = "also print libmicrohttpd's messages"},
         CLI_GOV_OPTS(&go),
+        {CLI_GROUP("speculative decoding (one slot: -np 1, the default then; /metrics adds acceptance and speed-up)")},
+        {CLI_STRING(NULL, "--draft", "DRAFT.gguf|self:TYPE", &draft_path), .help = "as run --draft"},
+        {CLI_INT(NULL, "--lookup", "N", &sp.spec.lookup, 0, 1024), .show_default = 1, .help = "as run --lookup"},
+        {CLI_INT(NULL, "--draft-max", "K", &sp.spec.draft_max, 1, 64), .show_default = 1,
+         .help = "draft tokens per target pass at most"},
+        {CLI_FLAG(NULL, "--draft-fixed", &draft_fixed, 1), .help = "always draft --draft-max tokens"},
     };
     const cli_command cmd = {
         .name = "serve", .synopsis = "edgellm serve -m MODEL.gguf [--host ADDR] [--port N] [-np N] [-c N] [options]",
@@ -99,6 +106,10 @@ int cmd_serve(int argc, char **argv)
     if (parsed != CLI_ARGS_GO) return parsed;
     if (key && key_file) return cli_args_error(&cmd, "give --api-key or --api-key-file, not both");
     if (key && !*key) return cli_args_error(&cmd, "--api-key is empty");
+    if ((draft_path || sp.spec.lookup > 0) && !np_given) sp.n_parallel = 1;
+    if ((draft_path || sp.spec.lookup > 0) && sp.n_parallel != 1)
+        return cli_args_error(&cmd, "--draft and --lookup need -np 1 (speculative decoding runs one request at a time)");
+    sp.spec.adaptive = !draft_fixed;
     sp.timeout_s = timeout;
     sp.drain_s = drain;
     sp.max_body_bytes = (size_t)max_body_mib << 20;
@@ -114,6 +125,13 @@ int cmd_serve(int argc, char **argv)
         return 1;
     }
     sp.api_key = key;
+    if ((go.enabled || go.n_given || go.policy_file) && (draft_path || sp.spec.lookup > 0)) {   /* a speculative request runs whole, not by steps */
+        fprintf(stderr, "edgellm serve: --governor acts between the batched steps, which speculative decoding "
+                        "(--draft, --lookup) does not use; give one or the other\n");
+        free(owned_tmpl);
+        free(owned_key);
+        return 2;
+    }
     if (go.light_model) {   /* one model and one context serve every slot */
         fprintf(stderr, "edgellm serve: --light-model is not applied by serve (one model serves all slots and their "
                         "caches); run a second server with the lighter model instead\n");
@@ -129,6 +147,18 @@ int cmd_serve(int argc, char **argv)
         return 1;
     }
     sp.governor = gov;
+    if (draft_path) {
+        edgellm_model_params mp = edgellm_model_default_params();
+        mp.n_threads = sp.n_threads;
+        edgellm_error derr = {0};
+        if (cli_draft_load(sp.model_path, draft_path, &mp, &sp.draft, &derr) != EDGELLM_OK) {
+            fprintf(stderr, "edgellm serve: draft: %s\n", derr.msg);
+            cli_gov_stop(gov, sim);
+            free(owned_key);
+            free(owned_tmpl);
+            return 1;
+        }
+    }
 
     struct sigaction sa, old_term, old_int;
     memset(&sa, 0, sizeof sa);
@@ -147,6 +177,7 @@ int cmd_serve(int argc, char **argv)
         free(owned_key);
     }
     free(owned_tmpl);
+    edgellm_model_free(sp.draft);
     if (rc != EDGELLM_OK) {
         cli_print_error("serve", &err);
         return 1;

@@ -29,6 +29,27 @@ int cmd_delta(int argc, char **argv);
  * rolled back to the previous when it fails to open). 0, or prints the problem and returns 1. */
 int cli_store_resolve(const char *ref, char *path, size_t size);
 int cmd_cascade(int argc, char **argv);
+/* The cascade's cost/quality curve on a multiple-choice task file (cmd_cascade.c; also
+ * eval task --cascade): both models loaded, edgellm_cascade_tasks, the markdown table and the
+ * chosen threshold on stdout. limit 0: all items. 0, or prints the problem and returns 1. */
+int cli_cascade_tasks(const char *cmd, const char *small_path, const char *large_path, const char *tasks, int limit,
+                      int n_threads, double max_gap);
+
+/* --draft FILE | self:TYPE (bench_spec.c): a draft model from FILE, or model_path quantized
+ * to TYPE (a temporary file in $TMPDIR or /tmp, removed once mapped). Statuses as
+ * edgellm_model_load and edgellm_quantize_file. */
+edgellm_status cli_draft_load(const char *model_path, const char *arg, const edgellm_model_params *mp,
+                              edgellm_model **out, edgellm_error *err);
+/* bench --draft / --lookup (bench_spec.c): plain and speculative greedy runs of -n tokens
+ * alternating, -r rounds, per model and thread count; fmt 0 md, 1 csv, 2 json on stdout.
+ * 0, or 1 when a model failed (printed). */
+typedef struct {
+    const char *draft;          /* FILE or self:TYPE; NULL: lookup only                      */
+    const char *prompt;         /* the prompt text                                           */
+    edgellm_spec_params sp;
+} cli_bench_spec_opts;
+int cli_bench_spec(const char *const *models, int n_models, const edgellm_bench_params *bp, const cli_bench_spec_opts *o,
+                   int fmt);
 
 /* --chat-template NAME|FILE (cmd_template.c): a built-in's text, or FILE read into *owned
  * (free it); NULL arg: *text NULL (the model's own). Prints the problem and returns 1 when

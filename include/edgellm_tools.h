@@ -1668,6 +1668,13 @@ typedef struct {
      * finish; the lighter model is not switched (one model serves every slot). /metrics
      * shows the level (edgellm_srv_engine_govern, docs/governor.md). */
     edgellm_governor *governor;
+    /* Speculative decoding (needs n_parallel 1): drafts from `draft` (a model with the
+     * model's vocabulary, the caller's: free it after edgellm_server_run returns; NULL: none)
+     * and/or prompt lookup (spec.lookup > 0), checked as edgellm_generate_speculative does;
+     * /metrics adds acceptance, accepted tokens per draft, target passes per token and the
+     * speed-up over the runs' one-token passes. Default: off (no draft, lookup 0). */
+    edgellm_model *draft;
+    edgellm_spec_params spec;
 } edgellm_server_params;
 
 EDGELLM_API edgellm_server_params edgellm_server_default_params(void);

@@ -574,6 +574,42 @@ static void test_cli_plan_ctx_beyond_trained_notes(void)
     CHECK(!strstr(err, "beyond"));
 }
 
+/* bench --lookup / --draft: one row per model and thread count, plain and speculative
+ * greedy texts identical, the draft counts (exact); eval task --cascade prints the curve. */
+static void test_cli_bench_speculative_and_eval_cascade(void)
+{
+    NEED_SHARED(model, STORIES);
+    char args[2048], out[16384], err[4096];
+    snprintf(args, sizeof args, "bench -m %s --lookup 2 -n 48 -r 2 -t 1 --no-warmup -o csv", model);
+    CHECK_EQ(run_cli(args, out, sizeof out, err, sizeof err), 0);
+    static const char head[] = "model_filename,draft,n_threads,n_gen,plain_ts,spec_ts,speedup,n_drafted,";
+    CHECK(!strncmp(out, head, strlen(head)));
+    CHECK(strstr(out, ",\"lookup 2\",1,48,") || strstr(out, ",lookup 2,1,48,"));
+    const char *nl = strrchr(out, ',');
+    CHECK(nl && nl[1] == '1');   /* identical */
+    snprintf(args, sizeof args, "bench -m %s --draft self:q8_0 --draft-max 4 --draft-fixed -n 32 -r 1 -t 1 -o json",
+             model);
+    CHECK_EQ(run_cli(args, out, sizeof out, err, sizeof err), 0);
+    CHECK(strstr(out, "\"draft\": \"self:q8_0, fixed 4\"") && strstr(out, "\"identical\": true"));
+    const char *a = strstr(out, "\"acceptance\": ");
+    CHECK(a && atof(a + strlen("\"acceptance\": ")) > 0.5);   /* a Q8_0 copy of stories260K: about 96 % */
+    const char *pp = strstr(out, "\"passes_per_token\": ");
+    const double ppt = pp ? atof(pp + strlen("\"passes_per_token\": ")) : 0;
+    CHECK(ppt > 0 && ppt < 0.6);
+    snprintf(args, sizeof args, "bench -m %s --lookup 2 -b 2", model);
+    CHECK_EQ(run_cli(args, out, sizeof out, err, sizeof err), 2);
+    const char *slash = strrchr(__FILE__, '/');
+    char data[1024];
+    snprintf(data, sizeof data, "%.*s/../data/tasks/tinystories_mc.jsonl", slash ? (int)(slash - __FILE__) : 1,
+             slash ? __FILE__ : ".");
+    snprintf(args, sizeof args, "eval task -m %s --cascade %s --data %s --limit 12 -t 1", model, model, data);
+    CHECK_EQ(run_cli(args, out, sizeof out, err, sizeof err), 0);
+    CHECK(strstr(out, "items: 12;") && strstr(out, "| threshold (choice probability) |"));
+    CHECK(strstr(out, "chosen: threshold 0.000") && strstr(out, "0.0 % escalated"));   /* the same model: never */
+    snprintf(args, sizeof args, "eval task -m %s --cascade %s --ref %s --data %s", model, model, model, data);
+    CHECK_EQ(run_cli(args, out, sizeof out, err, sizeof err), 2);
+}
+
 int main(void)
 {
     RUN(test_cli_run_no_bos_empty_prompt_notes_bos);
@@ -594,5 +630,6 @@ int main(void)
     RUN(test_cli_progress_bar_and_json_strings);
     RUN(test_cli_quantize_no_tensors_and_run_thread_range);
     RUN(test_cli_plan_ctx_beyond_trained_notes);
+    RUN(test_cli_bench_speculative_and_eval_cascade);
     return test_summary();
 }

@@ -749,6 +749,39 @@ static void test_server_governor(void)
     free(log);
 }
 
+/* --draft / --lookup (one slot): greedy text as `edgellm run`'s, /metrics counts the drafts
+ * (a fixed draft length: the adaptive one follows timings, which load changes); more slots
+ * are refused. */
+static void test_server_speculative(void)
+{
+    NEED_MODEL(model);
+    srv_proc s;
+    const char *args[] = {"-c", "512", "--draft", "self:q8_0", "--lookup", "2", "--draft-fixed", "--draft-max", "4", NULL};
+    if (!srv_start(&s, model, args)) { CHECK(0); srv_stop(&s, 5000); return; }
+    char *want = run_greedy(model, "Once upon a time", 60);
+    int st = 0;
+    cJSON *o = post_json(s.port, "/v1/completions",
+                         "{\"prompt\":\"Once upon a time\",\"max_tokens\":60,\"temperature\":0}", &st);
+    CHECK_EQ(st, 200);
+    const char *got = o ? srv_json_str(o, "choices.0.text") : NULL;
+    CHECK(want && got && !strcmp(want, got));
+    cJSON_Delete(o);
+    free(want);
+    const double drafted = srv_metric(s.port, "edgellm_spec_drafted_tokens_total", NULL);
+    const double accepted = srv_metric(s.port, "edgellm_spec_accepted_tokens_total", NULL);
+    CHECK(drafted > 0 && accepted > 0 && accepted <= drafted);
+    CHECK(fabs(srv_metric(s.port, "edgellm_spec_acceptance_ratio", NULL) - accepted / drafted) < 1e-3);
+    CHECK(srv_metric(s.port, "edgellm_spec_accepted_per_draft", NULL) > 0);
+    const double ppt = srv_metric(s.port, "edgellm_spec_target_passes_per_token", NULL);
+    CHECK(ppt > 0 && ppt < 1);
+    CHECK(srv_metric(s.port, "edgellm_spec_speedup", NULL) >= 0);   /* 0 when no plain pass ran */
+    CHECK(srv_metric(s.port, "edgellm_generated_tokens_total", NULL) == 60);
+    CHECK_EQ(srv_stop(&s, 30000), 0);
+    const char *two[] = {"--lookup", "2", "-np", "2", NULL};
+    CHECK(!srv_start(&s, model, two));
+    srv_stop(&s, 5000);
+}
+
 int main(void)
 {
     RUN(test_server_request_parse);
@@ -760,6 +793,7 @@ int main(void)
     RUN(test_server_api_key);
     RUN(test_server_drain);
     RUN(test_server_governor);
+    RUN(test_server_speculative);
     return test_summary();
 }
 #else

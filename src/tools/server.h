@@ -158,12 +158,19 @@ typedef struct {
     int gov_level, gov_paused, gov_threads;   /* governor (-1 level: none); its level, pause, threads */
     double gov_temp_c, gov_max_tok_s, gov_slept_s;   /* last temperature (NAN unknown), cap, paced/paused s */
     uint64_t gov_changes, gov_refused, gov_ctx_remade;   /* level changes, 503s, contexts re-made */
+    /* speculative decoding (edgellm_spec_stats summed over the requests; plain_ms: their
+     * tokens at the runs' measured one-token pass time, decode_ms: the time they took) */
+    uint64_t spec_drafted, spec_accepted, spec_passes, spec_draft_passes, spec_tokens;
+    double spec_decode_ms, spec_plain_ms;
 } edgellm_srv_stats;
 
 /* Start the engine thread on c (n_seq slots of n_ctx cells each; the engine uses c
- * alone from now on). prefill_batch: prompt tokens per step over all slots (<= 0: 256). */
-edgellm_status edgellm_srv_engine_start(edgellm_ctx *c, int queue_size, int prefill_batch, edgellm_srv_engine **out,
-                                        edgellm_error *err);
+ * alone from now on). prefill_batch: prompt tokens per step over all slots (<= 0: 256).
+ * sp (NULL: none) with draft (NULL: lookup only) and a single slot: every request runs
+ * edgellm_generate_speculative whole in the engine thread, the cancel checks in its token
+ * callback; both contexts are the engine's from now on. */
+edgellm_status edgellm_srv_engine_start(edgellm_ctx *c, int queue_size, int prefill_batch, edgellm_ctx *draft,
+                                        const edgellm_spec_params *sp, edgellm_srv_engine **out, edgellm_error *err);
 /* Let governor g (borrowed; polled by the engine thread only) act between steps: a paused
  * level holds the running streams between tokens (at most the policy's pause_max_s per gap)
  * and keeps queued requests waiting (edgellm_srv_engine_paused tells the HTTP side to refuse

@@ -19,6 +19,8 @@
  * generated / cap seconds between the starts of two steps (a duty cycle over all slots),
  * and another thread count holds the queue until the slots are free, then re-makes the
  * context.
+ * With speculative decoding (a single slot) step 3 is a whole edgellm_generate_speculative
+ * call per request, its token callback doing step 2's checks.
  * Lock order: the engine's mutex before a task's; the connection threads never hold a
  * task's mutex while calling in here.
  */
@@ -31,6 +33,9 @@
 
 struct edgellm_srv_engine {
     edgellm_ctx *ctx;
+    edgellm_ctx *draft;                /* speculative decoding: the draft's context or NULL */
+    edgellm_spec_params sp;
+    bool spec;                         /* one slot, each request speculative, whole       */
     int n_slots, n_ctx, prefill_batch, queue_cap;
     edgellm_gen *gens;                 /* [n_slots]; engine thread only                  */
     edgellm_srv_task **running;        /* [n_slots] the request in each slot; engine thread */
@@ -184,6 +189,60 @@ static int on_piece(void *user, int slot, int32_t token, const char *piece, size
     return stop || atomic_load(&t->cancel);
 }
 
+/* ---------------------------------------------------------- speculative ---- */
+
+typedef struct {
+    edgellm_srv_engine *e;
+    int slot;
+} spec_user;
+
+/* The token callback of a speculative request: the cancel checks of the step loop (client
+ * gone, deadline, drain over, quitting), then on_piece. */
+static int spec_piece(int32_t token, const char *piece, size_t len, void *user)
+{
+    const spec_user *u = user;
+    edgellm_srv_engine *e = u->e;
+    edgellm_srv_task *t = e->running[u->slot];
+    const double now = edgellm_time_ms();
+    if (t && t->deadline > 0 && now > t->deadline) {
+        pthread_mutex_lock(&t->mu);
+        t->timed_out = 1;
+        pthread_mutex_unlock(&t->mu);
+        return 1;
+    }
+    pthread_mutex_lock(&e->mu);
+    const bool stop = e->quit || (e->draining && now > e->drain_deadline);
+    pthread_mutex_unlock(&e->mu);
+    return stop || on_piece(e, u->slot, token, piece, len);
+}
+
+/* Run t's generation to its end with edgellm_generate_speculative; the stream is left
+ * GEN_DONE with its stats, status and error, as a stepped one (finish_slot collects it). */
+static void run_speculative(edgellm_srv_engine *e, int slot, edgellm_srv_task *t, const edgellm_generate_params *gp)
+{
+    edgellm_gen *g = &e->gens[slot];
+    spec_user u = {e, slot};
+    edgellm_spec_stats ss = {.size = sizeof ss};
+    g->st = (edgellm_generate_stats){.size = sizeof g->st};
+    g->err = (edgellm_error){0};
+    g->rc = edgellm_generate_speculative(e->ctx, e->draft, t->text, gp, &e->sp, spec_piece, &u, &g->st, &ss, &g->err);
+    g->state = GEN_DONE;
+    pthread_mutex_lock(&e->mu);
+    e->st.prompt_tokens += (uint64_t)g->st.n_prompt;
+    e->st.cached_tokens += (uint64_t)g->st.n_cached;
+    e->st.prefix_hits += g->st.n_cached > 0;
+    e->st.spec_drafted += (uint64_t)ss.n_drafted;
+    e->st.spec_accepted += (uint64_t)ss.n_accepted;
+    e->st.spec_passes += (uint64_t)ss.n_passes;
+    e->st.spec_draft_passes += (uint64_t)ss.n_draft_passes;
+    e->st.spec_tokens += (uint64_t)g->st.n_generated;
+    if (ss.pass1_ms > 0 && g->st.n_generated > 1 && g->st.decode_ms > 0) {   /* the first token is the prefill's */
+        e->st.spec_decode_ms += g->st.decode_ms;
+        e->st.spec_plain_ms += (g->st.n_generated - 1) * ss.pass1_ms;
+    }
+    pthread_mutex_unlock(&e->mu);
+}
+
 /* ---------------------------------------------------------------- slots ---- */
 
 /* Start t in the free slot whose cache shares the longest prefix with its prompt. */
@@ -213,6 +272,10 @@ static void start_task(edgellm_srv_engine *e, edgellm_srv_task *t)
         gp.n_prompt_tokens = t->n_tokens;
     }
     edgellm_gen *g = &e->gens[slot];
+    if (e->spec) {
+        run_speculative(e, slot, t, &gp);
+        return;
+    }
     edgellm_gen_begin(g, e->ctx, slot, t->text, &gp);   /* a failure leaves it GEN_DONE: collected */
     if (g->state == GEN_PREFILL) {
         pthread_mutex_lock(&t->mu);
@@ -473,13 +536,18 @@ static void *engine_main(void *arg)
 
 /* ---------------------------------------------------------------- API ---- */
 
-edgellm_status edgellm_srv_engine_start(edgellm_ctx *c, int queue_size, int prefill_batch, edgellm_srv_engine **out,
-                                        edgellm_error *err)
+edgellm_status edgellm_srv_engine_start(edgellm_ctx *c, int queue_size, int prefill_batch, edgellm_ctx *draft,
+                                        const edgellm_spec_params *sp, edgellm_srv_engine **out, edgellm_error *err)
 {
     *out = NULL;
+    if (sp && edgellm_ctx_n_seq(c) != 1)
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "serve: speculative decoding needs a single slot (-np 1)");
     edgellm_srv_engine *e = edgellm_calloc(1, sizeof *e);
     if (!e) return edgellm_fail_nomem(err, "server engine");
     e->ctx = c;
+    e->draft = draft;
+    e->spec = sp != NULL;
+    if (sp) e->sp = *sp;
     e->n_slots = edgellm_ctx_n_seq(c);
     e->n_ctx = edgellm_ctx_n_ctx(c);
     e->prefill_batch = prefill_batch > 0 ? prefill_batch : 256;

@@ -79,6 +79,7 @@ edgellm_server_params edgellm_server_default_params(void)
     p.prefill_batch = 256;
     p.max_body_bytes = (size_t)8 << 20;
     p.drain_s = 30;
+    p.spec = edgellm_spec_default_params();
     return p;
 }
 
@@ -103,6 +104,7 @@ typedef struct {
     atomic_uint_fast64_t next_id;
     edgellm_model *model;
     edgellm_ctx *ctx;
+    edgellm_ctx *dctx;                         /* speculative decoding: the draft's    */
     const char *tmpl;                         /* chat template text                           */
     char *tmpl_own;
     char model_id[256];
@@ -343,6 +345,21 @@ static enum MHD_Result do_metrics(req *r, struct MHD_Connection *c)
                (unsigned long long)st.gov_refused);
         METRIC("edgellm_governor_contexts_remade_total", "counter", "Contexts re-made for another thread count.",
                "%llu", (unsigned long long)st.gov_ctx_remade);
+    }
+    if (s->dctx || s->p.spec.lookup > 0) {   /* speculative decoding (-np 1) */
+        METRIC("edgellm_spec_drafted_tokens_total", "counter", "Draft tokens proposed (draft model and lookup).", "%llu",
+               (unsigned long long)st.spec_drafted);
+        METRIC("edgellm_spec_accepted_tokens_total", "counter", "Draft tokens the model kept.", "%llu",
+               (unsigned long long)st.spec_accepted);
+        METRIC("edgellm_spec_acceptance_ratio", "gauge", "Accepted / drafted tokens.", "%.4f",
+               st.spec_drafted ? (double)st.spec_accepted / (double)st.spec_drafted : 0.0);
+        METRIC("edgellm_spec_accepted_per_draft", "gauge", "Mean accepted length: accepted tokens per checked draft.",
+               "%.4f", st.spec_draft_passes ? (double)st.spec_accepted / (double)st.spec_draft_passes : 0.0);
+        METRIC("edgellm_spec_target_passes_per_token", "gauge", "Model passes per generated token (1: plain decoding).",
+               "%.4f", st.spec_tokens ? (double)st.spec_passes / (double)st.spec_tokens : 0.0);
+        METRIC("edgellm_spec_speedup", "gauge",
+               "Decode speed-up: the tokens at the measured one-token pass time over the time they took.", "%.4f",
+               st.spec_decode_ms > 0 ? st.spec_plain_ms / st.spec_decode_ms : 0.0);
     }
 #undef METRIC
 #undef PUT
@@ -866,6 +883,9 @@ edgellm_status edgellm_server_run(const edgellm_server_params *params, edgellm_e
         rc = edgellm_fail(err, EDGELLM_ERR_MISUSE, "serve: n_parallel %d must be in [1, 64]", p->n_parallel);
     else if (p->queue_size < 0 || p->prefill_batch < 0 || p->max_body_bytes == 0)
         rc = edgellm_fail(err, EDGELLM_ERR_MISUSE, "serve: queue_size, prefill_batch and max_body_bytes must be positive");
+    else if ((p->draft || p->spec.lookup > 0) && p->n_parallel != 1)
+        rc = edgellm_fail(err, EDGELLM_ERR_MISUSE, "serve: speculative decoding (a draft, lookup) needs a single slot "
+                          "(-np 1), not %d", p->n_parallel);
     if (rc) {
         free(s);
         return rc;
@@ -965,7 +985,15 @@ edgellm_status edgellm_server_run(const edgellm_server_params *params, edgellm_e
                   "--chat-template)", p->model_path);
         }
     }
-    if ((rc = edgellm_srv_engine_start(s->ctx, p->queue_size, p->prefill_batch, &eng, err))) goto out;
+    const bool spec = p->draft || p->spec.lookup > 0;
+    if (p->draft) {
+        edgellm_ctx_params dp = cp;
+        dp.n_ctx = s->n_ctx;
+        if ((rc = edgellm_ctx_new(p->draft, &dp, &s->dctx, err))) goto out;
+    }
+    if ((rc = edgellm_srv_engine_start(s->ctx, p->queue_size, p->prefill_batch, s->dctx, spec ? &p->spec : NULL, &eng,
+                                       err)))
+        goto out;
     if (p->governor) edgellm_srv_engine_govern(eng, p->governor, &s->ctx, &cp, edgellm_ctx_n_threads(s->ctx));
     pthread_mutex_lock(&s->mu);
     s->eng = eng;
@@ -1004,6 +1032,7 @@ out:
     if (pipefd[0] >= 0) close(pipefd[0]);
     if (pipefd[1] >= 0) close(pipefd[1]);
     if (ai) freeaddrinfo(ai);
+    edgellm_ctx_free(s->dctx);
     edgellm_ctx_free(s->ctx);
     edgellm_model_free(s->model);
     if (rc == EDGELLM_OK) logf_(s, EDGELLM_LOG_INFO, "stopped");
