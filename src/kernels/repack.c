@@ -25,14 +25,6 @@ size_t edgellm_repack_q4_K_r16_size(int64_t rows, int64_t cols)
     return b;
 }
 
-/* The 4-bit code of element e (< 256) of a block_q4_K's qs. */
-static inline unsigned q4_K_code(const uint8_t *qs, int e)
-{
-    const int c = e / 64, l = e % 64;
-    const uint8_t b = qs[32 * c + l % 32];
-    return l < 32 ? b & 15u : b >> 4;
-}
-
 void edgellm_repack_q4_K_r16_pack(uint8_t *dst, int64_t rows, int64_t cols, int64_t r0, int64_t r1, const void *src)
 {
     const int64_t nb = cols / EDGELLM_QK_K, rp = (rows + 15) / 16 * 16;
@@ -51,9 +43,14 @@ void edgellm_repack_q4_K_r16_pack(uint8_t *dst, int64_t rows, int64_t cols, int6
                 continue;
             }
             const edgellm_block_q4_K *b = &s[(size_t)(r - r0) * (size_t)nb + (size_t)i];
+            /* qs byte 32c + l: element 64c + l (low nibble), 64c + 32 + l (high); chunks
+             * 2p, 2p + 1 are bytes a = qs[64p + l], b = qs[64p + 32 + l] */
             for (int p = 0; p < 2; p++)
-                for (int j = 0; j < 64; j++)
-                    c[64 * p + j] = (uint8_t)(q4_K_code(b->qs, 128 * p + j) | q4_K_code(b->qs, 128 * p + 64 + j) << 4);
+                for (int l = 0; l < 32; l++) {
+                    const unsigned qa = b->qs[64 * p + l], qb = b->qs[64 * p + 32 + l];
+                    c[64 * p + l] = (uint8_t)((qa & 15u) | (qb & 15u) << 4);
+                    c[64 * p + 32 + l] = (uint8_t)(qa >> 4 | (qb & 0xf0u));
+                }
             memcpy(h + 2 * k, &b->d, 2);
             memcpy(h + 32 + 2 * k, &b->dmin, 2);
             memcpy(h + 64 + 12 * k, b->scales, 12);
@@ -72,12 +69,11 @@ void edgellm_repack_q4_K_r16_unpack_row(const uint8_t *base, int64_t rows, int64
         memcpy(&o[i].d, h + 2 * k, 2);
         memcpy(&o[i].dmin, h + 32 + 2 * k, 2);
         memcpy(o[i].scales, h + 64 + 12 * k, 12);
-        for (int e = 0; e < 256; e++) {                 /* element e = 128p + 64h + j */
-            const int p = e / 128, hi = e % 128 >= 64, j = e % 64;
-            const unsigned code = hi ? c[64 * p + j] >> 4 : c[64 * p + j] & 15u;
-            const int cc = e / 64, l = e % 64;
-            uint8_t *q = &o[i].qs[32 * cc + l % 32];
-            *q = (uint8_t)(l < 32 ? (*q & 0xf0u) | code : (*q & 0x0fu) | code << 4);
-        }
+        for (int p = 0; p < 2; p++)
+            for (int l = 0; l < 32; l++) {
+                const unsigned lo = c[64 * p + l], hi = c[64 * p + 32 + l];
+                o[i].qs[64 * p + l] = (uint8_t)((lo & 15u) | hi << 4);
+                o[i].qs[64 * p + 32 + l] = (uint8_t)(lo >> 4 | (hi & 0xf0u));
+            }
     }
 }

@@ -39,6 +39,9 @@
 #include "../tokenizer/tokenizer.h"
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 /* Upper bounds: refuse absurd values before sizing anything from them. */
 #define MAX_EMBD      (1 << 16)
@@ -321,6 +324,80 @@ edgellm_model_params edgellm_model_default_params(void)
     return p;
 }
 
+/* ---- load-time repacking ---- */
+
+/* The matrices a model multiplies whose type has a repacked layout on this CPU
+ * (edgellm_kernels_repack): rewritten into one owned buffer, and their views pointed there.
+ * The plain rows are read from the mapping SOURCE_ROWS at a time; when the mapping is the
+ * file's (file_mapped), each range of whole pages read is then dropped from the process by
+ * madvise(MADV_DONTNEED) (Linux madvise(2): the next access would fault it in again; none
+ * comes: the views no longer point there), so resident memory stays about one copy of the
+ * weights (the repacked layout has the tensor's size, up to its last 16-row group).
+ * A caller's buffer (edgellm_model_load_memory) is only read. */
+#define SOURCE_ROWS 64
+static edgellm_status repack_weights(loader *L, bool file_mapped)
+{
+    edgellm_model *m = L->m;
+    const int n_max = 7 * m->hp.n_layer + 1;
+    edgellm_tensor **ws = edgellm_calloc((size_t)n_max, sizeof *ws);
+    if (!ws) return edgellm_fail_nomem(L->err, L->path);
+    int n = 0;
+    for (int il = 0; il < m->hp.n_layer; il++) {
+        edgellm_layer *y = &m->layers[il];
+        edgellm_tensor *t[7] = {&y->wq, &y->wk, &y->wv, &y->wo, &y->w_gate, &y->w_up, &y->w_down};
+        for (int k = 0; k < 7; k++) ws[n++] = t[k];
+    }
+    if (!m->tied_output) ws[n++] = &m->output;
+    size_t total = 0;
+    for (int k = 0; k < n; k++) {
+        const edgellm_repack *r = ws[k]->data ? edgellm_kernels_repack(ws[k]->type, ws[k]->ne0) : NULL;
+        const size_t sz = r ? r->size(ws[k]->ne1, ws[k]->ne0) : 0;
+        if (!sz || total + sz + 63 < total) {
+            ws[k] = NULL;
+            continue;
+        }
+        total += (sz + 63) / 64 * 64;
+    }
+    if (!total) {
+        edgellm_free(ws);
+        return EDGELLM_OK;
+    }
+    const double t0 = edgellm_time_ms();
+    void *buf = NULL;
+    if (posix_memalign(&buf, 64, total)) {
+        edgellm_free(ws);
+        return edgellm_fail_nomem(L->err, L->path);
+    }
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    size_t off = 0;
+    for (int k = 0; k < n; k++) {
+        edgellm_tensor *w = ws[k];
+        if (!w) continue;
+        const edgellm_repack *r = edgellm_kernels_repack(w->type, w->ne0);
+        uint8_t *dst = (uint8_t *)buf + off;
+        const uint8_t *src = w->data;
+        uintptr_t dropped = ((uintptr_t)src + page - 1) / page * page;   /* first whole page */
+        for (int64_t r0 = 0; r0 < w->ne1; r0 += SOURCE_ROWS) {
+            const int64_t r1 = EDGELLM_MIN(r0 + SOURCE_ROWS, w->ne1);
+            r->pack(dst, w->ne1, w->ne0, r0, r1, src + (size_t)r0 * w->row_bytes);
+            const uintptr_t end = (uintptr_t)(src + (size_t)r1 * w->row_bytes) / page * page;
+            if (file_mapped && end > dropped) {
+                (void)madvise((void *)dropped, end - dropped, MADV_DONTNEED);
+                dropped = end;
+            }
+        }
+        off += (r->size(w->ne1, w->ne0) + 63) / 64 * 64;
+        w->data = dst;
+        w->repack = r;
+        m->n_repacked++;
+    }
+    m->repack_buf = buf;
+    m->repack_bytes = total;
+    m->repack_ms = edgellm_time_ms() - t0;
+    edgellm_free(ws);
+    return EDGELLM_OK;
+}
+
 /* Which file opener a load uses: a path, a caller's buffer, or a region of a descriptor. */
 typedef struct {
     const char *path;            /* edgellm_model_load                              */
@@ -355,6 +432,7 @@ static edgellm_status load(const model_source *src, const char *name, const edge
     if (!(m->path = edgellm_strdup(name))) { rc = edgellm_fail_nomem(err, name); goto done; }
     if ((rc = open_source(src, name, &m->gguf, err))) goto done;
     if ((rc = read_arch(&L)) || (rc = read_hparams(&L)) || (rc = bind_tensors(&L))) goto done;
+    if ((rc = repack_weights(&L, src->data == NULL))) goto done;
     count_params(m);
     m->n_threads = p.n_threads > 0 ? p.n_threads : EDGELLM_MIN(edgellm_n_physical_cores(), EDGELLM_MAX_THREADS);
     if (m->n_threads < 1) m->n_threads = 1;
@@ -373,8 +451,9 @@ static edgellm_status load(const model_source *src, const char *name, const edge
     char rope[256];
     edgellm_rope_config_describe(&m->hp.rope, rope, sizeof rope);
     edgellm_log(EDGELLM_LOG_INFO, "%s: %s, %d layers, n_embd %d, n_vocab %d, %.1f M parameters, %.1f MiB of weights, "
-                "RoPE scaling %s, loaded in %.1f ms", name, m->arch->name, m->hp.n_layer, m->hp.n_embd, m->hp.n_vocab,
-                (double)m->n_params / 1e6, (double)m->weight_bytes / 1048576.0, rope, edgellm_time_ms() - t0);
+                "RoPE scaling %s, %d matrices repacked (%.1f MiB, %.1f ms), loaded in %.1f ms", name, m->arch->name, m->hp.n_layer, m->hp.n_embd, m->hp.n_vocab,
+                (double)m->n_params / 1e6, (double)m->weight_bytes / 1048576.0, rope, m->n_repacked, (double)m->repack_bytes / 1048576.0,
+                m->repack_ms, edgellm_time_ms() - t0);
     *out = m;
     m = NULL;
 done:
@@ -423,6 +502,7 @@ void edgellm_model_free(edgellm_model *m)
     edgellm_tokenizer_free(m->tok);
     edgellm_free(m->layers);
     edgellm_gguf_close(m->gguf);
+    free(m->repack_buf);
     edgellm_free(m->path);
     edgellm_free(m);
 }

@@ -17,7 +17,10 @@ int edgellm_kernels_describe(char *buf, size_t size)
     const size_t prefetch = avx512 ? edgellm_kernels_decode_prefetch() : 0;
     char pf[64] = "";
     if (prefetch) snprintf(pf, sizeof pf, ", 1-thread decode prefetch %zu bytes", prefetch);
-    return snprintf(buf, size, "%s%s%s", level, avx512 && edgellm_cpu_get_features()->gfni ? " + gfni" : "", pf);
+    char rp[96];
+    edgellm_kernels_repack_describe(rp, sizeof rp);
+    return snprintf(buf, size, "%s%s%s; load-time repack: %s", level, avx512 && edgellm_cpu_get_features()->gfni ? " + gfni" : "",
+                    pf, rp);
 }
 
 int edgellm_arch_supported(const char *arch)
