@@ -40,7 +40,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/mman.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
 #include <unistd.h>
 
 /* Upper bounds: refuse absurd values before sizing anything from them. */
@@ -327,15 +329,15 @@ edgellm_model_params edgellm_model_default_params(void)
 /* ---- load-time repacking ---- */
 
 /* The matrices a model multiplies whose type has a repacked layout on this CPU
- * (edgellm_kernels_repack): rewritten into one owned buffer, and their views pointed there.
- * The plain rows are read from the mapping SOURCE_ROWS at a time; when the mapping is the
- * file's (file_mapped), each range of whole pages read is then dropped from the process by
- * madvise(MADV_DONTNEED) (Linux madvise(2): the next access would fault it in again; none
- * comes: the views no longer point there), so resident memory stays about one copy of the
- * weights (the repacked layout has the tensor's size, up to its last 16-row group).
- * A caller's buffer (edgellm_model_load_memory) is only read. */
+ * (edgellm_kernels_repack): rewritten into one owned buffer (hinted to transparent huge
+ * pages: 2 MiB faults instead of 4 KiB ones), and their views pointed there. From a file
+ * (fd >= 0; file_off: the file position of the region the GGUF was opened from) the plain
+ * rows are read with pread, SOURCE_ROWS at a time, into a bounce buffer: the mapping's
+ * pages of those tensors are never touched, so resident memory stays about one copy of
+ * the weights (the layout has the tensor's size, up to its last 16-row group). From a
+ * caller's buffer (fd < 0) they are read in place. */
 #define SOURCE_ROWS 64
-static edgellm_status repack_weights(loader *L, bool file_mapped)
+static edgellm_status repack_weights(loader *L, int fd, uint64_t file_off)
 {
     edgellm_model *m = L->m;
     const int n_max = 7 * m->hp.n_layer + 1;
@@ -348,7 +350,7 @@ static edgellm_status repack_weights(loader *L, bool file_mapped)
         for (int k = 0; k < 7; k++) ws[n++] = t[k];
     }
     if (!m->tied_output) ws[n++] = &m->output;
-    size_t total = 0;
+    size_t total = 0, bounce = 0;
     for (int k = 0; k < n; k++) {
         const edgellm_repack *r = ws[k]->data ? edgellm_kernels_repack(ws[k]->type, ws[k]->ne0) : NULL;
         const size_t sz = r ? r->size(ws[k]->ne1, ws[k]->ne0) : 0;
@@ -357,45 +359,63 @@ static edgellm_status repack_weights(loader *L, bool file_mapped)
             continue;
         }
         total += (sz + 63) / 64 * 64;
+        bounce = EDGELLM_MAX(bounce, ws[k]->row_bytes * SOURCE_ROWS);
     }
     if (!total) {
         edgellm_free(ws);
         return EDGELLM_OK;
     }
     const double t0 = edgellm_time_ms();
+    /* the data section in the mapping: any tensor's data minus its offset */
+    const edgellm_gguf_tensor *t0t = edgellm_gguf_tensor_at(m->gguf, 0);
+    const uint8_t *section = (const uint8_t *)t0t->data - t0t->offset;
+    const uint64_t section_pos = file_off + edgellm_gguf_data_offset(m->gguf);
     void *buf = NULL;
-    if (posix_memalign(&buf, 64, total)) {
+    uint8_t *rows = fd >= 0 ? malloc(bounce) : NULL;
+    if ((fd >= 0 && !rows) || posix_memalign(&buf, 64, total)) {
+        free(rows);
         edgellm_free(ws);
         return edgellm_fail_nomem(L->err, L->path);
     }
-    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    edgellm_hint_huge_pages(buf, total);
+    edgellm_status rc = EDGELLM_OK;
     size_t off = 0;
-    for (int k = 0; k < n; k++) {
+    for (int k = 0; k < n && !rc; k++) {
         edgellm_tensor *w = ws[k];
         if (!w) continue;
         const edgellm_repack *r = edgellm_kernels_repack(w->type, w->ne0);
         uint8_t *dst = (uint8_t *)buf + off;
         const uint8_t *src = w->data;
-        uintptr_t dropped = ((uintptr_t)src + page - 1) / page * page;   /* first whole page */
-        for (int64_t r0 = 0; r0 < w->ne1; r0 += SOURCE_ROWS) {
+        for (int64_t r0 = 0; r0 < w->ne1 && !rc; r0 += SOURCE_ROWS) {
             const int64_t r1 = EDGELLM_MIN(r0 + SOURCE_ROWS, w->ne1);
-            r->pack(dst, w->ne1, w->ne0, r0, r1, src + (size_t)r0 * w->row_bytes);
-            const uintptr_t end = (uintptr_t)(src + (size_t)r1 * w->row_bytes) / page * page;
-            if (file_mapped && end > dropped) {
-                (void)madvise((void *)dropped, end - dropped, MADV_DONTNEED);
-                dropped = end;
+            const uint8_t *from = src + (size_t)r0 * w->row_bytes;
+            if (fd >= 0) {
+                const size_t len = (size_t)(r1 - r0) * w->row_bytes;
+                const uint64_t pos = section_pos + (uint64_t)(from - section);
+                for (size_t got = 0; got < len;) {
+                    const ssize_t k2 = pread(fd, rows + got, len - got, (off_t)(pos + got));
+                    if (k2 <= 0) {
+                        rc = edgellm_fail(L->err, EDGELLM_ERR_IO, "%s: reading weights to repack: %s", L->path,
+                                          k2 < 0 ? strerror(errno) : "end of file");
+                        break;
+                    }
+                    got += (size_t)k2;
+                }
+                from = rows;
             }
+            if (!rc) r->pack(dst, w->ne1, w->ne0, r0, r1, from);
         }
         off += (r->size(w->ne1, w->ne0) + 63) / 64 * 64;
         w->data = dst;
         w->repack = r;
         m->n_repacked++;
     }
-    m->repack_buf = buf;
+    free(rows);
+    edgellm_free(ws);
+    m->repack_buf = buf;   /* freed with the model, also on failure */
     m->repack_bytes = total;
     m->repack_ms = edgellm_time_ms() - t0;
-    edgellm_free(ws);
-    return EDGELLM_OK;
+    return rc;
 }
 
 /* Which file opener a load uses: a path, a caller's buffer, or a region of a descriptor. */
@@ -432,7 +452,14 @@ static edgellm_status load(const model_source *src, const char *name, const edge
     if (!(m->path = edgellm_strdup(name))) { rc = edgellm_fail_nomem(err, name); goto done; }
     if ((rc = open_source(src, name, &m->gguf, err))) goto done;
     if ((rc = read_arch(&L)) || (rc = read_hparams(&L)) || (rc = bind_tensors(&L))) goto done;
-    if ((rc = repack_weights(&L, src->data == NULL))) goto done;
+    if (!src->data) {                       /* repack from the file: pread */
+        const int fd = src->path ? open(src->path, O_RDONLY | O_CLOEXEC) : src->fd;
+        if (fd < 0) rc = edgellm_fail(err, EDGELLM_ERR_IO, "%s: %s", name, strerror(errno));
+        else rc = repack_weights(&L, fd, src->path ? 0 : src->offset);
+        if (src->path && fd >= 0) close(fd);
+    } else
+        rc = repack_weights(&L, -1, 0);
+    if (rc) goto done;
     count_params(m);
     m->n_threads = p.n_threads > 0 ? p.n_threads : EDGELLM_MIN(edgellm_n_physical_cores(), EDGELLM_MAX_THREADS);
     if (m->n_threads < 1) m->n_threads = 1;
