@@ -245,10 +245,9 @@ int main(int argc, char **argv)
     }
     check_env();
     if (!strcmp(argv[1], "--version")) {
-        char k[128], rp[128];
+        char k[256];
         edgellm_kernels_describe(k, sizeof k);
-        edgellm_repack_describe(rp, sizeof rp);
-        printf("edgellm %s (kernels: %s) (load-time repack: %s)\n", EDGELLM_VERSION, k, rp);
+        printf("edgellm %s (kernels: %s)\n", EDGELLM_VERSION, k);
         return 0;
     }
     /* "-m store:NAME" (and "--model store:NAME", "--model=store:NAME"): the store's active

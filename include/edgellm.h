@@ -419,9 +419,6 @@ EDGELLM_API edgellm_status edgellm_generate_speculative(edgellm_ctx *c, edgellm_
 /* ---- diagnostics: the kernels in use ("avx512 + gfni, ...") snprintf-style; whether an
  * architecture (general.architecture) runs; their names ("llama, qwen2") ---- */
 EDGELLM_API int edgellm_kernels_describe(char *buf, size_t size);
-/* The load-time weight layout models loaded now get ("q4_K_r16 (Q4_K, level avx512 gfni)",
- * "off (...)", "none at level avx2"), snprintf-style. */
-EDGELLM_API int edgellm_repack_describe(char *buf, size_t size);
 EDGELLM_API int edgellm_arch_supported(const char *arch);
 EDGELLM_API const char *edgellm_arch_names(void);
 

@@ -490,13 +490,12 @@ bool edgellm_kernels_repack_usable(const edgellm_repack *r)
 const char *edgellm_kernels_repack_describe(char *buf, size_t n)
 {
     if (!repack_enabled()) {
-        snprintf(buf, n, "off (EDGELLM_REPACK=0 or --no-repack)");
+        snprintf(buf, n, "off");
         return buf;
     }
     const edgellm_repack *r = repack_of_level(EDGELLM_TYPE_Q4_K, EDGELLM_QK_K);
     if (!r) snprintf(buf, n, "none at level %s", edgellm_kernels_name());
     else
-        snprintf(buf, n, "%s (%s, level %s%s)", r->name, edgellm_type_name(r->type), edgellm_kernels_name(),
-                 r == repacks[0].r && (repacks[0].needs & ISA_GFNI) ? " gfni" : "");
+        snprintf(buf, n, "%s for %s", r->name, edgellm_type_name(r->type));
     return buf;
 }

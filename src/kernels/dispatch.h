@@ -86,8 +86,8 @@ bool edgellm_kernels_repack_usable(const edgellm_repack *r);
 /* Repacking on (default) or off for later loads, beside EDGELLM_REPACK. Not thread-safe
  * against concurrent loads. */
 void edgellm_kernels_set_repack(bool on);
-/* The layouts edgellm_kernels_repack hands out now, e.g. "q4_K_r16 (Q4_K, avx512 gfni)",
- * "off (EDGELLM_REPACK=0)" or "none at level avx2", into buf[n]; returns buf. */
+/* The layouts edgellm_kernels_repack hands out now: "q4_K_r16 for Q4_K", "off" (switched
+ * off) or "none at level avx2" (the level has none), into buf[n]; returns buf. */
 const char *edgellm_kernels_repack_describe(char *buf, size_t n);
 
 /* ---- attention ---- */

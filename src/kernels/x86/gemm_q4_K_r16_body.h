@@ -139,7 +139,8 @@ static inline __attribute__((always_inline)) void r16_rows(const edgellm_gemm_ar
 void R16_NAME(const edgellm_gemm_args *a)
 {
     const int64_t nb = a->cols / EDGELLM_QK_K;
-    float tab[R16_MAX_NB * R16_TC * 32] __attribute__((aligned(64)));
+    if (nb < 1 || nb > R16_MAX_NB) return;                /* dispatch.c never hands these out */
+    float tab[nb * R16_TC * 32] __attribute__((aligned(64)));   /* <= 64 KiB; 11 KiB at nb 22 */
     for (int64_t g = a->r0 / 16; g * 16 < a->r1; g++) {
         const int64_t ra = g * 16 > a->r0 ? g * 16 : a->r0, rb = g * 16 + 16 < a->r1 ? g * 16 + 16 : a->r1;
         int64_t t = 0;
