@@ -13,6 +13,10 @@
  * independent accumulators, split over the threads like matmul's rows): the roofline of
  * these matrices in this mapping. With "read" among the levels, each other level is also
  * given as read time / its time within the same round (median and range over rounds).
+ * The pseudo-level "plain" runs the default level on a second load of the model with
+ * load-time repacking off (dispatch.h: edgellm_kernels_repack), so that repacked and
+ * in-place kernels alternate pass by pass; the other levels run on the default load
+ * (repacked where the CPU has a layout: forcing a level below avx512 then unpacks rows).
  *
  * Usage: bench_gemm -m MODEL.gguf [-n TOKENS] [-t THREADS] [-r ROUNDS] [--levels avx2,avx512]
  */
@@ -82,7 +86,9 @@ int main(int argc, char **argv)
     for (const char *p = levels_arg; *p && n_levels < MAX_LEVELS;) {
         size_t len = strcspn(p, ",");
         snprintf(levels[n_levels], sizeof levels[0], "%.*s", (int)len, p);
-        if (!strcmp(levels[n_levels], "read") || edgellm_kernels_force(levels[n_levels])) n_levels++;
+        if (!strcmp(levels[n_levels], "read") || !strcmp(levels[n_levels], "plain") ||
+            edgellm_kernels_force(levels[n_levels]))
+            n_levels++;
         else fprintf(stderr, "level %s not available, skipped\n", levels[n_levels]);
         p += len + (p[len] == ',');
     }
@@ -93,17 +99,32 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_gemm: %s\n", err.msg);
         return 1;
     }
+    edgellm_model *mp = NULL;                    /* "plain": loaded without repacking */
+    for (int l = 0; l < n_levels && !mp; l++)
+        if (!strcmp(levels[l], "plain")) {
+            edgellm_kernels_set_repack(false);
+            const edgellm_status st = edgellm_model_load(path, NULL, &mp, &err);
+            edgellm_kernels_set_repack(true);
+            if (st != EDGELLM_OK) {
+                fprintf(stderr, "bench_gemm: %s\n", err.msg);
+                return 1;
+            }
+        }
+    printf("repacked matrices: %d (%.1f ms at load)\n", m->n_repacked, m->repack_ms);
     const edgellm_hparams *hp = &m->hp;
     const int n_mats = 7 * hp->n_layer + 1;
-    const edgellm_tensor **mats = malloc(sizeof *mats * (size_t)n_mats);
+    const edgellm_tensor **mats = malloc(sizeof *mats * (size_t)n_mats), **pmats = malloc(sizeof *mats * (size_t)n_mats);
     size_t bytes = 0, scratch_size = 0;
     int64_t max_in = 0, max_out = 0;
     for (int il = 0, k = 0; il < hp->n_layer; il++) {
         const edgellm_layer *L = &m->layers[il];
         const edgellm_tensor *ws[7] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
-        for (int i = 0; i < 7; i++) mats[k++] = ws[i];
+        const edgellm_layer *P = mp ? &mp->layers[il] : L;
+        const edgellm_tensor *ps[7] = {&P->wq, &P->wk, &P->wv, &P->wo, &P->w_gate, &P->w_up, &P->w_down};
+        for (int i = 0; i < 7; i++) pmats[k] = ps[i], mats[k++] = ws[i];
     }
     mats[n_mats - 1] = &m->output;
+    pmats[n_mats - 1] = mp ? &mp->output : &m->output;
     for (int i = 0; i < n_mats; i++) {
         bytes += mats[i]->row_bytes * (size_t)mats[i]->ne1;
         scratch_size = EDGELLM_MAX(scratch_size, edgellm_matmul_scratch_size(mats[i], n));
@@ -123,8 +144,9 @@ int main(int argc, char **argv)
     uint64_t sink = 0;
     for (int r = -1; r < rounds; r++) {                       /* round -1: warm-up */
         for (int l = 0; l < n_levels; l++) {
-            const bool rd = !strcmp(levels[l], "read");
-            if (!rd) edgellm_kernels_force(levels[l]);
+            const bool rd = !strcmp(levels[l], "read"), plain = !strcmp(levels[l], "plain");
+            if (!rd) edgellm_kernels_force(plain ? NULL : levels[l]);
+            const edgellm_tensor **ms = plain ? pmats : mats;
             double t0 = now_s();
             for (int i = 0; i < n_mats;) {
                 /* batches of a layer: q,k,v | o | gate,up | down; the output alone */
@@ -139,8 +161,8 @@ int main(int argc, char **argv)
                     edgellm_matmul_job jobs[3];
                     float *yj = y;
                     for (int j = 0; j < len; j++) {
-                        jobs[j] = (edgellm_matmul_job){yj, mats[i + j]};
-                        yj += (size_t)n * (size_t)mats[i + j]->ne1;
+                        jobs[j] = (edgellm_matmul_job){yj, ms[i + j]};
+                        yj += (size_t)n * (size_t)ms[i + j]->ne1;
                     }
                     edgellm_matmul_batch(pool, jobs, len, x, n, scratch);
                 }
@@ -178,7 +200,9 @@ int main(int argc, char **argv)
     if (sink == 42) printf("\n");
     edgellm_threadpool_free(pool);
     edgellm_model_free(m);
+    edgellm_model_free(mp);
     free(mats);
+    free(pmats);
     free(x);
     free(y);
     free(scratch);

@@ -129,7 +129,7 @@ int main(int argc, char **argv)
         }
         for (int64_t r = 64; r < rows; r++) memcpy(wd + (size_t)r * rb, wd + (size_t)(r % 64) * rb, rb);
         for (int k = 1; k < n_mats; k++) memcpy(wd + (size_t)k * mat, wd, mat);
-        edgellm_tensor W = {wd, type, cols, rows, rb};
+        edgellm_tensor W = {wd, type, cols, rows, rb, NULL};
         const size_t ss = edgellm_matmul_scratch_size(&W, n_prefill);
         void *scratch = ss ? malloc(ss) : NULL;
         for (size_t li = 0; li < sizeof level_names / sizeof level_names[0]; li++) {

@@ -11,7 +11,9 @@
 #        (THREADS default 2; PP=128 TG=64 R=3 REPEAT=2; EDGELLM=build/edgellm;
 #         LLAMA_BENCH=name or path of llama.cpp's binary, default llama-bench;
 #         EDGELLM_BASE=a second edgellm binary, e.g. an older build, measured the same way
-#         right before EDGELLM, its ratios printed as "base")
+#         right before EDGELLM, its ratios printed as "base"; a script that runs
+#         EDGELLM_REPACK=0 exec build/edgellm "$@" compares the file's layout with the
+#         load-time repacked one)
 # Files of the tinyllama-1.1b shape:
 #   build/edgellm synth --shape tinyllama-1.1b --type q4_k_m -o /tmp/kq/tiny_q4_k_m.gguf
 #   (likewise q5_k_m, q6_k; or edgellm quantize a real model)
@@ -36,6 +38,7 @@ trap 'rm -rf "$OUT"' EXIT
 
 echo "machine: $(uname -m), $(nproc) CPUs, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)"
 echo "threads $T; pp$PP, tg$TG; -r $R; $REPEAT round(s)"
+echo "edgellm: $("$E" --version)"
 if [ "$HAVE_LLAMA" = 1 ]; then echo "llama.cpp: $(command -v "$L")"
 else echo "llama.cpp: '$L' is not on PATH: only edgellm is measured (build llama-bench from a llama.cpp checkout and put it on PATH, or set LLAMA_BENCH)"; fi
 

@@ -44,7 +44,8 @@ static void usage(FILE *f)
             EDGELLM_VERSION);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
-    fprintf(f, "\n'edgellm COMMAND --help' shows a command's options.\n");
+    fprintf(f, "\n'edgellm COMMAND --help' shows a command's options. --no-repack (any command, or\n"
+               "EDGELLM_REPACK=0): keep the weights in the file's layout instead of repacking them at load.\n");
 }
 
 /* A library message may itself start with the command's name ("eval sweep: ...", "eval: ..."):
@@ -229,9 +230,22 @@ int main(int argc, char **argv)
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
+    /* --no-repack anywhere: the weights stay in the file's layout (EDGELLM_REPACK=0, which
+     * the kernel dispatcher reads at load) */
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--no-repack")) {
+            setenv("EDGELLM_REPACK", "0", 1);
+            memmove(&argv[i], &argv[i + 1], (size_t)(argc - i) * sizeof *argv);   /* argv[argc] = NULL too */
+            argc--;
+            i--;
+        }
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
     check_env();
     if (!strcmp(argv[1], "--version")) {
-        char k[128];
+        char k[256];
         edgellm_kernels_describe(k, sizeof k);
         printf("edgellm %s (kernels: %s)\n", EDGELLM_VERSION, k);
         return 0;

@@ -289,7 +289,7 @@ static void gemm_case(int type, int64_t rows, int64_t cols, int64_t n)
     float *tmp = malloc(sizeof(float) * (size_t)cols);
     for (int64_t r = 0; r < rows; r++)
         make_row(type, wd + (size_t)r * rb, cols, r % 11 == 10 ? 2 : r % 13 == 12 ? 3 : (int)(r % 2), tmp);
-    edgellm_tensor W = {wd, type, cols, rows, rb};
+    edgellm_tensor W = {wd, type, cols, rows, rb, NULL};
     CHECK(edgellm_matmul_supported(&W));
 
     float *x = malloc(sizeof(float) * (size_t)(n * cols));
@@ -612,7 +612,7 @@ static void test_schedulers(void)
         uint8_t *wd = malloc(rb * (size_t)rows);
         for (int64_t r = 0; r < rows; r++) make_row(EDGELLM_TYPE_Q8_0, wd + (size_t)r * rb, cols, (int)(r % 2), tmp);
         /* the same matrix twice in a batch: the second job's tiles follow the first's */
-        const edgellm_tensor W = {wd, EDGELLM_TYPE_Q8_0, cols, rows, rb};
+        const edgellm_tensor W = {wd, EDGELLM_TYPE_Q8_0, cols, rows, rb, NULL};
         void *scratch = malloc(edgellm_matmul_scratch_size(&W, 3) + 64);
         for (int64_t n = 1; n <= 3; n += 2) {
             float *ref = malloc(sizeof(float) * (size_t)(n * rows)), *y = malloc(sizeof(float) * (size_t)(2 * n * rows));
@@ -658,7 +658,7 @@ static void test_batch_equals_separate(void)
         const size_t rb = edgellm_type_row_size(types[j], cols);
         wd[j] = malloc(rb * (size_t)rows[j]);
         for (int64_t r = 0; r < rows[j]; r++) make_row(types[j], wd[j] + (size_t)r * rb, cols, (int)(r % 2), tmp);
-        W[j] = (edgellm_tensor){wd[j], types[j], cols, rows[j], rb};
+        W[j] = (edgellm_tensor){wd[j], types[j], cols, rows[j], rb, NULL};
         ss = EDGELLM_MAX(ss, edgellm_matmul_scratch_size(&W[j], n));
     }
     void *scratch = malloc(ss + 64);
@@ -690,12 +690,127 @@ static void test_batch_equals_separate(void)
     free(tmp);
 }
 
+/* The load-time layout q4_K_r16 (kernels/repack.h): packing then unpacking gives every
+ * plain row back; its tile kernels (plain AVX-512 and GFNI) equal the in-place Q4_K
+ * kernel bit for bit for every make_row mode, decode and prefill, whole and partial
+ * 16-row groups; and edgellm_matmul over the repacked tensor equals it over the plain
+ * one at every kernel level of this CPU (below avx512 through unpacked rows), with 1
+ * and 3 threads. */
+static void test_q4_K_repack(void)
+{
+    static const int64_t shapes_r[][2] = {{37, 768}, {16, 256}, {48, 2048}, {5, 5632}};
+    const int64_t ns[] = {1, 2, 3, 4, 5, 7, 9};
+    const edgellm_type_traits *q8k = edgellm_type_get_traits(EDGELLM_TYPE_Q8_K);
+    for (size_t si = 0; si < sizeof shapes_r / sizeof shapes_r[0]; si++) {
+        const int64_t rows = shapes_r[si][0], cols = shapes_r[si][1];
+        const size_t rb = edgellm_type_row_size(EDGELLM_TYPE_Q4_K, cols), xrb = edgellm_type_row_size(EDGELLM_TYPE_Q8_K, cols);
+        const size_t size = edgellm_repack_q4_K_r16_size(rows, cols);
+        CHECK_EQ(size, (size_t)((rows + 15) / 16 * 16) * rb);
+        uint8_t *w = malloc(rb * (size_t)rows), *pk = aligned_alloc(64, (size + 63) / 64 * 64), *row = malloc(rb);
+        float *tmp = malloc(sizeof(float) * (size_t)cols), *x = malloc(sizeof(float) * (size_t)(9 * cols));
+        uint8_t *xq = malloc(xrb * 9);
+        float *y0 = malloc(sizeof(float) * (size_t)(9 * rows)), *y1 = malloc(sizeof(float) * (size_t)(9 * rows));
+        for (int64_t r = 0; r < rows; r++) make_row(EDGELLM_TYPE_Q4_K, w + (size_t)r * rb, cols, (int)(r % 4), tmp);
+        memset(pk, 0xa5, size);
+        const int64_t half = rows / 2;                  /* two ranges, the second one first */
+        edgellm_repack_q4_K_r16_pack(pk, rows, cols, half, rows, w + (size_t)half * rb);
+        edgellm_repack_q4_K_r16_pack(pk, rows, cols, 0, half, w);
+        bool same = true;
+        for (int64_t r = 0; r < rows; r++) {
+            edgellm_repack_q4_K_r16_unpack_row(pk, rows, cols, r, row);
+            same &= !memcmp(row, w + (size_t)r * rb, rb);
+        }
+        CHECK(same);
+        for (int64_t i = 0; i < 9 * cols; i++) x[i] = i >= 2 * cols && i < 3 * cols ? 0.0f : frand() * (i % 5 == 0 ? 50.0f : 1.0f);
+        for (int t = 0; t < 9; t++) q8k->from_float_ref(x + t * cols, xq + (size_t)t * xrb, cols);
+#if defined(__x86_64__)
+        if (edgellm_cpu_get_features()->avx512) {
+            edgellm_gemm_fn fns[2] = {edgellm_gemm_q4_K_r16_avx512,
+                                      edgellm_cpu_get_features()->gfni ? edgellm_gemm_q4_K_r16_avx512_gfni : NULL};
+            const int64_t ranges[][2] = {{0, rows}, {rows > 20 ? 3 : 0, rows > 20 ? rows - 2 : rows}};
+            for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++)
+                for (int f = 0; f < 2; f++)
+                    for (int q = 0; q < 2 && fns[f]; q++) {
+                        const int64_t r0 = ranges[q][0], r1 = ranges[q][1];
+                        edgellm_gemm_args a = {.w = w, .row_bytes = rb, .cols = cols, .r0 = r0, .r1 = r1, .xq = xq,
+                                               .xq_row_bytes = xrb, .n = ns[ni], .y = y0, .ldy = rows,
+                                               .prefetch = q ? 9216 : 0};
+                        memset(y0, 0x7f, sizeof(float) * (size_t)(9 * rows));
+                        memset(y1, 0x7f, sizeof(float) * (size_t)(9 * rows));
+                        edgellm_gemm_q4_K_avx512(&a);
+                        a.w = pk;
+                        a.w2 = pk + edgellm_repack_q4_K_r16_plane2(rows, cols);
+                        a.y = y1;
+                        fns[f](&a);
+                        const int f0 = test_failures;
+                        CHECK(!memcmp(y0, y1, sizeof(float) * (size_t)(9 * rows)));
+                        if (test_failures != f0)
+                            fprintf(stderr, "   %lldx%lld n %d kernel %d rows %d-%d\n", (long long)rows,
+                                    (long long)cols, (int)ns[ni], f, (int)r0, (int)r1);
+                    }
+        } else
+            fprintf(stderr, "   SKIP (kernels): this CPU has no AVX-512 VNNI\n");
+#endif
+        /* matmul over the repacked tensor at every level of this CPU */
+        static const char *lv[] = {"ref", "scalar", "avx2", "avx512", "neon", "dotprod"};
+        for (size_t l = 0; l < sizeof lv / sizeof lv[0]; l++) {
+            if (!edgellm_kernels_force(lv[l])) continue;
+            const edgellm_repack *rp = edgellm_kernels_repack(EDGELLM_TYPE_Q4_K, cols);
+            const edgellm_repack *use = rp;
+            edgellm_kernels_force("auto");
+            if (!use) use = edgellm_kernels_repack(EDGELLM_TYPE_Q4_K, cols);   /* unpacked below this level */
+            edgellm_kernels_force(lv[l]);
+            if (!use) continue;
+            edgellm_tensor P = {w, EDGELLM_TYPE_Q4_K, cols, rows, rb, NULL}, R = P;
+            R.data = pk;
+            R.repack = use;
+            CHECK(edgellm_kernels_repack_usable(use) == (rp != NULL));
+            const size_t ss = edgellm_matmul_scratch_size(&P, 9);
+            void *scratch = malloc(ss + 64);
+            for (int th = 1; th <= 3; th += 2) {
+                edgellm_threadpool *pool = NULL;
+                if (th > 1) CHECK_OK(edgellm_threadpool_new(th, &pool, NULL));
+                for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
+                    memset(y0, 0x7f, sizeof(float) * (size_t)(9 * rows));
+                    memset(y1, 0x7e, sizeof(float) * (size_t)(9 * rows));
+                    edgellm_matmul(pool, y0, &P, x, ns[ni], scratch);
+                    edgellm_matmul(pool, y1, &R, x, ns[ni], scratch);
+                    const int f0 = test_failures;
+                    CHECK(!memcmp(y0, y1, sizeof(float) * (size_t)(ns[ni] * rows)));
+                    if (test_failures != f0)
+                        fprintf(stderr, "   matmul level %s %lldx%lld n %d threads %d\n", lv[l], (long long)rows,
+                                (long long)cols, (int)ns[ni], th);
+                }
+                edgellm_threadpool_free(pool);
+            }
+            free(scratch);
+        }
+        edgellm_kernels_force("auto");
+        free(w);
+        free(pk);
+        free(row);
+        free(tmp);
+        free(x);
+        free(xq);
+        free(y0);
+        free(y1);
+    }
+    /* the switch */
+    edgellm_kernels_set_repack(false);
+    CHECK(edgellm_kernels_repack(EDGELLM_TYPE_Q4_K, 2048) == NULL);
+    edgellm_kernels_set_repack(true);
+    CHECK(edgellm_kernels_repack(EDGELLM_TYPE_Q6_K, 2048) == NULL);
+    char buf[96];
+    CHECK(strlen(edgellm_kernels_repack_describe(buf, sizeof buf)) > 0);
+}
+
 int main(void)
 {
     RUN(test_q8_0_activation_kernels);
     RUN(test_q8_K_activation_kernels);
     RUN(test_k_gfni_equals_plain);
     RUN(test_arm_k_levels);
+    RUN(test_q4_K_repack);
     RUN(test_decode_prefetch_is_a_hint);
     RUN(test_cpu_family_matches_proc);
     RUN(test_lower_levels);

@@ -105,7 +105,7 @@ static void matmul_case(int type, int64_t rows, int64_t cols, int64_t n)
     float *y1 = malloc((size_t)(n * rows) * 4), *y2 = malloc((size_t)(n * rows) * 4);
     for (int64_t r = 0; r < rows; r++) make_row(type, cols, wd + r * rb, wf + r * cols);
     for (int64_t i = 0; i < n * cols; i++) x[i] = frand();
-    edgellm_tensor W = {wd, type, cols, rows, rb};
+    edgellm_tensor W = {wd, type, cols, rows, rb, NULL};
     CHECK(edgellm_matmul_supported(&W));
     CHECK_EQ(edgellm_matmul_scratch_size(&W, n), 0);   /* float weights read x directly */
     edgellm_matmul(NULL, y1, &W, x, n, NULL);

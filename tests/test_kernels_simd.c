@@ -548,7 +548,7 @@ static void matmul_level_case(int type, int64_t rows, int64_t cols, int64_t n)
     float *y1 = malloc((size_t)(n * rows) * 4), *y2 = malloc((size_t)(n * rows) * 4);
     make_weights(type, cols * rows, wd, 0);
     for (int64_t i = 0; i < n * cols; i++) x[i] = frand();
-    edgellm_tensor W = {wd, type, cols, rows, rb};
+    edgellm_tensor W = {wd, type, cols, rows, rb, NULL};
     const size_t scratch_size = edgellm_matmul_scratch_size(&W, n);
     void *scratch = scratch_size ? malloc(scratch_size) : NULL;
     edgellm_kernels_force("ref");

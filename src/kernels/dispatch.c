@@ -30,7 +30,9 @@
 #include "../tensor/quant.h"
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 
 typedef struct {
@@ -217,6 +219,28 @@ static const gemm_variant dotprod_gemm[] = {
     {EDGELLM_TYPE_Q6_K, 0, {NULL, edgellm_gemm_q6_K_dotprod, 0, 256}},
 };
 #endif
+
+/* Load-time repacked layouts (repack.h), per level; preferred first. */
+typedef struct {
+    edgellm_kernel_level level;
+    unsigned needs;             /* ISA bits beyond the level's                        */
+    const edgellm_repack *r;
+} repack_variant;
+#if defined(__x86_64__)
+static const edgellm_repack q4_K_r16_avx512_gfni = {
+    "q4_K_r16", EDGELLM_TYPE_Q4_K, edgellm_repack_q4_K_r16_size, edgellm_repack_q4_K_r16_plane2,
+    edgellm_repack_q4_K_r16_pack, edgellm_repack_q4_K_r16_unpack_row, {NULL, edgellm_gemm_q4_K_r16_avx512_gfni, 0, 256}};
+static const edgellm_repack q4_K_r16_avx512 = {
+    "q4_K_r16", EDGELLM_TYPE_Q4_K, edgellm_repack_q4_K_r16_size, edgellm_repack_q4_K_r16_plane2,
+    edgellm_repack_q4_K_r16_pack, edgellm_repack_q4_K_r16_unpack_row, {NULL, edgellm_gemm_q4_K_r16_avx512, 0, 256}};
+static const repack_variant repacks[] = {
+    {EDGELLM_KERNELS_AVX512, ISA_GFNI, &q4_K_r16_avx512_gfni},
+    {EDGELLM_KERNELS_AVX512, 0, &q4_K_r16_avx512},
+};
+#else
+static const repack_variant repacks[1] = {{EDGELLM_KERNELS_REF, 0, NULL}};
+#endif
+#define N_REPACKS (sizeof repacks / sizeof repacks[0])
 
 /* Kernel levels, lowest first: a level falls back to the ones below it, per type and per
  * function. Level 0 ("ref") is the traits' reference kernels alone. */
@@ -428,4 +452,56 @@ edgellm_kernel_level edgellm_kernels_level(void)
 {
     pthread_once(&init_once, pick_variants);
     return levels[atomic_load(&active_level)].id;
+}
+
+static atomic_bool repack_off;
+
+void edgellm_kernels_set_repack(bool on) { atomic_store(&repack_off, !on); }
+
+static bool repack_enabled(void)
+{
+    const char *e = getenv("EDGELLM_REPACK");
+    return !atomic_load(&repack_off) && !(e && !strcmp(e, "0"));
+}
+
+/* The first variant of the active level this CPU runs for type and cols (enabled or not). */
+static const edgellm_repack *repack_of_level(int type, int64_t cols)
+{
+    pthread_once(&init_once, pick_variants);
+    const edgellm_kernel_level id = levels[atomic_load(&active_level)].id;
+    for (size_t i = 0; i < N_REPACKS; i++) {
+        const repack_variant *v = &repacks[i];
+        if (v->r && v->level == id && v->r->type == type && cpu_has(v->needs) && cols > 0 &&
+            cols % v->r->gemm.block == 0 && cols <= EDGELLM_GEMM_R16_MAX_COLS)
+            return v->r;
+    }
+    return NULL;
+}
+
+const edgellm_repack *edgellm_kernels_repack(int type, int64_t cols)
+{
+    return repack_enabled() ? repack_of_level(type, cols) : NULL;
+}
+
+bool edgellm_kernels_repack_usable(const edgellm_repack *r)
+{
+    if (!r) return false;
+    pthread_once(&init_once, pick_variants);
+    const edgellm_kernel_level id = levels[atomic_load(&active_level)].id;
+    for (size_t i = 0; i < N_REPACKS; i++)
+        if (repacks[i].r == r) return repacks[i].level == id && cpu_has(repacks[i].needs);
+    return false;
+}
+
+const char *edgellm_kernels_repack_describe(char *buf, size_t n)
+{
+    if (!repack_enabled()) {
+        snprintf(buf, n, "off");
+        return buf;
+    }
+    const edgellm_repack *r = repack_of_level(EDGELLM_TYPE_Q4_K, EDGELLM_QK_K);
+    if (!r) snprintf(buf, n, "none at level %s", edgellm_kernels_name());
+    else
+        snprintf(buf, n, "%s for %s", r->name, edgellm_type_name(r->type));
+    return buf;
 }

@@ -23,6 +23,7 @@
 
 #include "../tensor/types.h"
 #include "gemm.h"
+#include "repack.h"
 
 /* Kernel levels, lowest first; a level inherits every kernel it does not define from the
  * levels below it (tile kernels excepted: edgellm_kernels_gemm). The x86-64 levels exist
@@ -67,6 +68,27 @@ const edgellm_gemm_kernel *edgellm_kernels_gemm(int type, int64_t cols);
  * scratch once, and the level may be forced later); 0 when none packs; SIZE_MAX on
  * overflow. */
 size_t edgellm_kernels_gemm_packed_bytes(int type, int64_t cols);
+
+/* ---- load-time repacked layouts (repack.h) ---- */
+
+/* The layout a weight matrix of `type` with rows of `cols` elements is repacked into when
+ * it is loaded, for the active level on this CPU, or NULL (keep the rows in place):
+ * q4_K_r16 for Q4_K at level avx512 (its GFNI kernel where the CPU has GFNI), cols a
+ * multiple of 256 up to EDGELLM_GEMM_R16_MAX_COLS. NULL too when repacking is off:
+ * environment EDGELLM_REPACK=0 (read at every call: the CLI's --no-repack sets it) or
+ * edgellm_kernels_set_repack(false). Static storage. */
+const edgellm_repack *edgellm_kernels_repack(int type, int64_t cols);
+/* True when the tile kernel of layout r (a tensor's, from edgellm_kernels_repack at load)
+ * belongs to the active level and the CPU runs it. False after a lower level was forced:
+ * edgellm_matmul then unpacks rows and uses that level's kernels (same results as on the
+ * plain rows of that level). */
+bool edgellm_kernels_repack_usable(const edgellm_repack *r);
+/* Repacking on (default) or off for later loads, beside EDGELLM_REPACK. Not thread-safe
+ * against concurrent loads. */
+void edgellm_kernels_set_repack(bool on);
+/* The layouts edgellm_kernels_repack hands out now: "q4_K_r16 for Q4_K", "off" (switched
+ * off) or "none at level avx2" (the level has none), into buf[n]; returns buf. */
+const char *edgellm_kernels_repack_describe(char *buf, size_t n);
 
 /* ---- attention ---- */
 

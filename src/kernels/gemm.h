@@ -51,6 +51,7 @@ typedef struct {
     size_t prefetch;         /* decode: bytes ahead of the weights being read to prefetch
                               * into L2 (0 = none; edgellm_kernels_decode_prefetch). Only
                               * a hint: results never depend on it                        */
+    const uint8_t *w2;       /* repacked layouts (repack.h): the second plane; else unused */
 } edgellm_gemm_args;
 
 /* Packed bytes per token and group of 16 Q8_0 activation blocks (gemm_q8_avx512.c):
@@ -84,6 +85,12 @@ void edgellm_gemm_q6_K_avx512(const edgellm_gemm_args *a);
 void edgellm_gemm_q4_K_avx512_gfni(const edgellm_gemm_args *a);
 void edgellm_gemm_q5_K_avx512_gfni(const edgellm_gemm_args *a);
 void edgellm_gemm_q6_K_avx512_gfni(const edgellm_gemm_args *a);
+/* Q4_K in the repacked layout q4_K_r16 (repack.h; gemm_q4_K_r16_avx512*.c): w = codes
+ * plane, w2 = head plane, rows [r0, r1) of the layout; equal bit for bit to
+ * edgellm_gemm_q4_K_avx512 on the plain rows. cols <= EDGELLM_GEMM_R16_MAX_COLS. */
+#define EDGELLM_GEMM_R16_MAX_COLS 32768
+void edgellm_gemm_q4_K_r16_avx512(const edgellm_gemm_args *a);
+void edgellm_gemm_q4_K_r16_avx512_gfni(const edgellm_gemm_args *a);
 void edgellm_gemm_prep_q4_0_avx2(const void *xq, int64_t t, int64_t cols, uint8_t *xp);
 void edgellm_gemm_prep_q8_0_avx2(const void *xq, int64_t t, int64_t cols, uint8_t *xp);
 void edgellm_gemm_q4_0_avx2(const edgellm_gemm_args *a);

@@ -105,6 +105,8 @@ typedef struct {
     edgellm_from_float_fn from_float;
     edgellm_vec_dot_fn dot[MAX_BATCH];
     const edgellm_gemm_kernel *gemm[MAX_BATCH];   /* NULL: vec_dot loop           */
+    bool unpack[MAX_BATCH];      /* repacked W whose kernel is not of the active level:
+                                  * the vec_dot loop over rows unpacked one at a time */
     int nth;                     /* threads of the run                            */
     size_t prefetch;             /* edgellm_gemm_args.prefetch                    */
     int64_t first_tile[MAX_BATCH + 1];    /* job j owns tiles [first[j], first[j+1])  */
@@ -141,15 +143,21 @@ static void dot_rows(const matmul_task *m, int j, int64_t r0, int64_t r1)
             .w = W->data, .row_bytes = W->row_bytes, .cols = W->ne0, .r0 = r0, .r1 = r1,
             .xp = m->xp, .xq = m->xq, .xq_row_bytes = m->xq_row_bytes, .n = m->n, .y = y, .ldy = rows,
             .prefetch = m->prefetch,
+            .w2 = W->repack ? (const uint8_t *)W->data + W->repack->plane2(rows, W->ne0) : NULL,
         };
         m->gemm[j]->gemm(&a);
         return;
     }
     const uint8_t *xq = m->xq;
+    uint8_t plain[m->unpack[j] ? W->row_bytes : 1];   /* a repacked row, unpacked */
     for (int64_t tb0 = 0; tb0 < m->n; tb0 += m->tb) {
         const int64_t tb1 = EDGELLM_MIN(tb0 + m->tb, m->n);
         for (int64_t r = r0; r < r1; r++) {
             const void *w = (const uint8_t *)W->data + (size_t)r * W->row_bytes;   /* [cols] */
+            if (m->unpack[j]) {
+                W->repack->unpack_row(W->data, rows, W->ne0, r, plain);
+                w = plain;
+            }
             for (int64_t t = tb0; t < tb1; t++) y[t * rows + r] = m->dot[j](W->ne0, w, xq + (size_t)t * m->xq_row_bytes);
         }
     }
@@ -254,6 +262,10 @@ void edgellm_matmul_batch_sched(edgellm_threadpool *pool, const edgellm_matmul_j
         const edgellm_type_traits *tj = edgellm_type_get_traits(W->type);
         m.dot[j] = edgellm_kernels_vec_dot(W->type);
         m.gemm[j] = tj->vec_dot_type == EDGELLM_TYPE_F32 ? NULL : edgellm_kernels_gemm(W->type, W->ne0);
+        if (W->repack) {
+            m.unpack[j] = !edgellm_kernels_repack_usable(W->repack);
+            m.gemm[j] = m.unpack[j] ? NULL : &W->repack->gemm;
+        }
         /* one conversion serves all: same row length, activation type and packing */
         if (W->ne0 != W0->ne0 || tj->vec_dot_type != t->vec_dot_type ||
             (m.gemm[j] ? m.gemm[j]->prep : NULL) != (m.gemm[0] ? m.gemm[0]->prep : NULL)) {

@@ -7,6 +7,7 @@
 
 #include "../common/threadpool.h"
 #include "../tensor/types.h"
+#include "repack.h"
 
 /* A weight matrix viewed in place (usually inside the GGUF mapping; borrowed).
  * GGUF ne={ne0, ne1}: ne1 rows of ne0 elements; row r starts at data + r*row_bytes. */
@@ -16,6 +17,9 @@ typedef struct {
     int64_t  ne0;         /* row length = input dimension           */
     int64_t  ne1;         /* rows = output dimension                */
     size_t   row_bytes;   /* edgellm_type_row_size(type, ne0)       */
+    const edgellm_repack *repack;   /* NULL: plain rows at data; else data holds
+                                     * this load-time layout (repack.h, owned by
+                                     * whoever repacked it)               */
 } edgellm_tensor;
 
 /* Scratch bytes edgellm_matmul needs for n activation rows against W: n rows converted to

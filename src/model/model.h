@@ -113,6 +113,10 @@ struct edgellm_model {
     int                n_threads;      /* default for contexts (>= 1)                */
     uint64_t           n_params;       /* elements of all tensors in the file        */
     uint64_t           weight_bytes;   /* bytes of all tensor data                   */
+    void              *repack_buf;     /* owned: the repacked matrices (repack.h), or NULL */
+    size_t             repack_bytes;
+    int                n_repacked;     /* matrices whose data point into repack_buf   */
+    double             repack_ms;      /* time the loader spent repacking             */
 };
 
 /* ---- context ---- */

@@ -36,9 +36,16 @@
  */
 #include "model.h"
 #include "../kernels/dispatch.h"
+#include "../common/threadpool.h"
 #include "../tokenizer/tokenizer.h"
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <errno.h>
+#include <stdatomic.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
 
 /* Upper bounds: refuse absurd values before sizing anything from them. */
 #define MAX_EMBD      (1 << 16)
@@ -321,6 +328,150 @@ edgellm_model_params edgellm_model_default_params(void)
     return p;
 }
 
+/* ---- load-time repacking ---- */
+
+/* The matrices a model multiplies whose type has a repacked layout on this CPU
+ * (edgellm_kernels_repack): rewritten into one owned buffer (hinted to transparent huge
+ * pages: 2 MiB faults instead of 4 KiB ones), and their views pointed there, by the
+ * model's n_threads threads taking matrices in turn. From a file (path, opened again, or
+ * fd, the GGUF region starting at file_off) the plain rows are read with pread,
+ * SOURCE_ROWS at a time, into a bounce buffer per thread: the mapping's pages of those
+ * tensors are never touched, so resident memory stays about one copy of the weights (the
+ * layout has the tensor's size, up to its last 16-row group). From a caller's buffer
+ * (path NULL, fd < 0) they are read in place. */
+#define SOURCE_ROWS 64
+typedef struct {
+    edgellm_tensor **ws;         /* [n]; NULL: not repacked                        */
+    const edgellm_repack **rp;   /* [n] their layouts                              */
+    size_t *off;                 /* [n] offsets in buf                             */
+    int n;
+    uint8_t *buf;
+    size_t bounce;               /* bytes of SOURCE_ROWS rows of the widest matrix  */
+    int fd;                      /* < 0: read the views in place                    */
+    const uint8_t *section;      /* the data section in the mapping                 */
+    uint64_t section_pos;        /* and in the file                                 */
+    atomic_int next;             /* next matrix to take                             */
+    atomic_int fail;             /* 0, an errno, or -1 (file shorter than expected) */
+} repack_job;
+
+/* Threads take matrices in turn; each packs its matrix SOURCE_ROWS rows at a time. */
+static void repack_task(void *arg, int ith, int nth)
+{
+    (void)ith;
+    (void)nth;
+    repack_job *j = arg;
+    uint8_t *rows = j->fd >= 0 ? malloc(j->bounce) : NULL;
+    if (j->fd >= 0 && !rows) {
+        atomic_store(&j->fail, ENOMEM);
+        return;
+    }
+    for (int k; (k = atomic_fetch_add(&j->next, 1)) < j->n && !atomic_load(&j->fail);) {
+        const edgellm_tensor *w = j->ws[k];
+        if (!w) continue;
+        for (int64_t r0 = 0; r0 < w->ne1; r0 += SOURCE_ROWS) {
+            const int64_t r1 = EDGELLM_MIN(r0 + SOURCE_ROWS, w->ne1);
+            const uint8_t *from = (const uint8_t *)w->data + (size_t)r0 * w->row_bytes;
+            if (j->fd >= 0) {
+                const size_t len = (size_t)(r1 - r0) * w->row_bytes;
+                const uint64_t pos = j->section_pos + (uint64_t)(from - j->section);
+                for (size_t got = 0; got < len;) {
+                    const ssize_t g = pread(j->fd, rows + got, len - got, (off_t)(pos + got));
+                    if (g <= 0) {
+                        atomic_store(&j->fail, g < 0 ? (errno ? errno : EIO) : -1);
+                        free(rows);
+                        return;
+                    }
+                    got += (size_t)g;
+                }
+                from = rows;
+            }
+            j->rp[k]->pack(j->buf + j->off[k], w->ne1, w->ne0, r0, r1, from);
+        }
+    }
+    free(rows);
+}
+
+static edgellm_status repack_weights(loader *L, const char *path, int fd, uint64_t file_off)
+{
+    edgellm_model *m = L->m;
+    const int n_max = 7 * m->hp.n_layer + 1;
+    repack_job j = {.fd = -1};
+    j.ws = edgellm_calloc((size_t)n_max, sizeof *j.ws);
+    j.rp = edgellm_calloc((size_t)n_max, sizeof *j.rp);
+    j.off = edgellm_calloc((size_t)n_max, sizeof *j.off);
+    edgellm_status rc = EDGELLM_OK;
+    if (!j.ws || !j.rp || !j.off) {
+        rc = edgellm_fail_nomem(L->err, L->path);
+        goto out;
+    }
+    for (int il = 0; il < m->hp.n_layer; il++) {
+        edgellm_layer *y = &m->layers[il];
+        edgellm_tensor *t[7] = {&y->wq, &y->wk, &y->wv, &y->wo, &y->w_gate, &y->w_up, &y->w_down};
+        for (int k = 0; k < 7; k++) j.ws[j.n++] = t[k];
+    }
+    if (!m->tied_output) j.ws[j.n++] = &m->output;
+    size_t total = 0;
+    for (int k = 0; k < j.n; k++) {
+        const edgellm_repack *r = j.ws[k]->data ? edgellm_kernels_repack(j.ws[k]->type, j.ws[k]->ne0) : NULL;
+        const size_t sz = r ? r->size(j.ws[k]->ne1, j.ws[k]->ne0) : 0;
+        if (!sz || total + sz + 63 < total) {
+            j.ws[k] = NULL;
+            continue;
+        }
+        j.rp[k] = r;
+        j.off[k] = total;
+        total += (sz + 63) / 64 * 64;
+        j.bounce = EDGELLM_MAX(j.bounce, j.ws[k]->row_bytes * SOURCE_ROWS);
+    }
+    if (!total) goto out;
+    const double t0 = edgellm_time_ms();
+    if (path || fd >= 0) {                     /* from the file: pread */
+        j.fd = path ? open(path, O_RDONLY | O_CLOEXEC) : fd;
+        if (j.fd < 0) {
+            rc = edgellm_fail(L->err, EDGELLM_ERR_IO, "%s: %s", L->path, strerror(errno));
+            goto out;
+        }
+    }
+    /* the data section in the mapping: any tensor's data minus its offset */
+    const edgellm_gguf_tensor *t0t = edgellm_gguf_tensor_at(m->gguf, 0);
+    j.section = (const uint8_t *)t0t->data - t0t->offset;
+    j.section_pos = file_off + edgellm_gguf_data_offset(m->gguf);
+    void *buf = NULL;
+    if (posix_memalign(&buf, 64, total)) {
+        rc = edgellm_fail_nomem(L->err, L->path);
+        goto out;
+    }
+    m->repack_buf = j.buf = buf;   /* freed with the model, also on failure */
+    m->repack_bytes = total;
+    edgellm_hint_huge_pages(buf, total);
+    atomic_init(&j.next, 0);
+    atomic_init(&j.fail, 0);
+    edgellm_threadpool *pool = NULL;
+    if (m->n_threads > 1) (void)edgellm_threadpool_new(m->n_threads, &pool, NULL);   /* none: one thread */
+    edgellm_threadpool_run(pool, repack_task, &j);
+    edgellm_threadpool_free(pool);
+    const int fail = atomic_load(&j.fail);
+    if (fail) {
+        rc = fail == ENOMEM ? edgellm_fail_nomem(L->err, L->path)
+                            : edgellm_fail(L->err, EDGELLM_ERR_IO, "%s: reading weights to repack: %s", L->path,
+                                           fail < 0 ? "end of file" : strerror(fail));
+        goto out;
+    }
+    for (int k = 0; k < j.n; k++)
+        if (j.ws[k]) {
+            j.ws[k]->data = j.buf + j.off[k];
+            j.ws[k]->repack = j.rp[k];
+            m->n_repacked++;
+        }
+    m->repack_ms = edgellm_time_ms() - t0;
+out:
+    if (path && j.fd >= 0) close(j.fd);
+    edgellm_free(j.ws);
+    edgellm_free(j.rp);
+    edgellm_free(j.off);
+    return rc;
+}
+
 /* Which file opener a load uses: a path, a caller's buffer, or a region of a descriptor. */
 typedef struct {
     const char *path;            /* edgellm_model_load                              */
@@ -358,6 +509,7 @@ static edgellm_status load(const model_source *src, const char *name, const edge
     count_params(m);
     m->n_threads = p.n_threads > 0 ? p.n_threads : EDGELLM_MIN(edgellm_n_physical_cores(), EDGELLM_MAX_THREADS);
     if (m->n_threads < 1) m->n_threads = 1;
+    if ((rc = repack_weights(&L, src->data ? NULL : src->path, src->data ? -1 : src->fd, src->offset))) goto done;
 
     edgellm_error terr = {0};
     rc = edgellm_tokenizer_from_gguf(m->gguf, &m->tok, &terr);
@@ -373,8 +525,9 @@ static edgellm_status load(const model_source *src, const char *name, const edge
     char rope[256];
     edgellm_rope_config_describe(&m->hp.rope, rope, sizeof rope);
     edgellm_log(EDGELLM_LOG_INFO, "%s: %s, %d layers, n_embd %d, n_vocab %d, %.1f M parameters, %.1f MiB of weights, "
-                "RoPE scaling %s, loaded in %.1f ms", name, m->arch->name, m->hp.n_layer, m->hp.n_embd, m->hp.n_vocab,
-                (double)m->n_params / 1e6, (double)m->weight_bytes / 1048576.0, rope, edgellm_time_ms() - t0);
+                "RoPE scaling %s, %d matrices repacked (%.1f MiB, %.1f ms), loaded in %.1f ms", name, m->arch->name, m->hp.n_layer, m->hp.n_embd, m->hp.n_vocab,
+                (double)m->n_params / 1e6, (double)m->weight_bytes / 1048576.0, rope, m->n_repacked, (double)m->repack_bytes / 1048576.0,
+                m->repack_ms, edgellm_time_ms() - t0);
     *out = m;
     m = NULL;
 done:
@@ -423,6 +576,7 @@ void edgellm_model_free(edgellm_model *m)
     edgellm_tokenizer_free(m->tok);
     edgellm_free(m->layers);
     edgellm_gguf_close(m->gguf);
+    free(m->repack_buf);
     edgellm_free(m->path);
     edgellm_free(m);
 }

@@ -17,7 +17,11 @@ int edgellm_kernels_describe(char *buf, size_t size)
     const size_t prefetch = avx512 ? edgellm_kernels_decode_prefetch() : 0;
     char pf[64] = "";
     if (prefetch) snprintf(pf, sizeof pf, ", 1-thread decode prefetch %zu bytes", prefetch);
-    return snprintf(buf, size, "%s%s%s", level, avx512 && edgellm_cpu_get_features()->gfni ? " + gfni" : "", pf);
+    /* the load-time weight layout of this level (dispatch.h), when it has one */
+    char rp[96], lay[128] = "";
+    if (strncmp(edgellm_kernels_repack_describe(rp, sizeof rp), "none", 4))
+        snprintf(lay, sizeof lay, "; load-time repack: %s", rp);
+    return snprintf(buf, size, "%s%s%s%s", level, avx512 && edgellm_cpu_get_features()->gfni ? " + gfni" : "", pf, lay);
 }
 
 int edgellm_arch_supported(const char *arch)

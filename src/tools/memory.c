@@ -64,7 +64,7 @@ static void add_span(layer_spans *l, const void *data, uint64_t bytes)
 
 static void add_tensor(layer_spans *l, const edgellm_tensor *t)
 {
-    if (t->data) add_span(l, t->data, (uint64_t)t->ne1 * t->row_bytes);
+    if (t->data && !t->repack) add_span(l, t->data, (uint64_t)t->ne1 * t->row_bytes);   /* repacked: owned memory */
 }
 
 static void advise(const layer_spans *l, int advice)

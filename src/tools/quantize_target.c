@@ -307,6 +307,7 @@ static edgellm_status scan_measured(qt_state *s, edgellm_error *err)
             for (int k = 0; k < nv; k++) {
                 v[k]->data = buf;
                 v[k]->type = EDGELLM_TYPE_F32;
+                v[k]->repack = NULL;
                 v[k]->row_bytes = (size_t)t->ne[0] * sizeof(float);
             }
             edgellm_eval_compare_result c;

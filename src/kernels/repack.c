@@ -1,0 +1,79 @@
+/*
+ * repack.c — the portable side of the repacked layouts of repack.h: sizes, packing and
+ * unpacking (layout described there; block_q4_K in ../tensor/blocks.h).
+ */
+#include "repack.h"
+#include "../common/common.h"
+#include "../tensor/blocks.h"
+#include <string.h>
+
+#define R16_HEAD 256             /* head bytes per group and super-block */
+
+size_t edgellm_repack_q4_K_r16_plane2(int64_t rows, int64_t cols)
+{
+    size_t b;
+    const int64_t g = (rows + 15) / 16;
+    if (rows < 0 || cols < 0 || !edgellm_mul_size((size_t)g * 16, (size_t)(cols / EDGELLM_QK_K) * 128, &b)) return 0;
+    return b;
+}
+
+size_t edgellm_repack_q4_K_r16_size(int64_t rows, int64_t cols)
+{
+    size_t b;
+    const int64_t g = (rows + 15) / 16;
+    if (rows < 0 || cols < 0 || !edgellm_mul_size((size_t)g * 16, (size_t)(cols / EDGELLM_QK_K) * 144, &b)) return 0;
+    return b;
+}
+
+void edgellm_repack_q4_K_r16_pack(uint8_t *dst, int64_t rows, int64_t cols, int64_t r0, int64_t r1, const void *src)
+{
+    const int64_t nb = cols / EDGELLM_QK_K, rp = (rows + 15) / 16 * 16;
+    uint8_t *head = dst + edgellm_repack_q4_K_r16_plane2(rows, cols);
+    const edgellm_block_q4_K *s = src;
+    for (int64_t r = r0; r < (r1 == rows ? rp : r1); r++) {
+        uint8_t *codes = dst + (size_t)r * (size_t)nb * 128;
+        const int64_t g = r / 16, k = r % 16;
+        for (int64_t i = 0; i < nb; i++) {
+            uint8_t *c = codes + (size_t)i * 128, *h = head + ((size_t)g * (size_t)nb + (size_t)i) * R16_HEAD;
+            if (r >= rows) {                                /* padding row */
+                memset(c, 0, 128);
+                memset(h + 2 * k, 0, 2);
+                memset(h + 32 + 2 * k, 0, 2);
+                memset(h + 64 + 12 * k, 0, 12);
+                continue;
+            }
+            const edgellm_block_q4_K *b = &s[(size_t)(r - r0) * (size_t)nb + (size_t)i];
+            /* qs byte 32c + l: element 64c + l (low nibble), 64c + 32 + l (high); chunks
+             * 2p, 2p + 1 are bytes a = qs[64p + l], b = qs[64p + 32 + l] */
+            for (int p = 0; p < 2; p++)
+                for (int l = 0; l < 32; l++) {
+                    const unsigned qa = b->qs[64 * p + l], qb = b->qs[64 * p + 32 + l];
+                    c[64 * p + l] = (uint8_t)((qa & 15u) | (qb & 15u) << 4);
+                    c[64 * p + 32 + l] = (uint8_t)(qa >> 4 | (qb & 0xf0u));
+                }
+            memcpy(h + 2 * k, &b->d, 2);
+            memcpy(h + 32 + 2 * k, &b->dmin, 2);
+            memcpy(h + 64 + 12 * k, b->scales, 12);
+        }
+    }
+}
+
+void edgellm_repack_q4_K_r16_unpack_row(const uint8_t *base, int64_t rows, int64_t cols, int64_t r, void *out)
+{
+    const int64_t nb = cols / EDGELLM_QK_K, g = r / 16, k = r % 16;
+    const uint8_t *codes = base + (size_t)r * (size_t)nb * 128;
+    const uint8_t *head = base + edgellm_repack_q4_K_r16_plane2(rows, cols);
+    edgellm_block_q4_K *o = out;
+    for (int64_t i = 0; i < nb; i++) {
+        const uint8_t *c = codes + (size_t)i * 128, *h = head + ((size_t)g * (size_t)nb + (size_t)i) * R16_HEAD;
+        memcpy(&o[i].d, h + 2 * k, 2);
+        memcpy(&o[i].dmin, h + 32 + 2 * k, 2);
+        memcpy(o[i].scales, h + 64 + 12 * k, 12);
+        for (int p = 0; p < 2; p++)
+            for (int l = 0; l < 32; l++) {
+                const unsigned lo = c[64 * p + l], hi = c[64 * p + 32 + l];
+                o[i].qs[64 * p + l] = (uint8_t)((lo & 15u) | hi << 4);
+                o[i].qs[64 * p + 32 + l] = (uint8_t)(lo >> 4 | (hi & 0xf0u));
+            }
+    }
+}

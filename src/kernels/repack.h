@@ -1,0 +1,56 @@
+/*
+ * repack.h — load-time repacked weight layouts: a weight matrix rewritten once, when the
+ * model is loaded, into an order its tile kernel reads faster. The repacked bytes replace
+ * the mapped ones (same size up to the padding of the last 16-row group); the products
+ * over them equal those of the in-place kernels bit for bit (the same integer sums, the
+ * same float steps). dispatch.h's edgellm_kernels_repack says which layout, if any, a
+ * tensor type gets on this CPU at the active kernel level.
+ *
+ * Q4_K, 16-row groups ("q4_K_r16"), for R rows of nb = cols / 256 super-blocks
+ * (GGUF's block_q4_K, blocks.h), G = ceil(R / 16) groups, rows padded to 16·G with zeros:
+ *
+ *   codes plane  [16·G rows][nb super-blocks][128 bytes], row r at (r·nb + i)·128: for
+ *                half p = 0, 1 and j < 64, byte 64p + j = code(128p + j) | code(128p + 64 + j) << 4,
+ *                code(e) the 4-bit code of element e of the super-block. One 64-byte load
+ *                then gives, by & 15 and by >> 4, the 64 codes of chunk 2p and of chunk
+ *                2p + 1 in element order, 64-byte aligned (the in-place kernel broadcasts
+ *                32-byte halves from 144-byte blocks and shifts each).
+ *   head plane   at byte 16·G·nb·128: [G groups][nb super-blocks][256 bytes]; group g,
+ *                super-block i: bytes 0-31 d of rows 16g..16g+15 (halves), 32-63 dmin,
+ *                64 + 12k .. 75 + 12k the 12 packed scale bytes of row 16g + k. The 16
+ *                d·d_x and dmin·d_x products of a group are then two vector multiplies
+ *                per token instead of one per row and token.
+ *
+ *   16·G·nb·144 bytes in all: the tensor's own size when R is a multiple of 16.
+ * The tile kernel gets the codes plane at edgellm_gemm_args.w and the head plane at .w2.
+ */
+#ifndef EDGELLM_REPACK_H
+#define EDGELLM_REPACK_H
+
+#include "gemm.h"
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct edgellm_repack {
+    const char *name;            /* layout name as --version prints it, e.g. "q4_K_r16" */
+    int type;                    /* the tensor type it repacks                          */
+    /* Bytes of the layout for rows × cols (0 on overflow). */
+    size_t (*size)(int64_t rows, int64_t cols);
+    /* Offset of the second plane (edgellm_gemm_args.w2 = base + plane2(rows, cols)). */
+    size_t (*plane2)(int64_t rows, int64_t cols);
+    /* Write rows [r0, r1) of the plain matrix (src: those rows, contiguous) into the
+     * layout at dst (size(rows, cols) bytes). With r1 == rows the padding rows are zeroed
+     * too. Any order of disjoint ranges; not thread-safe on one range. */
+    void (*pack)(uint8_t *dst, int64_t rows, int64_t cols, int64_t r0, int64_t r1, const void *src);
+    /* Row r of the plain matrix back from the layout at base (out: one plain row). */
+    void (*unpack_row)(const uint8_t *base, int64_t rows, int64_t cols, int64_t r, void *out);
+    edgellm_gemm_kernel gemm;    /* the tile kernel over the layout (any n)             */
+} edgellm_repack;
+
+/* q4_K_r16 (portable C, repack.c). */
+size_t edgellm_repack_q4_K_r16_size(int64_t rows, int64_t cols);
+size_t edgellm_repack_q4_K_r16_plane2(int64_t rows, int64_t cols);
+void edgellm_repack_q4_K_r16_pack(uint8_t *dst, int64_t rows, int64_t cols, int64_t r0, int64_t r1, const void *src);
+void edgellm_repack_q4_K_r16_unpack_row(const uint8_t *base, int64_t rows, int64_t cols, int64_t r, void *out);
+
+#endif
