@@ -4,6 +4,8 @@
  * terminal, prints the table (stderr) and writes the --report file (CSV or JSON, chosen by
  * the file's extension). */
 #include "commands.h"
+#include "eval_json.h"
+#include "plan_json.h"
 #include <errno.h>
 #include <fnmatch.h>
 #include <math.h>
@@ -287,7 +289,85 @@ static void print_cmp(const char *what, const edgellm_eval_compare_result *c)
             c->kld_mean, c->kld_err, c->delta_ppl_pct, c->top1_pct, (long long)c->model.n_scored);
 }
 
-static int write_target_json(const char *path, const char *in, const char *out, const edgellm_quantize_target_report *r)
+/* --task FILE: the task set's accuracy of the assembled file and of the input, after the
+ * search (the verification rounds measure the text; the task result is reported beside). */
+typedef struct {
+    const char *file;
+    int ran;
+    edgellm_eval_task_result r;
+} target_task;
+
+static int run_target_task(const char *in, const char *out, const char *file, int n_threads, target_task *tt)
+{
+    edgellm_error err = {0};
+    cli_eval_taskset ts;
+    tt->file = file;
+    tt->ran = 0;
+    if (cli_eval_read_jsonl(file, 0, &ts, &err) != EDGELLM_OK) {
+        cli_print_error("quantize", &err);
+        return 1;
+    }
+    edgellm_model_params mp = edgellm_model_default_params();
+    mp.n_threads = n_threads;
+    edgellm_model *m = NULL, *ref = NULL;
+    edgellm_status st = edgellm_model_load(out, &mp, &m, &err);
+    if (st == EDGELLM_OK) st = edgellm_model_load(in, &mp, &ref, &err);
+    if (st == EDGELLM_OK) {
+        edgellm_eval_task_params tp = edgellm_eval_task_default_params();
+        tp.n_threads = n_threads;
+        st = edgellm_eval_task(m, ref, ts.items, ts.n, &tp, &tt->r, &err);
+    }
+    edgellm_model_free(m);
+    edgellm_model_free(ref);
+    cli_eval_taskset_free(&ts);
+    if (st != EDGELLM_OK) {
+        cli_print_error("quantize", &err);
+        return 1;
+    }
+    tt->ran = 1;
+    for (int k = 0; k < 4; k++) {
+        const edgellm_eval_metric *me = &tt->r.metrics[k];
+        if (me->n == 0) continue;
+        fprintf(stderr, "edgellm quantize: task %s: %s %.2f %% (reference %.2f %%, gap %+.2f pts), %d items\n", file,
+                me->name, me->pct, me->ref_pct, me->gap_pts, me->n);
+    }
+    return 0;
+}
+
+/* OUT.eval.json beside OUT.gguf (the results file `edgellm plan --model OUT.gguf` reads):
+ * one result, the file under the label plan gives it, with the held-out measurement. */
+static int write_target_eval(const char *out, const edgellm_quantize_target_report *r, const char *text, int n_ctx)
+{
+    size_t n = strlen(out);
+    if (!r->has_heldout || n <= 5 || strcasecmp(out + n - 5, ".gguf")) return 0;
+    char path[4096];
+    if (n + 16 > sizeof path) return 0;
+    snprintf(path, sizeof path, "%.*s.eval.json", (int)(n - 5), out);
+    edgellm_error err = {0};
+    edgellm_plan_model pm;
+    if (edgellm_plan_model_from_gguf(out, &pm, &err) != EDGELLM_OK) {
+        cli_print_error("quantize", &err);
+        return 1;
+    }
+    edgellm_plan_quality q;
+    memset(&q, 0, sizeof q);
+    snprintf(q.type, sizeof q.type, "%s", pm.file_label);
+    q.delta_ppl_pct = r->heldout.delta_ppl_pct;
+    q.kld = r->heldout.kld_mean;
+    q.top1_pct = r->heldout.top1_pct;
+    const uint64_t bytes = r->file_bytes;
+    const double bpw = r->bpw;
+    const char *slash = strrchr(out, '/');
+    if (cli_plan_write_eval(path, slash ? slash + 1 : out, NULL, text, n_ctx, &q, &bytes, &bpw, 1, &err) != EDGELLM_OK) {
+        cli_print_error("quantize", &err);
+        return 1;
+    }
+    fprintf(stderr, "edgellm quantize: wrote %s (the held-out result, for edgellm plan --model %s)\n", path, out);
+    return 0;
+}
+
+static int write_target_json(const char *path, const char *in, const char *out, const edgellm_quantize_target_report *r,
+                             const target_task *tt)
 {
     edgellm_output *of;
     edgellm_error err = {0};
@@ -317,6 +397,20 @@ static int write_target_json(const char *path, const char *in, const char *out, 
         fprintf(f, "  \"heldout\": {\"kld\": %.9g, \"dppl_pct\": %.6f, \"top1_pct\": %.6f, \"n\": %lld},\n",
                 r->heldout.kld_mean, r->heldout.delta_ppl_pct, r->heldout.top1_pct,
                 (long long)r->heldout.model.n_scored);
+    if (tt && tt->ran) {
+        fprintf(f, "  \"task\": {\"file\": ");
+        cli_json_str(f, tt->file);
+        fprintf(f, ", \"metrics\": [");
+        int first = 1;
+        for (int k = 0; k < 4; k++) {
+            const edgellm_eval_metric *me = &tt->r.metrics[k];
+            if (me->n == 0) continue;
+            fprintf(f, "%s{\"name\": \"%s\", \"n\": %d, \"pct\": %.6f, \"ref_pct\": %.6f, \"gap_pts\": %.6f}",
+                    first ? "" : ", ", me->name, me->n, me->pct, me->ref_pct, me->gap_pts);
+            first = 0;
+        }
+        fprintf(f, "]},\n");
+    }
     fprintf(f, "  \"tensors\": [\n");
     for (int i = 0; i < r->n_tensors; i++) {
         const edgellm_quantize_target_tensor *t = &r->tensors[i];
@@ -339,7 +433,7 @@ static int write_target_json(const char *path, const char *in, const char *out, 
 }
 
 typedef struct {
-    const char *target, *types, *calib, *heldout, *heatmap, *scan;
+    const char *target, *types, *calib, *heldout, *heatmap, *scan, *task;
     int n_ctx, calib_chunks, scan_chunks, heldout_chunks, rounds, no_imatrix;
     double margin;
 } target_flags;
@@ -435,8 +529,11 @@ static int run_target(const char *in, const char *out, const edgellm_quantize_pa
     if (!r.met)
         fprintf(stderr, "edgellm quantize: target %s NOT met on the calibration text in %d rounds; kept the closest "
                         "file\n", tf->target, r.n_rounds);
+    target_task tt = {0};
+    if (tf->task && run_target_task(in, out, tf->task, qp->n_threads, &tt)) rc = 1;
     if (tf->heatmap && write_heatmap(tf->heatmap, &r)) rc = 1;
-    if (report_path && write_target_json(report_path, in, out, &r)) rc = 1;
+    if (report_path && write_target_json(report_path, in, out, &r, &tt)) rc = 1;
+    if (write_target_eval(out, &r, p.heldout_name, p.n_ctx)) rc = 1;
     fprintf(stderr, "edgellm quantize: wrote %s (%llu bytes, %.4f bits per weight, target %s %s)\n", out,
             (unsigned long long)r.file_bytes, r.bpw, tf->target, r.met ? "met" : "not met");
     if (!r.met) rc = 1;
@@ -515,6 +612,8 @@ int cmd_quantize(int argc, char **argv)
         {CLI_STRING(NULL, "--scan", "MODE", &tf.scan),
          .help = "auto (default), measured (KLD per matrix and type) or proxy (weighted error; large models)"},
         {CLI_PATH(NULL, "--heatmap", "FILE.svg", &tf.heatmap), .help = "SVG heat map of the scan (layers x matrices)"},
+        {CLI_PATH(NULL, "--task", "FILE", &tf.task),
+         .help = "task set (JSONL, as eval task): its accuracy on the written file and on IN, and the gap"},
     };
     const cli_command cmd = {
         .name = "quantize",

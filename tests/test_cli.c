@@ -8,6 +8,7 @@
  *   - bench checks every -m file before printing anything to stdout, and a model that opens
  *     but does not load is reported and skipped while the others are measured (exit 1);
  *   - eval sweep --no-bench prints "-" in the tok/s column and null in the results file;
+ *   - quantize --target --task reports the task gap and leaves OUT.eval.json, which plan reads;
  *   - the shared progress bar (under a pseudo-terminal, when `script` is installed) and
  *     JSON string escaping (a report naming a file with '"' and '\' in its name).
  * Expected outputs are written here from the behaviour each command documents in its --help.
@@ -564,6 +565,44 @@ static void test_cli_quantize_no_tensors_and_run_thread_range(void)
     CHECK(strstr(err, "64"));
 }
 
+/* quantize --target --task: the task's accuracy on the written file and the reference, and
+ * the gap, on stderr and in the report; OUT.eval.json beside OUT.gguf holds the held-out
+ * result, which `plan --model OUT.gguf` shows as the file's measured quality. */
+static void test_cli_quantize_target_task_and_plan(void)
+{
+    NEED_SHARED(model, STORIES);
+    NEED_SHARED(text, VAL_TEXT);
+    const char *slash = strrchr(__FILE__, '/');
+    char task[1024], args[4096], out[16384], err[16384], evpath[1024];
+    snprintf(task, sizeof task, "%.*s/../data/tasks/tinystories_mc.jsonl", slash ? (int)(slash - __FILE__) : 1,
+             slash ? __FILE__ : ".");
+    const char *dst = tmp_path("auto.gguf"), *rep = tmp_path("auto.json");
+    snprintf(evpath, sizeof evpath, "%.*s.eval.json", (int)strlen(dst) - 5, dst);
+    snprintf(args, sizeof args,
+             "quantize %s %s --target kld:0.05 --calib %s --calib-chunks 4 --scan-chunks 2 --heldout-chunks 4 "
+             "--scan proxy --rounds 2 --task %s --report %s -t 1",
+             model, dst, text, task, rep);
+    CHECK_EQ(run_cli(args, out, sizeof out, err, sizeof err), 0);
+    CHECK(strstr(err, "task ") && strstr(err, "acc ") && strstr(err, "gap ") && strstr(err, "240 items"));
+    size_t len = 0;
+    char *js = read_file(rep, &len);
+    CHECK(js && strstr(js, "\"task\": {\"file\": ") && strstr(js, "\"gap_pts\": "));
+    free(js);
+    char *ev = read_file(evpath, &len);
+    CHECK(ev && strstr(ev, "\"format\": \"edgellm-eval-results\"") && strstr(ev, "\"model\": \"auto.gguf\"") &&
+          strstr(ev, "\"kld_mean\": "));
+    free(ev);
+    snprintf(args, sizeof args, "plan --model %s --device phone-mid", dst);
+    CHECK_EQ(run_cli(args, out, sizeof out, err, sizeof err), 0);
+    const char *row = strstr(out, "(file)");
+    CHECK(row && strstr(out, "edgellm eval: ") && strstr(out, "auto.eval.json"));
+    /* the file's row has a measured KLD, not '-' */
+    if (row) {
+        const char *eol = strchr(row, '\n');
+        CHECK(eol && eol[-1] != '-');
+    }
+}
+
 /* plan warns (stderr, exit 0) when n_ctx is past the model's trained context, not before. */
 static void test_cli_plan_ctx_beyond_trained_notes(void)
 {
@@ -631,5 +670,6 @@ int main(void)
     RUN(test_cli_quantize_no_tensors_and_run_thread_range);
     RUN(test_cli_plan_ctx_beyond_trained_notes);
     RUN(test_cli_bench_speculative_and_eval_cascade);
+    RUN(test_cli_quantize_target_task_and_plan);
     return test_summary();
 }

@@ -202,6 +202,11 @@ static edgellm_status produce_tensor(void *user, uint64_t tag, edgellm_gguf_sink
         edgellm_imatrix_weights(q->imatrix, rt->name, ne0, q->imw)) {
         imw = q->imw;
         rt->weighted = 1;
+    } else if (q->imatrix && edgellm_quant_weighted_supported(c->type)) {
+        /* no statistics for this tensor (token_embd: no matrix product reads it): equal
+         * weights, i.e. the least-squares search, which is never worse than plain */
+        for (int64_t j = 0; j < ne0; j++) q->imw[j] = 1.0f;
+        imw = q->imw;
     }
     for (int64_t r = 0; r < rows; r += chunk) {
         int64_t n = EDGELLM_MIN(chunk, rows - r);

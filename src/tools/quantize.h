@@ -89,7 +89,7 @@ bool edgellm_quant_rows(struct edgellm_threadpool *pool, int type, int64_t ne0, 
 
 /* Importance-weighted quantization of one row (quantize_weighted.c): imw[n] are the
  * columns' mean squared activations (imatrix.c). false when `type` has no weighted form
- * (the K-quants, floats) or n is not whole blocks; dst is then untouched. The weighted
+ * (Q2_K, Q3_K, floats) or n is not whole blocks; dst is then untouched. The weighted
  * error of each block is at most the plain quantizer's. Thread-safe. */
 bool edgellm_quant_weighted_supported(int type);
 bool edgellm_quant_row_weighted(int type, const float *x, const float *imw, void *dst, int64_t n,
