@@ -12,8 +12,8 @@
 #         LLAMA_BENCH=name or path of llama.cpp's binary, default llama-bench;
 #         EDGELLM_BASE=a second edgellm binary, e.g. an older build, measured the same way
 #         right before EDGELLM, its ratios printed as "base"; a script that runs
-#         EDGELLM_REPACK=0 exec build/edgellm "$@" compares the file's layout with the
-#         load-time repacked one)
+#         EDGELLM_REPACK=1 exec build/edgellm "$@" compares the load-time repacked layout with
+#         the file's layout)
 # Files of the tinyllama-1.1b shape:
 #   build/edgellm synth --shape tinyllama-1.1b --type q4_k_m -o /tmp/kq/tiny_q4_k_m.gguf
 #   (likewise q5_k_m, q6_k; or edgellm quantize a real model)

@@ -44,8 +44,8 @@ static void usage(FILE *f)
             EDGELLM_VERSION);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
-    fprintf(f, "\n'edgellm COMMAND --help' shows a command's options. --no-repack (any command, or\n"
-               "EDGELLM_REPACK=0): keep the weights in the file's layout instead of repacking them at load.\n");
+    fprintf(f, "\n'edgellm COMMAND --help' shows a command's options. --repack (any command, or\n"
+               "EDGELLM_REPACK=1): repack Q4_K weights at load (faster prefill, slower decode; --no-repack: not).\n");
 }
 
 /* A library message may itself start with the command's name ("eval sweep: ...", "eval: ..."):
@@ -230,11 +230,12 @@ int main(int argc, char **argv)
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
-    /* --no-repack anywhere: the weights stay in the file's layout (EDGELLM_REPACK=0, which
-     * the kernel dispatcher reads at load) */
+    /* --repack / --no-repack anywhere: the weights repacked at load where the kernel level has a
+     * layout for their type, or kept in the file's layout (the default; EDGELLM_REPACK=1 / 0,
+     * which the kernel dispatcher reads at load) */
     for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--no-repack")) {
-            setenv("EDGELLM_REPACK", "0", 1);
+        if (!strcmp(argv[i], "--no-repack") || !strcmp(argv[i], "--repack")) {
+            setenv("EDGELLM_REPACK", strcmp(argv[i], "--repack") ? "0" : "1", 1);
             memmove(&argv[i], &argv[i + 1], (size_t)(argc - i) * sizeof *argv);   /* argv[argc] = NULL too */
             argc--;
             i--;

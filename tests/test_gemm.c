@@ -752,6 +752,7 @@ static void test_q4_K_repack(void)
             fprintf(stderr, "   SKIP (kernels): this CPU has no AVX-512 VNNI\n");
 #endif
         /* matmul over the repacked tensor at every level of this CPU */
+        edgellm_kernels_set_repack(true);
         static const char *lv[] = {"ref", "scalar", "avx2", "avx512", "neon", "dotprod"};
         for (size_t l = 0; l < sizeof lv / sizeof lv[0]; l++) {
             if (!edgellm_kernels_force(lv[l])) continue;
