@@ -1668,7 +1668,7 @@ typedef struct {
      * finish; the lighter model is not switched (one model serves every slot). /metrics
      * shows the level (edgellm_srv_engine_govern, docs/governor.md). */
     edgellm_governor *governor;
-    /* Speculative decoding (needs n_parallel 1): drafts from `draft` (a model with the
+    /* Speculative decoding (needs n_parallel 1 and no governor): drafts from `draft` (a model with the
      * model's vocabulary, the caller's: free it after edgellm_server_run returns; NULL: none)
      * and/or prompt lookup (spec.lookup > 0), checked as edgellm_generate_speculative does;
      * /metrics adds acceptance, accepted tokens per draft, target passes per token and the

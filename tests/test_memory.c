@@ -5,18 +5,6 @@
  * numbers; bench's cold/warm first token and budget rows (library and CLI). */
 #include "test_util.h"
 #include <sys/resource.h>
-/* AddressSanitizer keeps freed memory in quarantine and its instrumented binary is larger:
- * resident-memory bounds get more room there (gcc: __SANITIZE_ADDRESS__; clang: __has_feature). */
-#if defined(__SANITIZE_ADDRESS__)
-#define RSS_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define RSS_SANITIZED 1
-#endif
-#endif
-#ifndef RSS_SANITIZED
-#define RSS_SANITIZED 0
-#endif
 
 static const char *model_path(void)
 {

@@ -780,6 +780,9 @@ static void test_server_speculative(void)
     const char *two[] = {"--lookup", "2", "-np", "2", NULL};
     CHECK(!srv_start(&s, model, two));
     srv_stop(&s, 5000);
+    const char *gov[] = {"--lookup", "2", "--governor", NULL};   /* the governor steps batches, not these */
+    CHECK(!srv_start(&s, model, gov));
+    srv_stop(&s, 5000);
 }
 
 int main(void)

@@ -3,18 +3,6 @@
  * flagged, the governor and simulated device recorded. */
 #include "test_util.h"
 #include <stddef.h>
-/* AddressSanitizer keeps freed memory in quarantine and its instrumented binary is larger:
- * resident-memory bounds get more room there (gcc: __SANITIZE_ADDRESS__; clang: __has_feature). */
-#if defined(__SANITIZE_ADDRESS__)
-#define RSS_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define RSS_SANITIZED 1
-#endif
-#endif
-#ifndef RSS_SANITIZED
-#define RSS_SANITIZED 0
-#endif
 
 static void test_fit(void)
 {

@@ -35,6 +35,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* AddressSanitizer keeps freed memory in quarantine and its instrumented binary is larger:
+ * resident-memory bounds get more room there (gcc: __SANITIZE_ADDRESS__; clang: __has_feature). */
+#if defined(__SANITIZE_ADDRESS__)
+#define RSS_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RSS_SANITIZED 1
+#endif
+#endif
+#ifndef RSS_SANITIZED
+#define RSS_SANITIZED 0
+#endif
+
 #ifdef EDGELLM_COVERAGE
 /* Coverage builds (scripts/coverage.sh, gcc --coverage) write their counters at exit();
  * forked test children end with _exit(), so they write them first, or what the children

@@ -886,6 +886,9 @@ edgellm_status edgellm_server_run(const edgellm_server_params *params, edgellm_e
     else if ((p->draft || p->spec.lookup > 0) && p->n_parallel != 1)
         rc = edgellm_fail(err, EDGELLM_ERR_MISUSE, "serve: speculative decoding (a draft, lookup) needs a single slot "
                           "(-np 1), not %d", p->n_parallel);
+    else if ((p->draft || p->spec.lookup > 0) && p->governor)
+        rc = edgellm_fail(err, EDGELLM_ERR_MISUSE, "serve: the governor acts between batched steps, which speculative "
+                          "decoding (a draft, lookup) does not use: give one or the other");
     if (rc) {
         free(s);
         return rc;
