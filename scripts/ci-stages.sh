@@ -36,6 +36,12 @@ stage_line() {   # name passed failed [note]; the time since the previous stage 
     [ "$3" -eq 0 ] || failed=1
 }
 skipped() { local line="stage $1: skipped ($2)"; summary+=("$line"); echo "$line"; t_stage=$SECONDS; }
+# a ctest log's failed tests: the names with their status, then up to 30 lines of the first
+# failing test's own output (ctest --output-on-failure prints it after the status line)
+failed_tests() {
+    sed -n '/The following tests FAILED:/,/^$/p' "$1" | grep -aE '^\s+[0-9]+ - ' | head -10 | sed 's/^\s*/  failed: /'
+    awk '/\*\*\*(Failed|Timeout|Exception)/ && !shown { shown = 1; n = 30 } n > 0 { print "  | " $0; n-- }' "$1"
+}
 # "N% tests passed, F tests failed out of T" -> "passed failed"
 ctest_counts() {
     local l
@@ -98,7 +104,7 @@ if [[ "$skip" == *" asan "* ]]; then skipped asan "SKIP_STAGES"; else
             sort -u | head -8 | sed 's/^/  /'
         [ "$f" -eq 0 ] && f=1
     fi
-    if [ "$f" -ne 0 ]; then grep -aE '\*\*\*Failed|\*\*\*Timeout|\*\*\*Exception' "$logs/asan.log" | head -10 | sed 's/^/  /'; fi
+    if [ "$f" -ne 0 ]; then failed_tests "$logs/asan.log"; fi
     stage_line asan "$p" "$f" "$reports sanitizer reports"
 fi
 
@@ -113,6 +119,7 @@ if [[ "$skip" == *" tsan "* ]]; then skipped tsan "SKIP_STAGES"; else
          ctest -V -j"$jobs" --timeout 1500 -R "^test_(threadpool|generate|server)$")
     } >"$logs/tsan.log" 2>&1
     read -r p f < <(ctest_counts "$logs/tsan.log")
+    if [ "$f" -ne 0 ]; then failed_tests "$logs/tsan.log"; fi
     races=$(grep -ac 'WARNING: ThreadSanitizer' "$logs/tsan.log")
     if [ "$races" -gt 0 ]; then
         grep -aA6 'WARNING: ThreadSanitizer' "$logs/tsan.log" | head -20 | sed 's/^/  /'
@@ -145,6 +152,7 @@ else
     EDGELLM_SHARED_DIR="$shared" sh scripts/test-arm.sh -R "${ARM_TESTS:-kernels|gemm|kv_|quant\$|forward|fp16|threadpool|gguf_read}" \
         >"$logs/arm.log" 2>&1
     read -r p f < <(ctest_counts "$logs/arm.log")
+    if [ "$f" -ne 0 ]; then failed_tests "$logs/arm.log"; fi
     stage_line arm "$p" "$f" "aarch64 under qemu-user"
 fi
 
@@ -165,7 +173,7 @@ fi
 # ---- unit (last) --------------------------------------------------------------------
 EDGELLM_SHARED_DIR="$shared" ./scripts/test.sh >"$logs/unit.log" 2>&1
 read -r p f < <(ctest_counts "$logs/unit.log")
-if [ "$f" -ne 0 ]; then grep -aE 'Failed|\*\*\*' "$logs/unit.log" | head -20 | sed 's/^/  /'; fi
+if [ "$f" -ne 0 ]; then failed_tests "$logs/unit.log"; fi
 stage_line unit "$p" "$f"
 echo
 printf '%s\n' "${summary[@]}"

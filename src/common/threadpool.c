@@ -194,7 +194,11 @@ void edgellm_threadpool_run(edgellm_threadpool *p, edgellm_task_fn fn, void *arg
         for (int i = 0; i < SPIN_ITERS && atomic_load(&p->pending) != 0; i++) cpu_relax_or_yield(i);
     if (atomic_load(&p->pending) != 0) {
         pthread_mutex_lock(&p->mu);
-        atomic_store(&p->caller_sleeps, true);
+        /* an exchange, not a store: a read-modify-write is a full barrier in every
+         * implementation, so the load of pending below cannot be satisfied before the flag
+         * is visible (an emulator such as qemu-user on an x86-64 host translates AArch64's
+         * STLR + LDAR to a plain store and load, which the host may reorder: a lost wake-up) */
+        (void)atomic_exchange(&p->caller_sleeps, true);
         while (atomic_load(&p->pending) != 0) pthread_cond_wait(&p->done, &p->mu);
         atomic_store(&p->caller_sleeps, false);
         pthread_mutex_unlock(&p->mu);
