@@ -12,8 +12,9 @@
 #         LLAMA_BENCH=name or path of llama.cpp's binary, default llama-bench;
 #         EDGELLM_BASE=a second edgellm binary, e.g. an older build, measured the same way
 #         right before EDGELLM, its ratios printed as "base"; a script that runs
-#         EDGELLM_REPACK=1 exec build/edgellm "$@" compares the load-time repacked layout with
-#         the file's layout)
+#         EDGELLM_REPACK=0 exec build/edgellm "$@" compares the file's layout with the
+#         load-time repacked one)
+# bench/compare-llamacpp.sh runs this at 1 and 2 threads on synthesised files and sums up.
 # Files of the tinyllama-1.1b shape:
 #   build/edgellm synth --shape tinyllama-1.1b --type q4_k_m -o /tmp/kq/tiny_q4_k_m.gguf
 #   (likewise q5_k_m, q6_k; or edgellm quantize a real model)
@@ -68,6 +69,9 @@ while [ "$r" -le "$REPEAT" ]; do
             { echo "kquant.sh: $E failed:"; tail -20 "$OUT/e.md"; exit 1; }
         echo "-- edgellm: $E bench -m $m -p $PP -n $TG -t $T -r $R"
         grep -E '^\||kernels:' "$OUT/e.md"
+        set -- $(ts "$OUT/e.md") "$@"
+        echo "edgellm round $r $b pp$PP $1 tg$TG $2"      # t/s, one line (bench/compare-llamacpp.sh reads it)
+        shift 2
         if [ "$HAVE_LLAMA" = 1 ]; then
             "$L" -m "$m" -p "$PP" -n "$TG" -t "$T" -r "$R" > "$OUT/l.md" 2>&1 ||
                 { echo "kquant.sh: $L failed:"; tail -20 "$OUT/l.md"; exit 1; }

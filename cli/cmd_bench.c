@@ -99,9 +99,19 @@ static void print_md_footer(const char *path, const edgellm_bench_report *r)
     if (r->bw_n_threads > 0)
         snprintf(threads, sizeof threads, " measured with %d thread%s (all physical cores, whatever -t)",
                  r->bw_n_threads, r->bw_n_threads == 1 ? "" : "s");
-    printf("\n%s: load %.1f ms (%s), warm %.1f ms; peak RSS %.1f MiB; weights read per token %.1f MiB; "
+    /* load time per GB of weights, and the part of it spent repacking them (dispatch.h) */
+    char per_gb[160] = "";
+    if (r->model_size > 0) {
+        const double mb = (double)r->model_size / 1e6;
+        int n = snprintf(per_gb, sizeof per_gb, " (%.2f and %.2f s per GB of weights", r->load_ms / mb, r->load_warm_ms / mb);
+        if (r->n_repacked > 0 && n > 0 && (size_t)n < sizeof per_gb)
+            n += snprintf(per_gb + n, sizeof per_gb - (size_t)n, "; %d matrices repacked: %.1f ms of the first load",
+                          r->n_repacked, r->repack_ms);
+        if (n > 0 && (size_t)n < sizeof per_gb - 1) strcat(per_gb, ")");
+    }
+    printf("\n%s: load %.1f ms (%s), warm %.1f ms%s; peak RSS %.1f MiB; weights read per token %.1f MiB; "
            "bandwidth %.2f GB/s%s%s\n",
-           path, r->load_ms, r->load_cold ? "cold: page cache dropped" : "page cache not dropped", r->load_warm_ms,
+           path, r->load_ms, r->load_cold ? "cold: page cache dropped" : "page cache not dropped", r->load_warm_ms, per_gb,
            (double)r->peak_rss_bytes / 1048576.0, (double)r->weight_bytes_per_token / 1048576.0, r->bw_gbps, threads,
            r->bw_measured ? "; the roofline column: tg against a plain read of the same weights by the same threads just before and after each repetition, median"
                           : " (given, used for every thread count)");
@@ -173,8 +183,9 @@ static void print_json(const char *path, const char *cpu, const char *when, cons
                kv, kv, x->n_threads, x->n_prompt, x->n_gen, x->n_depth, x->test, when, x->avg_ns, x->stddev_ns, x->avg_ts, x->stddev_ts);
         for (int k = 0; k < x->n_reps && k < 32; k++) printf("%s%.6f", k ? ", " : "", x->samples_ts[k]);
         double t = ttft_for(r, x);
-        printf("],\n    \"load_ms\": %.3f,\n    \"load_warm_ms\": %.3f,\n    \"load_cold\": %s,\n    \"ttft_ms\": ",
-               r->load_ms, r->load_warm_ms, r->load_cold ? "true" : "false");
+        printf("],\n    \"load_ms\": %.3f,\n    \"load_warm_ms\": %.3f,\n    \"load_cold\": %s,\n"
+               "    \"n_repacked\": %d,\n    \"repack_ms\": %.3f,\n    \"ttft_ms\": ",
+               r->load_ms, r->load_warm_ms, r->load_cold ? "true" : "false", r->n_repacked, r->repack_ms);
         if (t > 0) printf("%.3f", t);
         else printf("null");
         printf(",\n    \"peak_rss_bytes\": %llu,\n    \"bytes_per_token\": %llu,\n    \"bw_gbps\": %.3f,\n"

@@ -44,8 +44,8 @@ static void usage(FILE *f)
             EDGELLM_VERSION);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
-    fprintf(f, "\n'edgellm COMMAND --help' shows a command's options. --repack (any command, or\n"
-               "EDGELLM_REPACK=1): repack Q4_K weights at load (faster prefill, slower decode; --no-repack: not).\n");
+    fprintf(f, "\n'edgellm COMMAND --help' shows a command's options. --no-repack (any command, or\n"
+               "EDGELLM_REPACK=0): keep the weights in the file's layout instead of repacking them at load.\n");
 }
 
 /* A library message may itself start with the command's name ("eval sweep: ...", "eval: ..."):
@@ -230,9 +230,9 @@ int main(int argc, char **argv)
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
-    /* --repack / --no-repack anywhere: the weights repacked at load where the kernel level has a
-     * layout for their type, or kept in the file's layout (the default; EDGELLM_REPACK=1 / 0,
-     * which the kernel dispatcher reads at load) */
+    /* --no-repack / --repack anywhere: the weights kept in the file's layout, or repacked at
+     * load where the kernel level has a layout for their type (the default; EDGELLM_REPACK=0 /
+     * 1, which the kernel dispatcher reads at load) */
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--no-repack") || !strcmp(argv[i], "--repack")) {
             setenv("EDGELLM_REPACK", strcmp(argv[i], "--repack") ? "0" : "1", 1);

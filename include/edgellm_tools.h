@@ -801,6 +801,9 @@ typedef struct {
     int      kv_type;          /* KV cache type the tests ran with (the params' kv_type)   */
     int      bw_n_threads;     /* threads of bw_gbps: the default -t (physical cores this
                                   process may use, at most 64); 0 when bw_gbps was given  */
+    int      n_repacked;       /* weight matrices the loader repacked into a load-time
+                                  layout (0: all in the file's layout)                    */
+    double   repack_ms;        /* the first load's time spent repacking (part of load_ms)  */
 } edgellm_bench_report;
 
 EDGELLM_API edgellm_bench_params edgellm_bench_default_params(void);

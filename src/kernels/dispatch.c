@@ -454,9 +454,8 @@ edgellm_kernel_level edgellm_kernels_level(void)
     return levels[atomic_load(&active_level)].id;
 }
 
-/* Off unless asked for (EDGELLM_REPACK=1, --repack, or edgellm_kernels_set_repack(true)):
- * on the Zen 5 VM the q4_K_r16 layout made Q4_K_M prefill 1.2-1.3x faster but decode
- * 0.8-0.9x as fast as the file's layout (docs/kernels.md), so it is a choice, not a default. */
+/* On by default wherever the active level has a layout for the type (repack_of_level);
+ * off with EDGELLM_REPACK=0 (the CLI's --no-repack) or edgellm_kernels_set_repack(false). */
 static atomic_int repack_mode = -1;   /* -1: the environment decides; 0 off; 1 on */
 
 void edgellm_kernels_set_repack(bool on) { atomic_store(&repack_mode, on ? 1 : 0); }
@@ -466,7 +465,7 @@ static bool repack_enabled(void)
     const int m = atomic_load(&repack_mode);
     if (m >= 0) return m == 1;
     const char *e = getenv("EDGELLM_REPACK");
-    return e && !strcmp(e, "1");
+    return !(e && !strcmp(e, "0"));
 }
 
 /* The first variant of the active level this CPU runs for type and cols (enabled or not). */

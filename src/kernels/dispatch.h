@@ -83,8 +83,8 @@ const edgellm_repack *edgellm_kernels_repack(int type, int64_t cols);
  * edgellm_matmul then unpacks rows and uses that level's kernels (same results as on the
  * plain rows of that level). */
 bool edgellm_kernels_repack_usable(const edgellm_repack *r);
-/* Repacking on or off for later loads, over EDGELLM_REPACK (unset: off, "1": on). Not
- * thread-safe against concurrent loads. */
+/* Repacking on or off for later loads, over EDGELLM_REPACK (unset or anything but "0":
+ * on). Not thread-safe against concurrent loads. */
 void edgellm_kernels_set_repack(bool on);
 /* The layouts edgellm_kernels_repack hands out now: "q4_K_r16 for Q4_K", "off" (switched
  * off) or "none at level avx2" (the level has none), into buf[n]; returns buf. */

@@ -21,7 +21,9 @@
  *   load_ms         the first edgellm_model_load, after posix_fadvise(POSIX_FADV_DONTNEED)
  *                   asked the kernel to drop the file from the page cache (a cold load when
  *                   mincore then shows < 10 % of the file resident: load_cold = 1);
- *   load_warm_ms    mean of three further loads (file in the page cache);
+ *   load_warm_ms    mean of three further loads (file in the page cache); both include
+ *                   repacking weights into a load-time layout (kernels/repack.h), whose
+ *                   share of the first load is repack_ms;
  *   peak_rss_bytes  VmHWM after the tests (reset before the first load where Linux
  *                   allows; read before the bandwidth benchmark allocates its buffer):
  *                   mapped weights that were touched + KV cache + scratch;
@@ -39,7 +41,8 @@
  *                   Bandwidth, unless given (--bw-gbps): before the first tg repetition
  *                   and after each one, a plain read (membw.c's kernel, best of 2 passes)
  *                   of the model's own tensor data by the test's thread count — the bytes
- *                   decode reads, in the same memory state; a repetition is held to the
+ *                   decode reads, in the same memory state (with weights repacked at
+ *                   load: the repacked buffer and a separate output matrix); a repetition is held to the
  *                   mean of the reads just before and just after it (one read before it
  *                   alone, a ~50 ms sample of a ~2 s run, swung the ratio by up to ±8
  *                   points between runs), and the roofline is the median of the
@@ -241,7 +244,7 @@ static void fill_tokens(int32_t *ids, int n, int n_vocab, uint32_t salt)
 
 /* ---------------------------------------------------------------- tests ---- */
 
-/* Up to two byte ranges of the mapping that decode streams (see edgellm_bench). */
+/* Up to two byte ranges of the weights that decode streams (see edgellm_bench). */
 typedef struct {
     const void *data[2];
     size_t bytes[2];
@@ -491,6 +494,8 @@ edgellm_status edgellm_bench(const char *path, const edgellm_bench_params *pp, e
     if ((rc = edgellm_model_load(path, NULL, &m, err)) != EDGELLM_OK) return rc;
     r->load_ms = edgellm_time_ms() - t0;
     r->load_cold = resident >= 0 && resident < 0.10;
+    r->n_repacked = m->n_repacked;
+    r->repack_ms = m->repack_ms;
     double warm = 0;
     for (int i = 0; i < WARM_LOADS; i++) {
         edgellm_model_free(m);
@@ -505,7 +510,18 @@ edgellm_status edgellm_bench(const char *path, const edgellm_bench_params *pp, e
      * two ranges around the token-embedding table when a separate output matrix exists
      * (decode then reads one row of it; reading it all would also inflate the peak RSS) */
     weight_ranges wr = {0};
-    if (edgellm_gguf_n_tensors(m->gguf) > 0) {
+    if (m->repack_buf) {
+        /* weights repacked at load (dispatch.h) are read from their owned buffer, not the
+         * mapping: that buffer, and the output matrix when it stayed in the mapping (the
+         * other matrices left in place, e.g. Q4_K_M's Q6_K ones, are not read: the
+         * mapping's pages of the repacked ones must stay untouched for the peak RSS) */
+        wr.data[0] = m->repack_buf;
+        wr.bytes[0] = m->repack_bytes;
+        if (!m->tied_output && m->output.data && !m->output.repack) {
+            wr.data[1] = m->output.data;
+            wr.bytes[1] = (size_t)m->output.ne1 * m->output.row_bytes;
+        }
+    } else if (edgellm_gguf_n_tensors(m->gguf) > 0) {
         const edgellm_gguf_tensor *t0 = edgellm_gguf_tensor_at(m->gguf, 0);
         const uint8_t *base = (const uint8_t *)t0->data - t0->offset;
         size_t size = (size_t)(edgellm_gguf_file_size(m->gguf) - edgellm_gguf_data_offset(m->gguf));

@@ -17,8 +17,9 @@
  *     multiplies per token and super-block into a small table, from which each (row,
  *     token) broadcasts its pair by a load, instead of a multiply and three shuffles.
  * Loop order: per 16-row group, per tile of 4 tokens (the last 1-3 tokens in one tile),
- * the table, then the rows; decode (n = 1) reduces the 16 rows' lanes at once by
- * gemm_hsum16x16_store (the same tree as x86_hsum16).
+ * the table, then the rows; decode (n = 1) unpacks the 16 rows' scales of a group at once
+ * (integers, the same as per row), prefetches the next group's head, and reduces the 16
+ * rows' lanes at once by gemm_hsum16x16_store (the same tree as x86_hsum16).
  */
 #if defined(__x86_64__) && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
     defined(__AVX512VNNI__)
@@ -48,10 +49,13 @@ static inline __attribute__((always_inline)) void r16_table(const uint8_t *head,
     }
 }
 
-/* v[t] = the 16 lanes whose x86_hsum16 is dot(row k of the group, x[t]), t < C. */
+/* v[t] = the 16 lanes whose x86_hsum16 is dot(row k of the group, x[t]), t < C; scp: the
+ * row's scale and min words per super-block (x86_q4_K_scales of its head bytes, 2 per
+ * super-block), or NULL: unpacked here. */
 static inline __attribute__((always_inline)) void r16_tile(const uint8_t *codes, const uint8_t *head, const int k,
                                                            const float *tab, const edgellm_block_q8_K *const *x,
-                                                           int64_t nb, const int C, __m512 *v, const size_t pf)
+                                                           int64_t nb, const int C, __m512 *v, const size_t pf,
+                                                           const uint64_t *scp)
 {
 #ifdef X86_K_GFNI
     const __m512i gf_lo = _mm512_set1_epi64(X86_GF_LOW4), gf_hi = _mm512_set1_epi64(X86_GF_HIGH4);
@@ -69,7 +73,8 @@ static inline __attribute__((always_inline)) void r16_tile(const uint8_t *codes,
         const uint8_t *c = codes + (size_t)i * 128;
         x86_prefetch_l2(c, pf, 128);
         uint64_t sc, mn;
-        x86_q4_K_scales(head + (size_t)i * R16_HEAD + 64 + 12 * k, &sc, &mn);
+        if (scp) sc = scp[2 * i], mn = scp[2 * i + 1];
+        else x86_q4_K_scales(head + (size_t)i * R16_HEAD + 64 + 12 * k, &sc, &mn);
         const __m512i bsc = _mm512_set1_epi64((long long)sc);
         const __m256i mins = _mm256_shuffle_epi8(_mm256_set1_epi64x((long long)mn),
                                                  _mm256_load_si256((const __m256i *)x86_q4_K_ctl[4]));
@@ -116,9 +121,21 @@ static inline __attribute__((always_inline)) void r16_rows(const edgellm_gemm_ar
     for (int c = 0; c < C; c++) x[c] = (const edgellm_block_q8_K *)(a->xq + (size_t)(t0 + c) * a->xq_row_bytes);
     r16_table(head, x, nb, C, tab);
     if (a->n == 1) {
+        /* the next group's head into L1 while this group's rows stream their codes, and
+         * this group's 16 rows' scales unpacked at once into sct (row k: [k·nb·2 ..]), so
+         * that the rows read their codes alone */
+        if ((g + 1) * 16 < a->r1) {
+            const uint8_t *nh = head + (size_t)nb * R16_HEAD;
+            for (int64_t i = 0; i < nb * (R16_HEAD / 64); i++) _mm_prefetch((const char *)(nh + 64 * i), _MM_HINT_T0);
+        }
+        uint64_t sct[16 * 2 * nb];   /* <= 32 KiB; 5.5 KiB at nb 22 */
+        for (int64_t i = 0; i < nb; i++)
+            for (int k = 0; k < 16; k++)
+                x86_q4_K_scales(head + (size_t)i * R16_HEAD + 64 + 12 * k, &sct[(k * nb + i) * 2], &sct[(k * nb + i) * 2 + 1]);
         __m512 v[16];
         for (int64_t r = ra; r < ra + 16; r++) {
-            if (r < rb) r16_tile(a->w + (size_t)r * (size_t)nb * 128, head, (int)(r - 16 * g), tab, x, nb, 1, &v[r - ra], a->prefetch);
+            if (r < rb) r16_tile(a->w + (size_t)r * (size_t)nb * 128, head, (int)(r - 16 * g), tab, x, nb, 1, &v[r - ra],
+                                 a->prefetch, &sct[(r - 16 * g) * nb * 2]);
             else v[r - ra] = _mm512_setzero_ps();
         }
         gemm_hsum16x16_store(v, a->y + ra, (int)(rb - ra));
@@ -126,7 +143,7 @@ static inline __attribute__((always_inline)) void r16_rows(const edgellm_gemm_ar
     }
     for (int64_t r = ra; r < rb; r++) {
         __m512 v[R16_TC];
-        r16_tile(a->w + (size_t)r * (size_t)nb * 128, head, (int)(r - 16 * g), tab, x, nb, C, v, 0);
+        r16_tile(a->w + (size_t)r * (size_t)nb * 128, head, (int)(r - 16 * g), tab, x, nb, C, v, 0, NULL);
         for (int c = 0; c < C; c++) a->y[(t0 + c) * a->ldy + r] = x86_hsum16(v[c]);
     }
 }
