@@ -52,6 +52,8 @@
  * PROBE_SHARE of the passes the run may still make (n_predict or the context left; tc per
  * token caught up, measured on catch-ups of more than 2 tokens; td until then), at least 2:
  * so a backed-off draft costs a bounded share of the plain passes however long the text. A
+ * model probe after the first also waits until its whole cost (catch-up and draft steps, and
+ * the verification's extra tokens) is at most PROBE_SHARE of the idle rounds' passes. A
  * draft that then pays goes on from that window, one round's tokens at a time.
  */
 #include "gen.h"
@@ -290,11 +292,13 @@ static edgellm_status spec_round(spec_run *r, edgellm_gen_piece_fn cb, void *cbu
             if (want_l || want_m) {
                 r->probe_every = 16;
             } else if (++r->n_idle >= r->probe_every) {   /* a probe, only where full acceptance would pay */
+                const double model_probe = probe_window * tc + kmin * (td + tb);   /* its cost, ms */
                 window = probe_window;
+                if (r->sp.lookup > 0 && tb < r->tv0) want_l = kmin;
+                if (r->d && tb + td < r->tv0 && (fresh || model_probe <= PROBE_SHARE * r->n_idle * r->tv0))
+                    want_m = kmin;
                 r->n_idle = 0;
                 r->probe_every = EDGELLM_MIN(EDGELLM_MAX(2 * r->probe_every, 16), 1024);
-                if (r->sp.lookup > 0 && tb < r->tv0) want_l = kmin;
-                if (r->d && tb + td < r->tv0) want_m = kmin;
             }
         }
         if (r->sp.lookup > 0 && want_l > 0) {
