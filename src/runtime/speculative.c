@@ -65,7 +65,7 @@
 
 #define EDGELLM_SPEC_MAX 64   /* draft_max at most: one pass of up to 65 tokens */
 #define DRAFT_WINDOW 256      /* tokens a lagging draft model catches up at most               */
-#define PROBE_SHARE 0.02      /* a probe's catch-up: at most this share of the idle rounds' time */
+#define PROBE_SHARE 0.02      /* a probe: at most this share of the target passes it spreads over */
 
 edgellm_spec_params edgellm_spec_default_params(void)
 {
