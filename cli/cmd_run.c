@@ -297,7 +297,8 @@ int cmd_run(int argc, char **argv)
                 ss.n_drafted, ss.n_lookup, ss.n_accepted, ss.n_drafted ? 100.0 * ss.n_accepted / ss.n_drafted : 0.0,
                 ss.n_draft_passes ? (double)ss.n_accepted / ss.n_draft_passes : 0.0, ss.n_passes,
                 st.n_generated ? (double)ss.n_passes / st.n_generated : 0.0);
-        fprintf(stderr, "speculative: draft %.1f ms, verify %.1f ms", ss.draft_ms, ss.verify_ms);
+        fprintf(stderr, "speculative: draft model %d passes over %d tokens; draft %.1f ms, verify %.1f ms",
+                ss.n_draft_model_passes, ss.n_draft_model_tokens, ss.draft_ms, ss.verify_ms);
         if (ss.pass1_ms > 0 && st.decode_ms > 0 && st.n_generated > 1)
             fprintf(stderr, "; speed-up %.2fx over plain steps (a one-token pass: %.2f ms)", (st.n_generated - 1) *
                     ss.pass1_ms / st.decode_ms, ss.pass1_ms);

@@ -368,6 +368,8 @@ typedef struct {
     double draft_ms;    /* drafting: the draft model's passes and sampling, lookups           */
     double verify_ms;   /* the target's passes                                                */
     double pass1_ms;    /* mean one-token target pass (a plain decoding step), ms; 0: none ran */
+    int    n_draft_model_passes; /* the draft model's passes (catch-ups and draft steps)      */
+    int    n_draft_model_tokens; /* tokens they processed                                     */
 } edgellm_spec_stats;
 
 /* edgellm_generate on c with drafts from prompt lookup (tried first) and/or `draft`'s model

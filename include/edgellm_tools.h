@@ -710,6 +710,11 @@ typedef struct {
     int    n_threads;          /* <= 0: physical cores                                     */
     edgellm_progress_fn progress;
     void  *progress_user;
+    float  branch_scale;       /* the residual branches' output matrices (attn_output,
+                                  ffn_down) get std * branch_scale: near 0 the network is
+                                  close to a map of the last token (a greedy text that falls
+                                  into a cycle), with the same bytes per token; 0 or 1:
+                                  unscaled (default 1)                                     */
 } edgellm_synth_params;
 
 EDGELLM_API edgellm_synth_params edgellm_synth_default_params(void);   /* shape zeroed */

@@ -8,6 +8,8 @@
  *    (two drafts from a Q4_0 draft, or lookup drafts) follow the target's distribution: Pearson's chi-square against
  *    the exact joint probabilities p(t1) p(t2 | t1) computed from the target's logits,
  *    cells with expected count >= 5 (the rest pooled), rejected at significance 0.001;
+ *  - a draft model reads a bounded window of a long prompt (it catches up only when it
+ *    drafts, from at most the last 256 tokens), the output still plain greedy's;
  *  - a draft with another vocabulary is refused; bad parameters are refused. */
 #include "test_util.h"
 #include "edgellm_tools.h"
@@ -171,6 +173,54 @@ static void test_greedy_identity_synthetic(void)
     edgellm_model_free(self);
 }
 
+/* A long prompt (~700 tokens): the draft model starts from a window of its end, never from
+ * the whole prompt; greedy output unchanged. */
+static void test_draft_window(void)
+{
+    NEED_SHARED(path, MODEL);
+    edgellm_model *m = test_load_model(path);
+    char q4[256], q8[256];
+    if (!m || !quantize_copy(path, "q4_0", q4, sizeof q4) || !quantize_copy(path, "q8_0", q8, sizeof q8)) {
+        CHECK(0);
+        return;
+    }
+    edgellm_model *m4 = test_load_model(q4), *m8 = test_load_model(q8);
+    unlink(q4);
+    unlink(q8);
+    char prompt[8192] = "";
+    for (int i = 0; i < 48; i++) strcat(prompt, i % 2 ? "Tom had a red ball and he liked to play with it. " : "One day Lily went to the park with her mom. ");
+    strcat(prompt, "Then");
+    const edgellm_model *drafts[] = {m8, m4};
+    for (int di = 0; di < 2; di++)
+        for (int th = 1; th <= 2; th++) {
+            edgellm_ctx *c = new_ctx(m, 1024, th), *ref = new_ctx(m, 1024, th), *d = new_ctx(drafts[di], 1024, th);
+            edgellm_generate_params p = edgellm_generate_default_params();
+            p.n_predict = 100;
+            p.sampling.temperature = 0;
+            collected want = {0}, got = {0};
+            edgellm_generate_stats ws = {.size = sizeof ws}, gs = {.size = sizeof gs};
+            edgellm_spec_stats ss = {.size = sizeof ss};
+            CHECK_OK(edgellm_generate(ref, prompt, &p, collect, &want, &ws, &_e));
+            CHECK(ws.n_prompt > 600);
+            CHECK_OK(edgellm_generate_speculative(c, d, prompt, &p, NULL, collect, &got, &gs, &ss, &_e));
+            CHECK_EQ(got.n, want.n);
+            CHECK(!memcmp(got.tokens, want.tokens, (size_t)want.n * sizeof *want.tokens));
+            CHECK(ss.n_draft_model_passes > 0);
+            CHECK(ss.n_draft_model_tokens <= 256 + ss.n_draft_model_passes * 65);   /* never the whole prompt */
+            CHECK(ss.n_draft_model_tokens < ws.n_prompt);
+            if (th == 1)
+                printf("   %s draft, %d-token prompt: the draft read %d tokens in %d passes, acceptance %d/%d\n",
+                       di ? "Q4_0" : "Q8_0", ws.n_prompt, ss.n_draft_model_tokens, ss.n_draft_model_passes,
+                       ss.n_accepted, ss.n_drafted);
+            edgellm_ctx_free(c);
+            edgellm_ctx_free(ref);
+            edgellm_ctx_free(d);
+        }
+    edgellm_model_free(m);
+    edgellm_model_free(m8);
+    edgellm_model_free(m4);
+}
+
 /* Upper critical value of chi-square with df degrees of freedom at significance 0.001
  * (Wilson-Hilferty: df (1 - 2/(9 df) + z sqrt(2/(9 df)))^3, z = 3.0902). */
 static double chi2_crit(int df)
@@ -297,6 +347,7 @@ int main(void)
 {
     RUN(test_greedy_identity);
     RUN(test_greedy_identity_synthetic);
+    RUN(test_draft_window);
     RUN(test_sampling_distribution);
     RUN(test_refusals);
     return test_summary();

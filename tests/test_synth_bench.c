@@ -192,6 +192,66 @@ static void test_synth_is_deterministic(void)
     edgellm_gguf_close(g);
 }
 
+/* branch_scale: attn_output and ffn_down have std * scale (the same values times the scale:
+ * the same random streams), every other tensor is unchanged, the file size is the same;
+ * with a scale near 0 the greedy text follows the last token only: the continuation of a
+ * token is the same whatever came before it. */
+static void test_synth_branch_scale(void)
+{
+    edgellm_shape s = tiny_shape("llama", 0);
+    const char *a = tmp_path("bs-1.gguf"), *b = tmp_path("bs-s.gguf");
+    synth_file(&s, "f32", 9, 1, a);
+    edgellm_synth_params p = edgellm_synth_default_params();
+    CHECK(p.branch_scale == 1.0f);
+    p.shape = s;
+    p.type = "f32";
+    p.seed = 9;
+    p.n_threads = 1;
+    p.branch_scale = 0.001f;
+    uint64_t bytes_b = 0;
+    CHECK_OK(edgellm_synth(&p, b, NULL, &bytes_b, NULL));
+    p.branch_scale = -1.0f;
+    CHECK_EQ(edgellm_synth(&p, tmp_path("bs-bad.gguf"), NULL, NULL, NULL), EDGELLM_ERR_MISUSE);
+    edgellm_gguf *ga = NULL, *gb = NULL;
+    CHECK_OK(edgellm_gguf_open(a, &ga, NULL));
+    CHECK_OK(edgellm_gguf_open(b, &gb, NULL));
+    if (!ga || !gb) return;
+    const char *names[] = {"blk.0.attn_output.weight", "blk.1.ffn_down.weight", "blk.0.attn_q.weight",
+                           "blk.1.ffn_up.weight", "output.weight", "token_embd.weight"};
+    for (int i = 0; i < 6; i++) {
+        const edgellm_gguf_tensor *x = edgellm_gguf_find_tensor(ga, names[i]), *y = edgellm_gguf_find_tensor(gb, names[i]);
+        CHECK(x && y && x->n_elements == y->n_elements);
+        if (!x || !y) continue;
+        const float *u = x->data, *v = y->data;
+        const float f = i < 2 ? 0.001f : 1.0f;
+        int same = 1;
+        for (uint64_t k = 0; k < x->n_elements; k++) same &= fabsf(v[k] - f * u[k]) <= 1e-6f * fabsf(u[k]) + 1e-12f;
+        CHECK(same);
+    }
+    edgellm_gguf_close(ga);
+    edgellm_gguf_close(gb);
+    /* greedy continuation of a token: the same after two different histories */
+    edgellm_model *m = NULL;
+    CHECK_OK(edgellm_model_load(b, NULL, &m, NULL));
+    if (!m) return;
+    edgellm_ctx *c = NULL;
+    CHECK_OK(edgellm_ctx_new(m, NULL, &c, NULL));
+    const int32_t h1[] = {1, 260, 261, 262, 280}, h2[] = {1, 290, 270, 280};
+    int32_t next[2] = {-1, -2};
+    for (int r = 0; r < 2 && c; r++) {
+        CHECK_OK(edgellm_seq_clear(c, 0, NULL));
+        edgellm_batch bt = {.size = sizeof bt, .n_tokens = r ? 4 : 5, .tokens = r ? h2 : h1};
+        CHECK_OK(edgellm_decode_batch(c, &bt, NULL));
+        const float *l = edgellm_ctx_logits(c);
+        int best = 0;
+        for (int v = 1; l && v < s.n_vocab; v++) if (l[v] > l[best]) best = v;
+        next[r] = best;
+    }
+    CHECK_EQ(next[0], next[1]);
+    edgellm_ctx_free(c);
+    edgellm_model_free(m);
+}
+
 /* Allocation failure at every point of a synthesis: EDGELLM_ERR_NOMEM, nothing leaked, no
  * file; the first run with all its memory succeeds. */
 static void test_synth_oom_sweep(void)
@@ -595,6 +655,7 @@ int main(void)
     RUN(test_builtin_shapes_match_published_sizes);
     RUN(test_synth_loads_and_runs);
     RUN(test_synth_is_deterministic);
+    RUN(test_synth_branch_scale);
     RUN(test_synth_oom_sweep);
     RUN(test_synth_cli);
     RUN(test_bench_library);

@@ -40,11 +40,21 @@
  * tokens follows at once, then after 16 idle rounds, 32, 64 ... 1024 (back to 16 once drafting
  * pays), to follow a changing acceptance; a source is probed only when tb + td < tv0, that
  * is when drafting could pay at full acceptance (a compute-bound target, tb ~ tv0, never
- * gains). A lagging draft model catches up in one pass when probed: it is probed (when more
- * than 2 tokens behind) only while that costs under 10 % of a target pass per token caught up (tc, measured on the prompt and
- * catch-ups of more than 2 tokens: a memory-bound draft reads its weights once for all). The
- * draft model reads the prompt with the target's prefill (in prefill_ms). Lookup and the draft
- * model keep their own acceptance; a lookup draft costs nothing (td = 0).
+ * gains). Lookup and the draft model keep their own acceptance; a lookup draft costs nothing
+ * (td = 0).
+ *
+ * The draft model's context: its sequence 0 holds hist[d_off..) at positions 0.. and catches
+ * up, in one pass, only when it drafts (it reads no prompt before). When it lags by more than
+ * a window w it starts again from the last w tokens (d_off = n_hist - w): its proposals need
+ * not see the whole text, since only acceptance, never the output, depends on them. Drafting
+ * that pays uses w = DRAFT_WINDOW; a probe the window whose catch-up costs at most
+ * PROBE_SHARE of the target passes since the last probe, the first draft of a run at most
+ * PROBE_SHARE of the passes the run may still make (n_predict or the context left; tc per
+ * token caught up, measured on catch-ups of more than 2 tokens; td until then), at least 2:
+ * so a backed-off draft costs a bounded share of the plain passes however long the text. A
+ * model probe after the first also waits until its whole cost (catch-up and draft steps, and
+ * the verification's extra tokens) is at most PROBE_SHARE of the idle rounds' passes. A
+ * draft that then pays goes on from that window, one round's tokens at a time.
  */
 #include "gen.h"
 #include "sampler.h"
@@ -54,6 +64,8 @@
 #include <string.h>
 
 #define EDGELLM_SPEC_MAX 64   /* draft_max at most: one pass of up to 65 tokens */
+#define DRAFT_WINDOW 256      /* tokens a lagging draft model catches up at most               */
+#define PROBE_SHARE 0.02      /* a probe: at most this share of the target passes it spreads over */
 
 edgellm_spec_params edgellm_spec_default_params(void)
 {
@@ -88,6 +100,7 @@ typedef struct {
     double tc;                 /* ms per token of a draft catching up (> 2 tokens); < 0: - */
     double d_ratio;            /* draft weight bytes / target weight bytes (td's guess)   */
     int n_idle;                /* rounds that chose k = 0 since the last probe            */
+    int d_off;                 /* the draft's sequence 0 holds hist[d_off..)               */
     int probe_every;           /* idle rounds before a probe: 1, 16, doubling to 1024     */
     double plain_ms;           /* one-token target passes: their time and count            */
     int n_plain;
@@ -125,12 +138,12 @@ static edgellm_status keep_cells(edgellm_ctx *c, int seq, int keep, edgellm_erro
     return edgellm_seq_remove(c, seq, q->pos[keep], -1, err);
 }
 
-/* The draft's sequence 0 keeps its longest prefix equal to hist[0..limit). */
+/* The draft's sequence 0 keeps its longest prefix equal to hist[d_off..limit). */
 static edgellm_status draft_sync(spec_run *r, int limit, edgellm_error *err)
 {
     const edgellm_seq_state *q = &r->d->seqs[0];
     int k = 0;
-    while (k < q->n && k < limit && q->tok[k] == r->hist[k] && q->pos[k] == k) k++;
+    while (k < q->n && r->d_off + k < limit && q->tok[k] == r->hist[r->d_off + k] && q->pos[k] == k) k++;
     return keep_cells(r->d, 0, k, err);
 }
 
@@ -197,18 +210,25 @@ static int32_t draw_dense(const float *w, int n, double total, double u)
 }
 
 /* Draft k tokens with the draft model into r->draft[1..]; returns how many (fewer when one
- * is an end-of-generation token). */
-static edgellm_status model_draft(spec_run *r, int k, int *n_out, edgellm_error *err)
+ * is an end-of-generation token). A draft more than `window` tokens behind starts again
+ * from the last `window` tokens of hist. */
+static edgellm_status model_draft(spec_run *r, int k, int window, int *n_out, edgellm_error *err)
 {
     edgellm_ctx *d = r->d;
     const edgellm_tokenizer *tok = edgellm_model_tokenizer(r->c->model);
     edgellm_status rc;
     *n_out = 0;
-    const int have = d->seqs[0].n;
+    if (r->n_hist - (r->d_off + d->seqs[0].n) > window) {
+        if ((rc = edgellm_seq_clear(d, 0, err))) return rc;
+        r->d_off = r->n_hist - window;
+    }
+    const int have = r->d_off + d->seqs[0].n;
     const int n_new = r->n_hist - have;       /* >= 1: the pending token at least */
     const double t0 = edgellm_time_ms();
     edgellm_batch b = {.size = sizeof b, .n_tokens = n_new, .tokens = r->hist + have};
     if ((rc = edgellm_decode_batch_internal(d, &b, err))) return rc;
+    r->ss.n_draft_model_passes++;
+    r->ss.n_draft_model_tokens += n_new;
     const double t1 = edgellm_time_ms();
     if (n_new <= 2) ema(&r->td, t1 - t0);    /* a catch-up of a long prompt is no draft step */
     else ema(&r->tc, (t1 - t0) / n_new);
@@ -230,6 +250,8 @@ static edgellm_status model_draft(spec_run *r, int k, int *n_out, edgellm_error 
         const double ts = edgellm_time_ms();
         b.n_tokens = 1, b.tokens = &r->draft[1 + i];
         if ((rc = edgellm_decode_batch_internal(d, &b, err))) return rc;
+        r->ss.n_draft_model_passes++;
+        r->ss.n_draft_model_tokens++;
         ema(&r->td, edgellm_time_ms() - ts);
     }
     return EDGELLM_OK;
@@ -244,12 +266,12 @@ static edgellm_status spec_round(spec_run *r, edgellm_gen_piece_fn cb, void *cbu
     const int remaining = r->g.p.n_predict >= 0 ? r->g.p.n_predict - r->g.st.n_generated : INT32_MAX;
     int kmax = EDGELLM_MIN(r->sp.draft_max, c->n_ctx - base - 2);
     kmax = EDGELLM_MIN(kmax, remaining - 1);
-    if (r->d) kmax = EDGELLM_MIN(kmax, r->d->n_ctx - r->n_hist);
+    if (r->d) kmax = EDGELLM_MIN(kmax, r->d->n_ctx - (r->n_hist - r->d_off));
     const int kmin = EDGELLM_MAX(r->sp.draft_min, 1);
 
     /* draft */
     const double t0 = edgellm_time_ms();
-    int k = 0;
+    int k = 0, window = DRAFT_WINDOW;
     bool from_lookup = false;
     r->draft[0] = r->hist[r->n_hist - 1];
     if (kmax >= kmin) {
@@ -261,14 +283,22 @@ static edgellm_status spec_round(spec_run *r, edgellm_gen_piece_fn cb, void *cbu
             const double td = r->td >= 0 ? r->td : r->tv0 * r->d_ratio;
             const double tb = r->tb >= 0 ? r->tb : 0.1 * r->tv0;
             want_m = r->d ? best_k(r, est_alpha(&r->acc_model), td, kmin, kmax) : 0;
+            const double tc = r->tc >= 0 ? r->tc : td;
+            const bool fresh = r->acc_model.kept + r->acc_model.rej == 0;   /* no model draft checked yet */
+            const int rounds = fresh ? EDGELLM_MIN(remaining, c->n_ctx - r->n_hist) : r->n_idle + 1;
+            const int probe_window = EDGELLM_MAX(
+                (int)EDGELLM_MIN(PROBE_SHARE * rounds * r->tv0 / EDGELLM_MAX(tc, 1e-6), DRAFT_WINDOW), 2);
+            if (fresh) window = probe_window;
             if (want_l || want_m) {
                 r->probe_every = 16;
             } else if (++r->n_idle >= r->probe_every) {   /* a probe, only where full acceptance would pay */
+                const double model_probe = probe_window * tc + kmin * (td + tb);   /* its cost, ms */
+                window = probe_window;
+                if (r->sp.lookup > 0 && tb < r->tv0) want_l = kmin;
+                if (r->d && tb + td < r->tv0 && (fresh || model_probe <= PROBE_SHARE * r->n_idle * r->tv0))
+                    want_m = kmin;
                 r->n_idle = 0;
                 r->probe_every = EDGELLM_MIN(EDGELLM_MAX(2 * r->probe_every, 16), 1024);
-                if (r->sp.lookup > 0 && tb < r->tv0) want_l = kmin;
-                const int lag = r->d ? r->n_hist - r->d->seqs[0].n : 0;
-                if (r->d && tb + td < r->tv0 && (lag <= 2 || r->tc < 0.1 * r->tv0)) want_m = kmin;
             }
         }
         if (r->sp.lookup > 0 && want_l > 0) {
@@ -277,7 +307,7 @@ static edgellm_status spec_round(spec_run *r, edgellm_gen_piece_fn cb, void *cbu
             from_lookup = k > 0;
         }
         if (!k && r->d && want_m > 0) {
-            if ((rc = model_draft(r, want_m, &k, err))) return rc;
+            if ((rc = model_draft(r, want_m, window, &k, err))) return rc;
             if (k < kmin) k = 0;
         }
     }
@@ -423,6 +453,7 @@ static edgellm_status spec_generate(spec_run *r, const char *prompt, const edgel
         dp.seed ^= 0x9E3779B97F4A7C15ULL;
         if ((rc = edgellm_sampler_new(&dp, r->n_vocab, &r->ds, err))) return rc;
     }
+    /* the draft model's cached prefix is kept; it reads the rest when it first drafts */
     if (r->d && (rc = draft_sync(r, r->n_hist - 1, err))) return rc;
 
     /* the prompt but its last token: one pass, no logits needed */
@@ -437,13 +468,6 @@ static edgellm_status spec_generate(spec_run *r, const char *prompt, const edgel
         if (rc) return rc;
     }
     g->todo_done = g->n_todo;
-    if (r->d && r->n_hist - 1 > r->d->seqs[0].n) {   /* the draft reads the prompt too, now */
-        const int have = r->d->seqs[0].n, n_new = r->n_hist - 1 - have;
-        const double t0 = edgellm_time_ms();
-        const edgellm_batch b = {.size = sizeof b, .n_tokens = n_new, .tokens = r->hist + have};
-        if ((rc = edgellm_decode_batch_internal(r->d, &b, err))) return rc;
-        if (n_new > 2) ema(&r->tc, (edgellm_time_ms() - t0) / n_new);
-    }
     while (g->state == GEN_PREFILL || g->state == GEN_DECODE) {
         const bool first = g->state == GEN_PREFILL;
         const double ts = edgellm_time_ms();

@@ -11,7 +11,11 @@
  *   blk.N.attn_{q,k,v}.bias {E}/{KV}/{KV} (qwen2)  attn_output {E, E}
  *   blk.N.ffn_norm.weight {E}  ffn_gate {E, FF}  ffn_up {E, FF}  ffn_down {FF, E}
  * Values: matrices ~ N(0, std^2) (std 0.02 by default, so activations stay small and the
- * forward pass finite), norm weights 1, biases 0. Matrix types follow the recipe of
+ * forward pass finite), norm weights 1, biases 0. With branch_scale s != 1 the residual
+ * branches' output matrices (attn_output, ffn_down) are ~ N(0, (s std)^2): each block then adds
+ * little to the residual stream, so the last hidden state is nearly the last token's embedding
+ * and greedy decoding nearly iterates a fixed map of the vocabulary (its text falls into a
+ * cycle), while every matrix keeps its size and type (the same bytes per token). Matrix types follow the recipe of
  * `edgellm quantize` (quant_recipe.c) as if the source were F32, fallbacks included.
  *
  * Randomness: row r of tensor t is generated from its own splitmix64 stream seeded with
@@ -48,6 +52,7 @@ typedef struct {
     int64_t   ne[2];
     int       type;
     fill_kind fill;
+    float     scale;    /* of std */
 } synth_tensor;
 
 typedef struct {
@@ -89,7 +94,7 @@ static void gauss_row(const void *user, int64_t row, float *out)
     uint64_t s = g->job->seed ^ ((uint64_t)g->index * 0xD1B54A32D192ED03ull);
     s = splitmix64(&s) ^ ((uint64_t)row * 0x8CB92BA72F3D8DD7ull);
     const double two_pi = 6.283185307179586;
-    const float sd = g->job->std;
+    const float sd = g->job->std * g->job->t[g->index].scale;
     for (int64_t i = 0; i < g->ne0; i += 2) {
         double r = sqrt(-2.0 * log(uniform01(&s))), a = two_pi * uniform01(&s);
         out[i] = (float)(r * cos(a)) * sd;
@@ -140,6 +145,7 @@ edgellm_synth_params edgellm_synth_default_params(void)
     p.type = "q4_0";
     p.seed = 42;
     p.std = 0.02f;
+    p.branch_scale = 1.0f;
     return p;
 }
 
@@ -286,6 +292,10 @@ edgellm_status edgellm_synth(const edgellm_synth_params *pp, const char *out_pat
     if ((rc = edgellm_quant_scheme_parse(p.type, p.group, p.asym, &sc, err)) != EDGELLM_OK) return rc;
     if (!(p.std > 0) || !isfinite(p.std))
         return edgellm_fail(err, EDGELLM_ERR_MISUSE, "std %g must be a finite number > 0", (double)p.std);
+    if (!(p.branch_scale >= 0) || !isfinite(p.branch_scale))
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "branch_scale %g must be a finite number >= 0",
+                            (double)p.branch_scale);
+    const float bscale = p.branch_scale > 0 ? p.branch_scale : 1.0f;
     if (p.n_threads > EDGELLM_MAX_THREADS)
         return edgellm_fail(err, EDGELLM_ERR_MISUSE, "threads %d must be <= %d", p.n_threads, EDGELLM_MAX_THREADS);
 
@@ -304,7 +314,7 @@ edgellm_status edgellm_synth(const edgellm_synth_params *pp, const char *out_pat
     int n = 0;
 #define ADD(FILL, ND, NE0, NE1, ...) do { synth_tensor *t_ = &j.t[n++]; \
         snprintf(t_->name, sizeof t_->name, __VA_ARGS__); t_->n_dims = ND; t_->ne[0] = NE0; t_->ne[1] = NE1; \
-        t_->fill = FILL; } while (0)
+        t_->fill = FILL; t_->scale = 1.0f; } while (0)
     ADD(FILL_GAUSS, 2, E, V, "token_embd.weight");
     ADD(FILL_ONES, 1, E, 1, "output_norm.weight");
     if (!s->tied) ADD(FILL_GAUSS, 2, E, V, "output.weight");
@@ -319,10 +329,12 @@ edgellm_status edgellm_synth(const edgellm_synth_params *pp, const char *out_pat
             ADD(FILL_ZEROS, 1, KV, 1, "blk.%d.attn_v.bias", il);
         }
         ADD(FILL_GAUSS, 2, E, E, "blk.%d.attn_output.weight", il);
+        j.t[n - 1].scale = bscale;
         ADD(FILL_ONES, 1, E, 1, "blk.%d.ffn_norm.weight", il);
         ADD(FILL_GAUSS, 2, E, FF, "blk.%d.ffn_gate.weight", il);
         ADD(FILL_GAUSS, 2, E, FF, "blk.%d.ffn_up.weight", il);
         ADD(FILL_GAUSS, 2, FF, E, "blk.%d.ffn_down.weight", il);
+        j.t[n - 1].scale = bscale;
     }
 #undef ADD
     j.n_t = n;
@@ -356,7 +368,8 @@ edgellm_status edgellm_synth(const edgellm_synth_params *pp, const char *out_pat
     }
     if ((rc = edgellm_threadpool_new(nth, &j.pool, err)) != EDGELLM_OK) goto done;
 
-    if (!set_hparams(w, s, &p, &sc, edgellm_only)) { rc = edgellm_fail_nomem(err, out_path); goto done; }
+    if (!set_hparams(w, s, &p, &sc, edgellm_only) ||
+        (bscale != 1.0f && !edgellm_gguf_writer_set_f32(w, "edgellm.synth.branch_scale", bscale))) { rc = edgellm_fail_nomem(err, out_path); goto done; }
     for (int i = 0; i < n; i++)
         if (!edgellm_gguf_writer_add_tensor_stream(w, j.t[i].name, j.t[i].type, j.t[i].n_dims, j.t[i].ne, produce, &j,
                                                    (uint64_t)i)) {
