@@ -524,6 +524,9 @@ int cmd_bench(int argc, char **argv)
     const bool start = sp.cold_warm || sp.mem_budget_bytes;
     if (start && (n_sizes > 0 || format == 1))
         return cli_args_error(&cmd, "--cold-warm and --mem-budget go with -o md or json, not -b or -o csv");
+    /* the budget needs the file's layout (a repacked matrix is owned memory it cannot release):
+     * every load of this run, the no-budget one too, so both read the same bytes */
+    if (sp.mem_budget_bytes) setenv("EDGELLM_REPACK", "0", 1);
     /* every model must open (a readable, valid GGUF) before anything reaches stdout; a note
      * when the tests reach past a model's trained context (speed is measured all the same;
      * a model's output there is another matter) */

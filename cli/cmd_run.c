@@ -153,6 +153,8 @@ int cmd_run(int argc, char **argv)
     if (batch_file && (mem_budget || warmup || use_mlock || cold))
         return cli_args_error(&cmd, "--mem-budget, --warmup, --mlock and --cold go with -p/-f, not --batch-file");
     if (mem_budget && use_mlock) return cli_args_error(&cmd, "--mem-budget and --mlock contradict each other");
+    /* a repacked matrix is owned memory the budget cannot release: the file's layout then */
+    if (mem_budget) setenv("EDGELLM_REPACK", "0", 1);
     if (batch_file && (go.enabled || go.n_given || go.sim_dir))
         return cli_args_error(&cmd, "the governor options go with -p/-f, not --batch-file");
     const bool speculative = draft_path || sp.lookup > 0;

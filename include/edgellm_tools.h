@@ -1446,7 +1446,9 @@ typedef struct {
  * loading touched is released now. Resident memory is then about fixed + window x layer +
  * the KV cache and scratch (anonymous). Results are bit-identical (the pages are re-read
  * from the file). EDGELLM_ERR_MISUSE when the budget is below fixed + one layer (the
- * message says the minimum) or c already has one; EDGELLM_ERR_NOMEM. Detach before
+ * message says the minimum) or c already has one; EDGELLM_ERR_UNSUPPORTED when the model's
+ * matrices were repacked at load (owned memory, not the mapping: load it with EDGELLM_REPACK=0,
+ * as `run --mem-budget` does); EDGELLM_ERR_NOMEM. Detach before
  * freeing c; one context per budget; the model may be shared (its pages are shared too:
  * several contexts release each other's pages, harmless but slower). */
 EDGELLM_API edgellm_status edgellm_membudget_attach(edgellm_ctx *c, uint64_t budget_bytes, edgellm_membudget **out,

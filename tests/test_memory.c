@@ -197,10 +197,68 @@ static void test_bench_start(void)
     CHECK_EQ(WEXITSTATUS(system(cmd)), 2);
 }
 
+/* A model whose Q4_K matrices were repacked at load (owned memory, not the mapping: the
+ * default where the kernel level has a layout) is refused by the budget with a message naming
+ * the switch; loaded with EDGELLM_REPACK=0 it is accepted; `run --mem-budget` turns repacking
+ * off by itself. Where this CPU has no layout the first load is already plain. */
+static void test_budget_refuses_repacked(void)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/mem_q4k.gguf", test_tmpdir());
+    edgellm_synth_params sp = edgellm_synth_default_params();
+    sp.shape = (edgellm_shape){.name = "memk", .arch = "llama", .n_layer = 4, .n_embd = 512, .n_head = 8,
+                               .n_head_kv = 8, .n_ff = 1536, .n_vocab = 1000, .n_ctx_train = 256, .tied = 0,
+                               .rope_theta = 10000, .rms_eps = 1e-5f};
+    sp.type = "q4_k";
+    sp.seed = 5;
+    sp.n_threads = 2;
+    CHECK_OK(edgellm_synth(&sp, path, NULL, NULL, &_e));
+    const uint64_t budget = file_size(path) / 2;
+    const char *saved = getenv("EDGELLM_REPACK");
+    char saved_copy[16] = "";
+    if (saved) snprintf(saved_copy, sizeof saved_copy, "%s", saved);
+    bool refused = false;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 0) unsetenv("EDGELLM_REPACK");
+        else setenv("EDGELLM_REPACK", "0", 1);
+        edgellm_model *m = NULL;
+        edgellm_ctx *c = NULL;
+        edgellm_membudget *b = NULL;
+        CHECK_OK(edgellm_model_load(path, NULL, &m, &_e));
+        edgellm_ctx_params cp = edgellm_ctx_default_params();
+        cp.n_ctx = 32;
+        CHECK_OK(edgellm_ctx_new(m, &cp, &c, &_e));
+        edgellm_error err = {0};
+        const edgellm_status rc = edgellm_membudget_attach(c, budget, &b, &err);
+        if (pass == 0 && rc != EDGELLM_OK) {
+            refused = true;
+            CHECK_EQ(rc, EDGELLM_ERR_UNSUPPORTED);
+            CHECK(b == NULL);
+            CHECK(strstr(err.msg, "repacked at load") && strstr(err.msg, "EDGELLM_REPACK=0"));
+        } else {
+            CHECK_EQ(rc, EDGELLM_OK);   /* plain weights: the budget applies */
+            int32_t t = 7;
+            CHECK_OK(edgellm_decode(c, &t, 1, NULL, &_e));
+            edgellm_membudget_detach(b);
+        }
+        edgellm_ctx_free(c);
+        edgellm_model_free(m);
+    }
+    fprintf(stderr, "  repacked at load by default on this CPU: %s\n", refused ? "yes (refused)" : "no");
+    if (saved) setenv("EDGELLM_REPACK", saved_copy, 1);
+    else unsetenv("EDGELLM_REPACK");
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd, "env -u EDGELLM_REPACK %s run -m %s -p 'Once upon a time' -n 4 -t 1 --mem-budget %lluK "
+                              ">/dev/null 2>&1", EDGELLM_CLI, path, (unsigned long long)(budget / 1024));
+    CHECK_EQ(system(cmd), 0);
+    remove(path);
+}
+
 int main(void)
 {
     RUN(test_budget_peak_rss);
     RUN(test_mlock_limit);
     RUN(test_bench_start);
+    RUN(test_budget_refuses_repacked);
     return test_summary();
 }

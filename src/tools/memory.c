@@ -101,6 +101,11 @@ edgellm_status edgellm_membudget_attach(edgellm_ctx *c, uint64_t budget_bytes, e
     *out = NULL;
     if (c->layer_hook) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "mem-budget: the context already has one");
     const edgellm_model *m = c->model;
+    if (m->n_repacked > 0)   /* owned memory: MADV_DONTNEED would zero it, not page it out */
+        return edgellm_fail(err, EDGELLM_ERR_UNSUPPORTED,
+                            "mem-budget: %d matrices (%.1f MiB) were repacked at load into memory the budget "
+                            "cannot release; load the model with repacking off (EDGELLM_REPACK=0, --no-repack)",
+                            m->n_repacked, m->repack_bytes / 1048576.0);
     const int L = m->hp.n_layer;
     edgellm_membudget *b = calloc(1, sizeof *b);
     if (!b || !(b->layers = calloc((size_t)L, sizeof *b->layers)) || !(b->fifo = calloc((size_t)L, sizeof *b->fifo)) ||
