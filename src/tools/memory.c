@@ -170,22 +170,39 @@ void edgellm_membudget_detach(edgellm_membudget *b)
 /* ---- warm-up, locking, page cache ---- */
 
 /* The span of the mapping that holds tensor data: [lo, hi), page-aligned. */
-static void weights_span(const edgellm_model *m, uintptr_t *lo, uintptr_t *hi)
+/* The memory a forward pass reads, as page-aligned spans: every matrix in the mapping, a
+ * repacked one's owned copy instead (m->repack_buf: the mapping's pages of those tensors are
+ * never touched, include/edgellm_tools.h), the norm and bias vectors. Spans may share a
+ * page. NULL (out of memory) or an array of *n spans to free(). */
+static span *weight_spans(const edgellm_model *m, int *n)
 {
-    const edgellm_gguf *g = m->gguf;
-    *lo = UINTPTR_MAX;
-    *hi = 0;
-    for (int64_t i = 0; i < edgellm_gguf_n_tensors(g); i++) {
-        const edgellm_gguf_tensor *t = edgellm_gguf_tensor_at(g, i);
-        if (!t || !t->data || !t->size_bytes) continue;
-        const uintptr_t a = (uintptr_t)t->data, b = a + t->size_bytes;
-        if (a < *lo) *lo = a;
-        if (b > *hi) *hi = b;
+    const int L = m->hp.n_layer;
+    const int cap = 12 * L + 4;
+    span *s = malloc(sizeof *s * (size_t)cap);
+    layer_spans one;
+    *n = 0;
+    if (!s) return NULL;
+#define WS_ADD(d_, n_) do { one.n = 0; one.bytes = 0; add_span(&one, (d_), (n_)); \
+        if (one.n && *n < cap) s[(*n)++] = one.s[0]; } while (0)
+#define WS_TENSOR(t_) do { if ((t_)->data && !(t_)->repack) WS_ADD((t_)->data, (uint64_t)(t_)->ne1 * (t_)->row_bytes); } while (0)
+    const uint64_t E = (uint64_t)m->hp.n_embd * sizeof(float), KV = (uint64_t)m->hp.kv_dim * sizeof(float);
+    WS_TENSOR(&m->token_embd);
+    if (!m->tied_output) WS_TENSOR(&m->output);
+    WS_ADD(m->output_norm, E);
+    if (m->repack_buf) WS_ADD(m->repack_buf, m->repack_bytes);
+    for (int il = 0; il < L; il++) {
+        const edgellm_layer *y = &m->layers[il];
+        WS_ADD(y->attn_norm, E);
+        WS_ADD(y->ffn_norm, E);
+        WS_ADD(y->bq, E);
+        WS_ADD(y->bk, KV);
+        WS_ADD(y->bv, KV);
+        const edgellm_tensor *mats[] = {&y->wq, &y->wk, &y->wv, &y->wo, &y->w_gate, &y->w_up, &y->w_down};
+        for (size_t k = 0; k < sizeof mats / sizeof mats[0]; k++) WS_TENSOR(mats[k]);
     }
-    const uintptr_t ps = page_size();
-    if (*hi <= *lo) { *lo = *hi = 0; return; }
-    *lo &= ~(ps - 1);
-    *hi = (*hi + ps - 1) & ~(ps - 1);
+#undef WS_TENSOR
+#undef WS_ADD
+    return s;
 }
 
 static double now_ms(void)
@@ -203,15 +220,16 @@ edgellm_status edgellm_warmup(edgellm_ctx *c, double *ms, edgellm_error *err)
         if (c->seqs[s].n) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "warm-up: the context is not empty");
     const double t0 = now_ms();
     if (!c->layer_hook) {   /* a memory budget would release them again: skip the faulting */
-        uintptr_t lo, hi;
-        weights_span(c->model, &lo, &hi);
-        if (hi > lo) {
-            (void)madvise((void *)lo, hi - lo, MADV_WILLNEED);
-            volatile unsigned char sink = 0;
-            const uintptr_t ps = page_size();
-            for (uintptr_t p = lo; p < hi; p += ps) sink ^= *(const volatile unsigned char *)p;
-            (void)sink;
-        }
+        int n = 0;
+        span *sp = weight_spans(c->model, &n);
+        if (!sp) return edgellm_fail(err, EDGELLM_ERR_NOMEM, "warm-up: out of memory");
+        for (int i = 0; i < n; i++) (void)madvise((void *)sp[i].a, sp[i].b - sp[i].a, MADV_WILLNEED);
+        volatile unsigned char sink = 0;
+        const uintptr_t ps = page_size();
+        for (int i = 0; i < n; i++)
+            for (uintptr_t p = sp[i].a; p < sp[i].b; p += ps) sink ^= *(const volatile unsigned char *)p;
+        (void)sink;
+        free(sp);
     }
     const edgellm_tokenizer *tok = c->model->tok;
     int32_t t = tok ? edgellm_token_bos(tok) : -1;
@@ -225,19 +243,26 @@ edgellm_status edgellm_warmup(edgellm_ctx *c, double *ms, edgellm_error *err)
 edgellm_status edgellm_model_mlock(const edgellm_model *m, edgellm_error *err)
 {
     if (!m) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "mlock: NULL model");
-    uintptr_t lo, hi;
-    weights_span(m, &lo, &hi);
-    if (hi <= lo) return EDGELLM_OK;
+    int n = 0;
+    span *sp = weight_spans(m, &n);
+    if (!sp) return edgellm_fail(err, EDGELLM_ERR_NOMEM, "mlock: out of memory");
+    uint64_t bytes = 0;
+    for (int i = 0; i < n; i++) bytes += sp[i].b - sp[i].a;
     struct rlimit rl;
-    const double need = (hi - lo) / 1048576.0;
-    if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (hi - lo) > rl.rlim_cur && geteuid() != 0)
-        return edgellm_fail(err, EDGELLM_ERR_NOMEM, "%s: --mlock needs %.1f MiB locked but RLIMIT_MEMLOCK is %.1f MiB: "
-                            "raise it (ulimit -l, or memlock in /etc/security/limits.conf, LimitMEMLOCK= for a "
-                            "systemd service) or run without --mlock", m->path, need, rl.rlim_cur / 1048576.0);
-    if (mlock((const void *)lo, hi - lo))
-        return edgellm_fail(err, EDGELLM_ERR_NOMEM, "%s: mlock of %.1f MiB failed: %s (RLIMIT_MEMLOCK %s)", m->path,
-                            need, strerror(errno), rl.rlim_cur == RLIM_INFINITY ? "unlimited" : "too low?");
-    return EDGELLM_OK;
+    const double need = bytes / 1048576.0;
+    edgellm_status rc = EDGELLM_OK;
+    if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && bytes > rl.rlim_cur && geteuid() != 0)
+        rc = edgellm_fail(err, EDGELLM_ERR_NOMEM, "%s: --mlock needs %.1f MiB locked but RLIMIT_MEMLOCK is %.1f MiB: "
+                          "raise it (ulimit -l, or memlock in /etc/security/limits.conf, LimitMEMLOCK= for a "
+                          "systemd service) or run without --mlock", m->path, need, rl.rlim_cur / 1048576.0);
+    for (int i = 0; i < n && !rc; i++)
+        if (mlock((const void *)sp[i].a, sp[i].b - sp[i].a)) {
+            rc = edgellm_fail(err, EDGELLM_ERR_NOMEM, "%s: mlock of %.1f MiB failed: %s (RLIMIT_MEMLOCK %s)", m->path,
+                              need, strerror(errno), rl.rlim_cur == RLIM_INFINITY ? "unlimited" : "too low?");
+            for (int k = 0; k < i; k++) (void)munlock((const void *)sp[k].a, sp[k].b - sp[k].a);
+        }
+    free(sp);
+    return rc;
 }
 
 edgellm_status edgellm_file_drop_cache(const char *path, double *resident_frac, edgellm_error *err)
