@@ -170,20 +170,20 @@ void edgellm_membudget_detach(edgellm_membudget *b)
 /* ---- warm-up, locking, page cache ---- */
 
 /* The span of the mapping that holds tensor data: [lo, hi), page-aligned. */
-/* The memory a forward pass reads, as page-aligned spans: every matrix in the mapping, a
- * repacked one's owned copy instead (m->repack_buf: the mapping's pages of those tensors are
- * never touched, include/edgellm_tools.h), the norm and bias vectors. Spans may share a
- * page. NULL (out of memory) or an array of *n spans to free(). */
+/* The memory a forward pass reads, as exact byte ranges (not page-aligned: some are heap
+ * allocations, read only inside them): every matrix in the mapping, a repacked one's owned
+ * copy instead (m->repack_buf: the mapping's pages of those tensors are never touched,
+ * include/edgellm_tools.h), the norm and bias vectors. NULL (out of memory) or an array of
+ * *n spans to free(). */
 static span *weight_spans(const edgellm_model *m, int *n)
 {
     const int L = m->hp.n_layer;
     const int cap = 12 * L + 4;
     span *s = malloc(sizeof *s * (size_t)cap);
-    layer_spans one;
     *n = 0;
     if (!s) return NULL;
-#define WS_ADD(d_, n_) do { one.n = 0; one.bytes = 0; add_span(&one, (d_), (n_)); \
-        if (one.n && *n < cap) s[(*n)++] = one.s[0]; } while (0)
+#define WS_ADD(d_, n_) do { if ((d_) && (n_) > 0 && *n < cap) \
+        s[(*n)++] = (span){(uintptr_t)(d_), (uintptr_t)(d_) + (uintptr_t)(n_)}; } while (0)
 #define WS_TENSOR(t_) do { if ((t_)->data && !(t_)->repack) WS_ADD((t_)->data, (uint64_t)(t_)->ne1 * (t_)->row_bytes); } while (0)
     const uint64_t E = (uint64_t)m->hp.n_embd * sizeof(float), KV = (uint64_t)m->hp.kv_dim * sizeof(float);
     WS_TENSOR(&m->token_embd);
@@ -223,11 +223,15 @@ edgellm_status edgellm_warmup(edgellm_ctx *c, double *ms, edgellm_error *err)
         int n = 0;
         span *sp = weight_spans(c->model, &n);
         if (!sp) return edgellm_fail(err, EDGELLM_ERR_NOMEM, "warm-up: out of memory");
-        for (int i = 0; i < n; i++) (void)madvise((void *)sp[i].a, sp[i].b - sp[i].a, MADV_WILLNEED);
-        volatile unsigned char sink = 0;
         const uintptr_t ps = page_size();
-        for (int i = 0; i < n; i++)
-            for (uintptr_t p = sp[i].a; p < sp[i].b; p += ps) sink ^= *(const volatile unsigned char *)p;
+        for (int i = 0; i < n; i++) {
+            const uintptr_t a = sp[i].a & ~(ps - 1), b = (sp[i].b + ps - 1) & ~(ps - 1);
+            (void)madvise((void *)a, b - a, MADV_WILLNEED);
+        }
+        volatile unsigned char sink = 0;
+        for (int i = 0; i < n; i++) {   /* one byte of every page, inside the range */
+            for (uintptr_t p = sp[i].a; p < sp[i].b; p = (p & ~(ps - 1)) + ps) sink ^= *(const volatile unsigned char *)p;
+        }
         (void)sink;
         free(sp);
     }
@@ -246,8 +250,13 @@ edgellm_status edgellm_model_mlock(const edgellm_model *m, edgellm_error *err)
     int n = 0;
     span *sp = weight_spans(m, &n);
     if (!sp) return edgellm_fail(err, EDGELLM_ERR_NOMEM, "mlock: out of memory");
+    const uintptr_t ps = page_size();
     uint64_t bytes = 0;
-    for (int i = 0; i < n; i++) bytes += sp[i].b - sp[i].a;
+    for (int i = 0; i < n; i++) {   /* mlock works on whole pages */
+        sp[i].a &= ~(ps - 1);
+        sp[i].b = (sp[i].b + ps - 1) & ~(ps - 1);
+        bytes += sp[i].b - sp[i].a;
+    }
     struct rlimit rl;
     const double need = bytes / 1048576.0;
     edgellm_status rc = EDGELLM_OK;
