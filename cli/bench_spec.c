@@ -12,7 +12,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 edgellm_status cli_draft_load(const char *model_path, const char *arg, const edgellm_model_params *mp,
@@ -37,13 +36,8 @@ edgellm_status cli_draft_load(const char *model_path, const char *arg, const edg
          * the target's pass has streamed its own weights through the caches, the draft's
          * next pass pays a page walk per 4 KiB (on a 2-vCPU VM ~200 ms for a 1B Q4_0 draft
          * whose pass otherwise takes 25 ms). Written back and dropped, it is read again by
-         * the load, in the large pages readahead uses (posix_fadvise(2), POSIX.1-2008). */
-        int wfd = open(tmp, O_RDONLY);
-        if (wfd >= 0) {
-            (void)fsync(wfd);
-            (void)posix_fadvise(wfd, 0, 0, POSIX_FADV_DONTNEED);
-            close(wfd);
-        }
+         * the load, in the large pages readahead uses. Best effort: a failure only costs time. */
+        (void)edgellm_file_drop_cache(tmp, NULL, NULL);
         s = edgellm_model_load(tmp, mp, out, err);
     }
     unlink(tmp);

@@ -61,7 +61,7 @@ int cmd_synth(int argc, char **argv)
         {CLI_FLOAT(NULL, "--std", "X", &p.std, 0, INFINITY, CLI_OPEN_MIN), .show_default = 1,
          .help = "weight standard deviation"},
         {CLI_FLOAT(NULL, "--branch-scale", "X", &p.branch_scale, 0, INFINITY, CLI_OPEN_MIN), .show_default = 1,
-         .help = "std factor of attn_output and ffn_down: near 0 (e.g. 0.05) the greedy text falls into a cycle "
+         .help = "std factor of attn_output and ffn_down: near 0 (e.g. 0.000001) the greedy text falls into a cycle "
                  "and quantized copies agree (speculative decoding measurements), same bytes per token"},
         {CLI_GROUP("output")},
         {CLI_PATH("-o", "--output", "OUT.gguf", &out), .help = "GGUF file to write, replaced atomically (required)"},

@@ -1464,8 +1464,8 @@ EDGELLM_API edgellm_status edgellm_warmup(edgellm_ctx *c, double *ms, edgellm_er
 /* Lock the model's weights in RAM (mlock). EDGELLM_ERR_NOMEM with the sizes and how to
  * raise it when RLIMIT_MEMLOCK is below the weights (not root), or mlock's reason. */
 EDGELLM_API edgellm_status edgellm_model_mlock(const edgellm_model *m, edgellm_error *err);
-/* Ask the kernel to drop path from the page cache (POSIX_FADV_DONTNEED; pages mapped by
- * a process stay) and report the fraction still resident (mincore; -1: unknown) in
+/* Write path's dirty pages back (fsync) and ask the kernel to drop it from the page cache
+ * (POSIX_FADV_DONTNEED; pages mapped by a process stay) and report the fraction still resident (mincore; -1: unknown) in
  * *resident_frac (may be NULL), so a cold start can be timed where that is permitted. */
 EDGELLM_API edgellm_status edgellm_file_drop_cache(const char *path, double *resident_frac, edgellm_error *err);
 

@@ -6,24 +6,31 @@
 #include "test_util.h"
 #include <sys/resource.h>
 
+/* A random-weight llama-shape model of n_layer layers (n_embd 512, 8 heads, vocab 1000) in
+ * the given type, written to path; exits when it cannot be written. */
+static void synth_model(const char *path, const char *name, int n_layer, int n_ff, const char *type, uint64_t seed)
+{
+    edgellm_synth_params p = edgellm_synth_default_params();
+    p.shape = (edgellm_shape){.arch = "llama", .n_layer = n_layer, .n_embd = 512, .n_head = 8,
+                              .n_head_kv = 8, .n_ff = n_ff, .n_vocab = 1000, .n_ctx_train = 256, .tied = 0,
+                              .rope_theta = 10000, .rms_eps = 1e-5f};
+    snprintf(p.shape.name, sizeof p.shape.name, "%s", name);
+    p.type = type;
+    p.seed = seed;
+    p.n_threads = 2;
+    edgellm_error err = {0};
+    if (edgellm_synth(&p, path, NULL, NULL, &err) != EDGELLM_OK) {
+        fprintf(stderr, "synth %s: %s\n", path, err.msg);
+        exit(1);
+    }
+}
+
 static const char *model_path(void)
 {
     static char path[512];
     if (path[0]) return path;
     snprintf(path, sizeof path, "%s/mem8.gguf", test_tmpdir());
-    edgellm_synth_params p = edgellm_synth_default_params();
-    p.shape = (edgellm_shape){.name = "mem8", .arch = "llama", .n_layer = 8, .n_embd = 512, .n_head = 8,
-                              .n_head_kv = 8, .n_ff = 1408, .n_vocab = 1000, .n_ctx_train = 256, .tied = 0,
-                              .rope_theta = 10000, .rms_eps = 1e-5f};
-    p.type = "q8_0";
-    p.seed = 3;
-    p.n_threads = 2;
-    uint64_t n = 0, bytes = 0;
-    edgellm_error err = {0};
-    if (edgellm_synth(&p, path, &n, &bytes, &err) != EDGELLM_OK) {
-        fprintf(stderr, "synth: %s\n", err.msg);
-        exit(1);
-    }
+    synth_model(path, "mem8", 8, 1408, "q8_0", 3);
     return path;
 }
 
@@ -205,14 +212,7 @@ static void test_budget_refuses_repacked(void)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/mem_q4k.gguf", test_tmpdir());
-    edgellm_synth_params sp = edgellm_synth_default_params();
-    sp.shape = (edgellm_shape){.name = "memk", .arch = "llama", .n_layer = 4, .n_embd = 512, .n_head = 8,
-                               .n_head_kv = 8, .n_ff = 1536, .n_vocab = 1000, .n_ctx_train = 256, .tied = 0,
-                               .rope_theta = 10000, .rms_eps = 1e-5f};
-    sp.type = "q4_k";
-    sp.seed = 5;
-    sp.n_threads = 2;
-    CHECK_OK(edgellm_synth(&sp, path, NULL, NULL, &_e));
+    synth_model(path, "memk", 4, 1536, "q4_k", 5);   /* 1536: K-quant rows of 256 */
     const uint64_t budget = file_size(path) / 2;
     const char *saved = getenv("EDGELLM_REPACK");
     char saved_copy[16] = "";

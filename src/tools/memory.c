@@ -62,6 +62,13 @@ static void add_span(layer_spans *l, const void *data, uint64_t bytes)
     l->bytes += bytes;
 }
 
+/* A layer's seven matrices, in the forward pass's order. */
+static void layer_matrices(const edgellm_layer *y, const edgellm_tensor *out[7])
+{
+    const edgellm_tensor *m[7] = {&y->wq, &y->wk, &y->wv, &y->wo, &y->w_gate, &y->w_up, &y->w_down};
+    memcpy(out, m, sizeof m);
+}
+
 static void add_tensor(layer_spans *l, const edgellm_tensor *t)
 {
     if (t->data && !t->repack) add_span(l, t->data, (uint64_t)t->ne1 * t->row_bytes);   /* repacked: owned memory */
@@ -117,8 +124,9 @@ edgellm_status edgellm_membudget_attach(edgellm_ctx *c, uint64_t budget_bytes, e
     for (int il = 0; il < L; il++) {
         const edgellm_layer *y = &m->layers[il];
         layer_spans *l = &b->layers[il];
-        const edgellm_tensor *mats[] = {&y->wq, &y->wk, &y->wv, &y->wo, &y->w_gate, &y->w_up, &y->w_down};
-        for (size_t k = 0; k < sizeof mats / sizeof mats[0]; k++) add_tensor(l, mats[k]);
+        const edgellm_tensor *mats[7];
+        layer_matrices(y, mats);
+        for (int k = 0; k < 7; k++) add_tensor(l, mats[k]);
         if (l->bytes > max_layer) max_layer = l->bytes;
     }
     uint64_t fixed = (uint64_t)m->output.ne1 * m->output.row_bytes;   /* read whole every token */
@@ -197,8 +205,9 @@ static span *weight_spans(const edgellm_model *m, int *n)
         WS_ADD(y->bq, E);
         WS_ADD(y->bk, KV);
         WS_ADD(y->bv, KV);
-        const edgellm_tensor *mats[] = {&y->wq, &y->wk, &y->wv, &y->wo, &y->w_gate, &y->w_up, &y->w_down};
-        for (size_t k = 0; k < sizeof mats / sizeof mats[0]; k++) WS_TENSOR(mats[k]);
+        const edgellm_tensor *mats[7];
+        layer_matrices(y, mats);
+        for (int k = 0; k < 7; k++) WS_TENSOR(mats[k]);
     }
 #undef WS_TENSOR
 #undef WS_ADD
@@ -285,6 +294,7 @@ edgellm_status edgellm_file_drop_cache(const char *path, double *resident_frac, 
         close(fd);
         return edgellm_fail(err, EDGELLM_ERR_IO, "%s: not a regular file", path);
     }
+    (void)fsync(fd);   /* dirty pages (a file just written) are not dropped until written back */
     int rc = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
     if (resident_frac && st.st_size > 0) {   /* what stayed (pages mapped elsewhere, dirty ones) */
         const size_t len = (size_t)st.st_size, ps = page_size(), n = (len + ps - 1) / ps;
