@@ -33,6 +33,7 @@ set(EDGELLM_X86_AVX512_SOURCES
   x86/dot_q4_0_q8_0_avx512.c
   x86/dot_q4_K_q6_K_avx512.c
   x86/dot_q5_K_avx512.c
+  x86/gemm_f16_avx512.c
   x86/gemm_k_avx512.c
   x86/gemm_q4_K_r16_avx512.c
   x86/gemm_q8_avx512.c)

@@ -208,6 +208,10 @@ static int tile_lanes(void)
 static bool model(int type, const uint8_t *w, const void *xq, int64_t cols, float *out, float *alt)
 {
     const int lanes = tile_lanes();
+    if (lanes == 16 && type == EDGELLM_TYPE_F16) {        /* gemm_f16_avx512.c: the vec_dot's steps */
+        *out = *alt = edgellm_kernels_vec_dot(type)(cols, w, xq);
+        return true;
+    }
     if (lanes && (type == EDGELLM_TYPE_Q4_0 || type == EDGELLM_TYPE_Q8_0)) {
         *out = *alt = model_q8_0_acts(type, w, xq, cols, lanes);
         return true;
@@ -404,6 +408,20 @@ static void test_q8_K_activation_kernels(void)
     for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++)
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
             gemm_case(types[ti], shapes[s][0], shapes[s][1], shapes[s][2]);
+}
+
+/* F16 weights (F32 activations): at avx512 the tile kernel promises edgellm_dot_f16_avx512's
+ * arithmetic for every n (speculative verification must agree with decode); at the other
+ * levels the vec_dot loop. Row lengths cover the 64-element steps, a whole 16 left and a
+ * masked tail; token counts cover the 3-, 2- and 1-token tiles and several L2 blocks. */
+static void test_f16_kernel(void)
+{
+    static const int64_t f16_shapes[][3] = {
+        {1, 64, 2},   {2, 80, 3},   {3, 100, 4},  {5, 37, 5},   {17, 2048, 6}, {16, 5, 7},
+        {33, 576, 1}, {7, 1000, 65}, {4, 130, 9}, {9, 2048, 200}, {2, 16, 2},
+    };
+    for (size_t s = 0; s < sizeof f16_shapes / sizeof f16_shapes[0]; s++)
+        gemm_case(EDGELLM_TYPE_F16, f16_shapes[s][0], f16_shapes[s][1], f16_shapes[s][2]);
 }
 
 /* The AArch64 Q4_K / Q6_K tile kernels (arm/gemm_k_body.h) at both levels, neon (SMULL)
@@ -809,6 +827,7 @@ int main(void)
 {
     RUN(test_q8_0_activation_kernels);
     RUN(test_q8_K_activation_kernels);
+    RUN(test_f16_kernel);
     RUN(test_k_gfni_equals_plain);
     RUN(test_arm_k_levels);
     RUN(test_q4_K_repack);

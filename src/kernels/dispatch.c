@@ -186,6 +186,7 @@ static const gemm_variant avx512_gemm[] = {
     {EDGELLM_TYPE_Q6_K, ISA_GFNI, {NULL, edgellm_gemm_q6_K_avx512_gfni, 0, 256}},
     {EDGELLM_TYPE_Q5_K, ISA_GFNI, {NULL, edgellm_gemm_q5_K_avx512_gfni, 0, 256}},
     {EDGELLM_TYPE_Q4_K, 0, {NULL, edgellm_gemm_q4_K_avx512, 0, 256}},
+    {EDGELLM_TYPE_F16, 0, {NULL, edgellm_gemm_f16_avx512, 0, 1}},
     {EDGELLM_TYPE_Q5_K, 0, {NULL, edgellm_gemm_q5_K_avx512, 0, 256}},
     {EDGELLM_TYPE_Q6_K, 0, {NULL, edgellm_gemm_q6_K_avx512, 0, 256}},
 };

@@ -17,12 +17,15 @@
  *   gemm_k_avx512.c   Q4_K, Q5_K, Q6_K (AVX-512): the vec_dot's arithmetic, weights unpacked once
  *                     per 4 tokens; gemm_k_avx512_gfni.c the same with GFNI (one body:
  *                     gemm_k_avx512_body.h).
+ *   gemm_f16_avx512.c F16 × F32 activations (AVX-512F): the vec_dot's arithmetic, a 2-row ×
+ *                     3-token register tile (each half converted once per 3 tokens).
  *   arm/gemm_q_dotprod.c  Q4_0, Q8_0 (AArch64 dotprod): the vec_dot's arithmetic, 4 tokens.
  *   arm/gemm_k_neon.c, arm/gemm_k_dotprod.c  Q4_K, Q6_K (AArch64 NEON / dotprod): the
  *                     vec_dot's arithmetic, weights unpacked once per 4 tokens (one body:
  *                     arm/gemm_k_body.h).
  *
- * Activations: each token is first converted to the weight type's vec_dot_type by the
+ * Activations: float weights (vec_dot_type F32) read the float rows as they are (xq = x);
+ * for the others each token is first converted to the weight type's vec_dot_type by the
  * dispatched from_float (Q8_0 for Q4_0/Q8_0, Q8_K for the K-quants). Kernels with a `prep`
  * then rewrite it into their own packed layout at xp (transposed like the weights, with
  * per-block offset corrections beside the codes; see the kernel file); matmul.c only sizes
@@ -91,6 +94,8 @@ void edgellm_gemm_q6_K_avx512_gfni(const edgellm_gemm_args *a);
 #define EDGELLM_GEMM_R16_MAX_COLS 32768
 void edgellm_gemm_q4_K_r16_avx512(const edgellm_gemm_args *a);
 void edgellm_gemm_q4_K_r16_avx512_gfni(const edgellm_gemm_args *a);
+/* F16 × F32 (no prep: xq are the float activation rows), edgellm_dot_f16_avx512's arithmetic. */
+void edgellm_gemm_f16_avx512(const edgellm_gemm_args *a);
 void edgellm_gemm_prep_q4_0_avx2(const void *xq, int64_t t, int64_t cols, uint8_t *xp);
 void edgellm_gemm_prep_q8_0_avx2(const void *xq, int64_t t, int64_t cols, uint8_t *xp);
 void edgellm_gemm_q4_0_avx2(const edgellm_gemm_args *a);

@@ -261,7 +261,7 @@ void edgellm_matmul_batch_sched(edgellm_threadpool *pool, const edgellm_matmul_j
         const edgellm_tensor *W = jobs[j].W;
         const edgellm_type_traits *tj = edgellm_type_get_traits(W->type);
         m.dot[j] = edgellm_kernels_vec_dot(W->type);
-        m.gemm[j] = tj->vec_dot_type == EDGELLM_TYPE_F32 ? NULL : edgellm_kernels_gemm(W->type, W->ne0);
+        m.gemm[j] = edgellm_kernels_gemm(W->type, W->ne0);
         if (W->repack) {
             m.unpack[j] = !edgellm_kernels_repack_usable(W->repack);
             m.gemm[j] = m.unpack[j] ? NULL : &W->repack->gemm;
