@@ -35,6 +35,11 @@
  * tv0 + tb k + td k (tv0: a one-token target pass, tb: each further token of it, td: a
  * draft step; running estimates of measured times that follow a lower sample at once and a
  * higher one slowly, td first guessed from the weight sizes).
+ * Each kind of round (plain, lookup, draft model) keeps its realized cost per emitted token
+ * against the one predicted (decayed sums over its rounds: the whole round, drafting,
+ * verification, deciding and the draft's catch-up); that ratio multiplies the kind's
+ * predictions, so a cost model that is off (a verification pass that is not linear in k, a
+ * timing estimate biased low) is corrected by what the rounds really cost.
  * k maximises tokens per ms over {0} and [draft_min, draft_max], a k > 0 only when its rate
  * beats plain decoding's by DRAFT_MARGIN (the first round drafts nothing: it measures tv0).
  * When that is 0 for both sources, a probe of max(1, draft_min) tokens follows at once,
@@ -66,6 +71,8 @@
 #define EDGELLM_SPEC_MAX 64   /* draft_max at most: one pass of up to 65 tokens */
 #define DRAFT_WINDOW 256      /* tokens a lagging draft model catches up at most               */
 #define PROBE_SHARE 0.02      /* a probe: at most this share of the target passes it spreads over */
+#define CAL_DECAY 0.9        /* cost calibration: weight of the rounds before, per round         */
+#define CAL_MIN_TOKENS 3      /* ... used once this many (decayed) tokens are behind it           */
 #define DRAFT_MARGIN 0.05     /* a draft length is chosen only when it predicts >= 5 % more tokens per ms than
                                * plain decoding: the costs are running estimates of noisy timings, and a
                                * smaller predicted gain was measured to turn into a loss (0.88-0.98x) */
@@ -81,6 +88,11 @@ edgellm_spec_params edgellm_spec_default_params(void)
 }
 
 typedef struct { double kept, rej; } accept_est;
+
+/* Realized against predicted cost per token of one kind of round (decayed sums): the cost
+ * model's error, which multiplies its predictions (cal_factor). */
+typedef struct { double real_ms, real_tok, pred_ms, pred_tok; } cost_cal;
+enum { SRC_PLAIN, SRC_LOOKUP, SRC_MODEL };
 
 typedef struct {
     edgellm_ctx *c, *d;
@@ -107,6 +119,7 @@ typedef struct {
     int probe_every;           /* idle rounds before a probe: 1, 16, doubling to 1024     */
     double plain_ms;           /* one-token target passes: their time and count            */
     int n_plain;
+    cost_cal cal[3];           /* realized against predicted round costs: plain, lookup, model */
 } spec_run;
 
 typedef struct {
@@ -173,19 +186,46 @@ static double est_alpha(const accept_est *a)
     return (a->kept + 0.6) / (a->kept + a->rej + 1.0);   /* prior: 0.6 from one observation */
 }
 
-/* The k in {0} u [kmin, kmax] with the most expected tokens per ms (see the top). */
-static int best_k(const spec_run *r, double alpha, double td, int kmin, int kmax)
+/* Expected tokens of a round with k drafts at acceptance alpha. */
+static double round_tokens(double alpha, int k)
+{
+    if (alpha >= 1.0) return k + 1.0;
+    double ak = alpha;
+    for (int i = 0; i < k; i++) ak *= alpha;   /* alpha^(k+1) */
+    return (1.0 - ak) / (1.0 - alpha);
+}
+
+/* Predicted ms of a round with k drafts (draft step td). */
+static double round_ms(const spec_run *r, double td, int k)
 {
     const double tv0 = r->tv0 > 0 ? r->tv0 : 1.0;
     const double tb = r->tb >= 0 ? r->tb : 0.1 * tv0;
+    return tv0 + (tb + td) * k;
+}
+
+/* Realized / predicted ms per token of a kind of round; 1 until CAL_MIN_TOKENS tokens. */
+static double cal_factor(const cost_cal *c)
+{
+    if (c->real_tok < CAL_MIN_TOKENS || !(c->pred_ms > 0) || !(c->real_tok > 0)) return 1.0;
+    const double f = (c->real_ms / c->real_tok) / (c->pred_ms / c->pred_tok);
+    return f < 0.25 ? 0.25 : f > 4.0 ? 4.0 : f;
+}
+
+static void cal_add(cost_cal *c, double real_ms, double real_tok, double pred_ms, double pred_tok)
+{
+    c->real_ms = CAL_DECAY * c->real_ms + real_ms, c->real_tok = CAL_DECAY * c->real_tok + real_tok;
+    c->pred_ms = CAL_DECAY * c->pred_ms + pred_ms, c->pred_tok = CAL_DECAY * c->pred_tok + pred_tok;
+}
+
+/* The k in {0} u [kmin, kmax] with the most expected tokens per ms (see the top), each
+ * kind of round's predicted cost times its calibration. */
+static int best_k(const spec_run *r, double alpha, double td, int kmin, int kmax, int src)
+{
+    const double fp = cal_factor(&r->cal[SRC_PLAIN]), fs = cal_factor(&r->cal[src]);
     int best = 0;
-    double best_rate = (1.0 + DRAFT_MARGIN) / tv0;   /* drafting must beat plain by the margin */
-    double ak = alpha;   /* alpha^(k+1) */
-    for (int k = 1; k <= kmax; k++) {
-        ak *= alpha;
-        if (k < kmin) continue;
-        const double tokens = alpha >= 1.0 ? k + 1.0 : (1.0 - ak) / (1.0 - alpha);
-        const double rate = tokens / (tv0 + (tb + td) * k);
+    double best_rate = (1.0 + DRAFT_MARGIN) / (round_ms(r, 0.0, 0) * fp);   /* drafting must beat plain by the margin */
+    for (int k = kmin; k <= kmax; k++) {
+        const double rate = round_tokens(alpha, k) / (round_ms(r, td, k) * fs);
         if (rate > best_rate) best_rate = rate, best = k;
     }
     return best;
@@ -282,10 +322,10 @@ static edgellm_status spec_round(spec_run *r, edgellm_gen_piece_fn cb, void *cbu
         if (r->sp.adaptive && r->tv0 < 0) {
             want_l = want_m = 0;             /* the first pass measures a plain step */
         } else if (r->sp.adaptive) {
-            want_l = r->sp.lookup > 0 ? best_k(r, est_alpha(&r->acc_lookup), 0.0, kmin, kmax) : 0;
+            want_l = r->sp.lookup > 0 ? best_k(r, est_alpha(&r->acc_lookup), 0.0, kmin, kmax, SRC_LOOKUP) : 0;
             const double td = r->td >= 0 ? r->td : r->tv0 * r->d_ratio;
             const double tb = r->tb >= 0 ? r->tb : 0.1 * r->tv0;
-            want_m = r->d ? best_k(r, est_alpha(&r->acc_model), td, kmin, kmax) : 0;
+            want_m = r->d ? best_k(r, est_alpha(&r->acc_model), td, kmin, kmax, SRC_MODEL) : 0;
             const double tc = r->tc >= 0 ? r->tc : td;
             const bool fresh = r->acc_model.kept + r->acc_model.rej == 0;   /* no model draft checked yet */
             const int rounds = fresh ? EDGELLM_MIN(remaining, c->n_ctx - r->n_hist) : r->n_idle + 1;
@@ -316,6 +356,15 @@ static edgellm_status spec_round(spec_run *r, edgellm_gen_piece_fn cb, void *cbu
     }
     const double t1 = edgellm_time_ms();
     r->ss.draft_ms += t1 - t0;
+    /* this round's predicted cost, before its own timings update the estimates */
+    const int src = k == 0 ? SRC_PLAIN : from_lookup ? SRC_LOOKUP : SRC_MODEL;
+    const bool calibrate = r->sp.adaptive && r->tv0 > 0;
+    double pred_ms = 0.0, pred_tok = 1.0;
+    if (calibrate) {
+        const double td = src != SRC_MODEL ? 0.0 : r->td >= 0 ? r->td : r->tv0 * r->d_ratio;
+        pred_ms = round_ms(r, td, k);
+        pred_tok = round_tokens(est_alpha(src == SRC_LOOKUP ? &r->acc_lookup : &r->acc_model), k);
+    }
 
     /* verify */
     int32_t seqv[EDGELLM_SPEC_MAX + 1];
@@ -396,6 +445,7 @@ static edgellm_status spec_round(spec_run *r, edgellm_gen_piece_fn cb, void *cbu
     }
     if (r->g.state == GEN_DONE && (rc = keep_cells(c, r->seq, base + emitted, err))) return rc;
     if (r->d && (rc = draft_sync(r, r->n_hist - 1, err))) return rc;
+    if (calibrate && emitted > 0) cal_add(&r->cal[src], edgellm_time_ms() - t0, emitted, pred_ms, pred_tok);
     return EDGELLM_OK;
 }
 
