@@ -546,22 +546,23 @@ static void test_plan_offline_batch_and_realtime_pick(void)
     for (int i = 0; rt && i < r->n_rows; i++)
         if (r->rows[i].verdict == EDGELLM_PLAN_FITS && r->rows[i].ttft_ms <= 200.0)
             CHECK(!(r->rows[i].quality.kld < rt->quality.kld));
-    /* F16 has no tile kernel in edgellm: its prefill costs ~7x Q4_0's per multiply-add
+    /* F16's prefill (its tile kernel) costs ~4x Q4_0's per multiply-add, I4's ~6x
      * (edgellm_plan_kernel_cost), so 64 tokens miss 200 ms here and Q8_0 is picked */
     const edgellm_plan_row *f16 = row_named(r, "F16"), *q4 = row_named(r, "Q4_0"), *i4 = row_named(r, "I4_G128_SYM");
     CHECK(f16 && q4 && i4);
     if (f16 && q4 && i4) {
-        CHECK(f16->ttft_ms > 4 * q4->ttft_ms && i4->ttft_ms > 3 * q4->ttft_ms);
+        CHECK(f16->ttft_ms > 3 * q4->ttft_ms && i4->ttft_ms > 3 * q4->ttft_ms);
         CHECK(i4->decode_tps < q4->decode_tps);   /* fewer bytes, but a slower kernel */
     }
     CHECK(rt && !strcmp(rt->type, "Q8_0"));
     /* offline: F16, the best quality; one sequence is already compute-bound, so a batch
-     * would not be faster and none is advised */
+     * gains only what F16's tile kernel does better than its dot product (72 against 57
+     * GFLOP/s in edgellm_plan_kernel_cost's table), far from the memory-bound case below */
     CHECK(r->offline_pick >= 0 && !strcmp(r->rows[r->offline_pick].type, "F16"));
-    CHECK_EQ(r->offline_batch, 1);
-    if (r->offline_pick >= 0)
-        CHECK_NEAR(r->offline_batch_tps, r->rows[r->offline_pick].decode_tps, 1e-9 * r->offline_batch_tps);
-    CHECK(strstr(r->offline_why, "would not be faster") != NULL);
+    if (r->offline_pick >= 0) {
+        const double gain = r->offline_batch_tps / r->rows[r->offline_pick].decode_tps;
+        CHECK(gain >= 1.0 && gain < 72.0 / 57.0 + 0.05);
+    }
     /* with compute to spare (Q4_0 prefill at 300 GFLOP/s per core, as measured on the dev
      * machine), memory bounds one sequence: a batch of 8 pays */
     edgellm_plan_device fast;
@@ -614,7 +615,7 @@ static void test_plan_kernel_costs(void)
     edgellm_plan_kernel_cost(EDGELLM_TYPE_I4_G64_ASYM, &pp64, &dec64);
     CHECK(pp64 > pp);   /* asymmetric: dearer */
     edgellm_plan_kernel_cost(EDGELLM_TYPE_F16, &pp, &dec);
-    CHECK(pp > 5);
+    CHECK(pp > 3 && pp < 5);   /* a tile kernel, at 0.24 of Q4_0's rate */
     edgellm_plan_model m;
     CHECK_OK(edgellm_plan_model_from_shape(2, 256, 4, 4, 512, 1000, &m, NULL));
     edgellm_plan_tensor t[64];

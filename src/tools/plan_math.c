@@ -18,7 +18,7 @@
  *                  + n_layer x 20 us (thread hand-offs; matters for tiny models only)
  *                  bytes read = every matrix once (token_embd: one row) + the KV cache
  *   prefill      = max(FLOPs / compute, weights streamed once per 512-token ubatch), FLOPs
- *                  weighted by the types' prefill kernel cost (I4/Q5_0/F16: ~7-10x Q4_0's)
+ *                  weighted by the types' prefill kernel cost (I4/Q5_0: ~7-10x Q4_0's, F16 ~4x)
  *                  + n_layer x 20 us per ubatch
  *   FLOPs/token  = 2 x matmul weights + 4 x n_layer x n_head x head_dim x position
  *
@@ -253,12 +253,14 @@ edgellm_status edgellm_plan_recipe_from_name(const char *name, edgellm_plan_reci
 /* GFLOP/s of each type's kernels, bench_kernels on the dev machine (2048 x 2048 matrix,
  * one thread, AVX-512 level, 2026-11-30): {type, pp64 prefill, L2-resident decode}. The
  * types without a tile kernel run prefill as a dot per row and token, ~10x slower than
- * Q4_0's; group-wise sizes other than 128 are taken as g128 (edgellm_plan_kernel_cost). */
+ * Q4_0's; group-wise sizes other than 128 are taken as g128 (edgellm_plan_kernel_cost).
+ * F16's prefill is its tile kernel's (2026-12-02): 0.24 of Q4_0's pp64 in the same runs
+ * (85-89 against 359-374 GFLOP/s), times this table's Q4_0. */
 static const struct { int type; double pp, dec; } kernel_gflops[] = {
     {EDGELLM_TYPE_Q4_0, 302, 157},  {EDGELLM_TYPE_Q8_0, 284, 108},  {EDGELLM_TYPE_Q4_K, 164, 149},
     {EDGELLM_TYPE_Q6_K, 149, 131},  {EDGELLM_TYPE_Q5_K, 67, 72},    {EDGELLM_TYPE_Q2_K, 74, 78},
     {EDGELLM_TYPE_Q3_K, 18, 20},    {EDGELLM_TYPE_Q4_1, 25, 29},    {EDGELLM_TYPE_Q5_0, 31, 39},
-    {EDGELLM_TYPE_Q5_1, 28, 30},    {EDGELLM_TYPE_F16, 43, 57},     {EDGELLM_TYPE_BF16, 43, 57},
+    {EDGELLM_TYPE_Q5_1, 28, 30},    {EDGELLM_TYPE_F16, 72, 57},     {EDGELLM_TYPE_BF16, 43, 57},
     {EDGELLM_TYPE_F32, 31, 33},     {EDGELLM_TYPE_I4_G128_SYM, 47, 51}, {EDGELLM_TYPE_I4_G128_ASYM, 33, 35},
     {EDGELLM_TYPE_I8_G128_SYM, 48, 58},
 };
