@@ -525,7 +525,7 @@ static void test_plan_batch_model(void)
     CHECK(w.batch_params > 0 && w.batch_params <= w.pp_params && w.batch_params <= w.dec_params);
     CHECK_OK(edgellm_plan_recipe_from_name("F16", &r, NULL));
     edgellm_plan_recipe_weights(&r, t, n, m.n_layer, m.tied_embeddings, &w);
-    CHECK_EQ(w.batch_params, w.dec_params);   /* F16: decode is the cheaper kernel */
+    CHECK(w.batch_params < w.dec_params);   /* F16: its tile kernel (prefill) is the cheaper */
 }
 
 /* -------------------------------------------------- the kernels at 2..8 tokens ---- */

@@ -143,10 +143,10 @@ typedef struct {
 
 /* Cost of a multiply-add with weights of `type` in edgellm's matrix kernels, relative to
  * Q4_0 prefill (the kernel `plan --device host` measures GFLOP/s with, compute_bench.c):
- * *pp in prefill (tile kernels for Q4_0/Q8_0/Q4_K/Q6_K; the others a dot per row and
- * token), *dec in decode (one row at a time). Measured with bench_kernels on the Zen 5 dev
+ * *pp in prefill (tile kernels for Q4_0/Q8_0/Q4_K/Q5_K/Q6_K/F16; the others a dot per row
+ * and token), *dec in decode (one row at a time). Measured with bench_kernels on the Zen 5 dev
  * machine, AVX-512 level, one thread (pp64 and L2-resident decode GFLOP/s); ARM devices
- * use edgellm_plan_kernel_cost_isa's table (a NEON build has tile kernels for Q4_0/Q8_0 only). */
+ * use edgellm_plan_kernel_cost_isa's table. */
 void edgellm_plan_kernel_cost(int type, double *pp, double *dec);
 /* The same on AArch64 (arm != 0). No ARM machine measured these; they come from published
  * llama.cpp results on ARM and the NEON kernels' instruction counts:
