@@ -37,7 +37,8 @@
  * higher one slowly, td first guessed from the weight sizes).
  * Each kind of round (plain, lookup, draft model) keeps its realized cost per emitted token
  * against the one predicted (decayed sums over its rounds: the whole round, drafting,
- * verification, deciding and the draft's catch-up); that ratio multiplies the kind's
+ * verification, deciding and the draft's catch-up of 1-2 tokens; a probe's window catch-up,
+ * a one-off bounded by PROBE_SHARE, is left out); that ratio multiplies the kind's
  * predictions, so a cost model that is off (a verification pass that is not linear in k, a
  * timing estimate biased low) is corrected by what the rounds really cost.
  * k maximises tokens per ms over {0} and [draft_min, draft_max], a k > 0 only when its rate
@@ -113,6 +114,7 @@ typedef struct {
     accept_est acc_model, acc_lookup;
     double tv0, tb, td;        /* ms; < 0: not measured yet                               */
     double tc;                 /* ms per token of a draft catching up (> 2 tokens); < 0: - */
+    double catchup_ms;         /* this round's catch-up of more than 2 tokens (a probe's)  */
     double d_ratio;            /* draft weight bytes / target weight bytes (td's guess)   */
     int n_idle;                /* rounds that chose k = 0 since the last probe            */
     int d_off;                 /* the draft's sequence 0 holds hist[d_off..)               */
@@ -274,7 +276,7 @@ static edgellm_status model_draft(spec_run *r, int k, int window, int *n_out, ed
     r->ss.n_draft_model_tokens += n_new;
     const double t1 = edgellm_time_ms();
     if (n_new <= 2) ema(&r->td, t1 - t0);    /* a catch-up of a long prompt is no draft step */
-    else ema(&r->tc, (t1 - t0) / n_new);
+    else ema(&r->tc, (t1 - t0) / n_new), r->catchup_ms += t1 - t0;
     for (int i = 0; i < k; i++) {
         const float *logits = d->seqs[0].logits;
         int32_t t;
@@ -314,6 +316,7 @@ static edgellm_status spec_round(spec_run *r, edgellm_gen_piece_fn cb, void *cbu
 
     /* draft */
     const double t0 = edgellm_time_ms();
+    r->catchup_ms = 0.0;
     int k = 0, window = DRAFT_WINDOW;
     bool from_lookup = false;
     r->draft[0] = r->hist[r->n_hist - 1];
@@ -445,7 +448,9 @@ static edgellm_status spec_round(spec_run *r, edgellm_gen_piece_fn cb, void *cbu
     }
     if (r->g.state == GEN_DONE && (rc = keep_cells(c, r->seq, base + emitted, err))) return rc;
     if (r->d && (rc = draft_sync(r, r->n_hist - 1, err))) return rc;
-    if (calibrate && emitted > 0) cal_add(&r->cal[src], edgellm_time_ms() - t0, emitted, pred_ms, pred_tok);
+    /* a window's catch-up (a probe's) is a one-off that PROBE_SHARE bounds: not a round cost */
+    if (calibrate && emitted > 0)
+        cal_add(&r->cal[src], edgellm_time_ms() - t0 - r->catchup_ms, emitted, pred_ms, pred_tok);
     return EDGELLM_OK;
 }
 
