@@ -412,13 +412,15 @@ static void test_q8_K_activation_kernels(void)
 
 /* F16 weights (F32 activations): at avx512 the tile kernel promises edgellm_dot_f16_avx512's
  * arithmetic for every n (speculative verification must agree with decode); at the other
- * levels the vec_dot loop. Row lengths cover the 64-element steps, a whole 16 left and a
- * masked tail; token counts cover the 3-, 2- and 1-token tiles and several L2 blocks. */
+ * levels the vec_dot loop. Row lengths cover the 64-element steps, one to three whole 16s
+ * left and a masked tail; token counts cover the 6-token tiles, the 1-5-token tails and
+ * several L2 blocks (and rows wide enough that a block is one tile). */
 static void test_f16_kernel(void)
 {
     static const int64_t f16_shapes[][3] = {
         {1, 64, 2},   {2, 80, 3},   {3, 100, 4},  {5, 37, 5},   {17, 2048, 6}, {16, 5, 7},
-        {33, 576, 1}, {7, 1000, 65}, {4, 130, 9}, {9, 2048, 200}, {2, 16, 2},
+        {33, 576, 1}, {7, 1000, 65}, {4, 130, 9}, {9, 2048, 200}, {2, 16, 2}, {6, 127, 11},
+        {5, 11008, 13},
     };
     for (size_t s = 0; s < sizeof f16_shapes / sizeof f16_shapes[0]; s++)
         gemm_case(EDGELLM_TYPE_F16, f16_shapes[s][0], f16_shapes[s][1], f16_shapes[s][2]);

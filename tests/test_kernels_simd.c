@@ -106,6 +106,7 @@ static const gemm_variant gemms[] = {
     {"avx512", EDGELLM_TYPE_Q4_K, false, edgellm_gemm_q4_K_avx512},
     {"avx512", EDGELLM_TYPE_Q5_K, false, edgellm_gemm_q5_K_avx512},
     {"avx512", EDGELLM_TYPE_Q6_K, false, edgellm_gemm_q6_K_avx512},
+    {"avx512", EDGELLM_TYPE_F16, false, edgellm_gemm_f16_avx512},
     {"avx512", EDGELLM_TYPE_Q4_K, true, edgellm_gemm_q4_K_avx512_gfni},
     {"avx512", EDGELLM_TYPE_Q5_K, true, edgellm_gemm_q5_K_avx512_gfni},
     {"avx512", EDGELLM_TYPE_Q6_K, true, edgellm_gemm_q6_K_avx512_gfni},
@@ -475,8 +476,8 @@ static void test_dispatch_levels(void)
  * levels, and attention for each KV cache type with the level's dot and dequantization. */
 static void test_dispatch_gemm_and_attend(void)
 {
-    static const int gemm_types[] = {EDGELLM_TYPE_F32, EDGELLM_TYPE_Q4_0, EDGELLM_TYPE_Q8_0, EDGELLM_TYPE_Q4_K,
-                                     EDGELLM_TYPE_Q5_K, EDGELLM_TYPE_Q6_K};
+    static const int gemm_types[] = {EDGELLM_TYPE_F32, EDGELLM_TYPE_F16, EDGELLM_TYPE_Q4_0, EDGELLM_TYPE_Q8_0,
+                                     EDGELLM_TYPE_Q4_K, EDGELLM_TYPE_Q5_K, EDGELLM_TYPE_Q6_K};
     const bool gfni = edgellm_cpu_get_features()->gfni;
     for (int l = 0; l < N_LEVELS; l++) {
         if (!edgellm_kernels_force(all_levels[l])) continue;
@@ -490,7 +491,8 @@ static void test_dispatch_gemm_and_attend(void)
             }
             const edgellm_gemm_kernel *got = edgellm_kernels_gemm(gemm_types[i], 4096);
             CHECK((got ? got->gemm : NULL) == want);
-            CHECK(edgellm_kernels_gemm(gemm_types[i], 4096 + 16) == NULL);
+            /* rows of whole blocks only; F16's block is one element */
+            CHECK(edgellm_kernels_gemm(gemm_types[i], 4096 + 16) == (gemm_types[i] == EDGELLM_TYPE_F16 ? got : NULL));
         }
         static const int kv_types[] = {EDGELLM_TYPE_F32, EDGELLM_TYPE_F16, EDGELLM_TYPE_Q8_0};
         for (size_t i = 0; i < sizeof kv_types / sizeof kv_types[0]; i++) {

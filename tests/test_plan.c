@@ -561,7 +561,7 @@ static void test_plan_offline_batch_and_realtime_pick(void)
     CHECK(r->offline_pick >= 0 && !strcmp(r->rows[r->offline_pick].type, "F16"));
     if (r->offline_pick >= 0) {
         const double gain = r->offline_batch_tps / r->rows[r->offline_pick].decode_tps;
-        CHECK(gain >= 1.0 && gain < 72.0 / 57.0 + 0.05);
+        CHECK(r->offline_batch >= 2 && gain > 1.0 && gain < 72.0 / 57.0 + 0.05);
     }
     /* with compute to spare (Q4_0 prefill at 300 GFLOP/s per core, as measured on the dev
      * machine), memory bounds one sequence: a batch of 8 pays */

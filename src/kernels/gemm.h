@@ -17,8 +17,8 @@
  *   gemm_k_avx512.c   Q4_K, Q5_K, Q6_K (AVX-512): the vec_dot's arithmetic, weights unpacked once
  *                     per 4 tokens; gemm_k_avx512_gfni.c the same with GFNI (one body:
  *                     gemm_k_avx512_body.h).
- *   gemm_f16_avx512.c F16 × F32 activations (AVX-512F): the vec_dot's arithmetic, a 2-row ×
- *                     3-token register tile (each half converted once per 3 tokens).
+ *   gemm_f16_avx512.c F16 × F32 activations (AVX-512): the vec_dot's arithmetic, a 4-row ×
+ *                     6-token register tile (each half converted once per 6 tokens).
  *   arm/gemm_q_dotprod.c  Q4_0, Q8_0 (AArch64 dotprod): the vec_dot's arithmetic, 4 tokens.
  *   arm/gemm_k_neon.c, arm/gemm_k_dotprod.c  Q4_K, Q6_K (AArch64 NEON / dotprod): the
  *                     vec_dot's arithmetic, weights unpacked once per 4 tokens (one body:

@@ -36,11 +36,12 @@
  * draft step; running estimates of measured times that follow a lower sample at once and a
  * higher one slowly, td first guessed from the weight sizes).
  * Each kind of round (plain, lookup, draft model) keeps its realized cost per emitted token
- * against the one predicted (decayed sums over its rounds: the whole round, drafting,
- * verification, deciding and the draft's catch-up of 1-2 tokens; a probe's window catch-up,
- * a one-off bounded by PROBE_SHARE, is left out); that ratio multiplies the kind's
- * predictions, so a cost model that is off (a verification pass that is not linear in k, a
- * timing estimate biased low) is corrected by what the rounds really cost.
+ * against the one predicted (decayed sums over its rounds of drafting, verification and
+ * deciding; a probe's window catch-up, a one-off bounded by PROBE_SHARE, and emitting, the
+ * same per token in every kind, are left out); once plain rounds and the kind's both have
+ * CAL_MIN_TOKENS tokens behind them, that ratio multiplies the kind's predictions, so a
+ * cost model that is off (a verification pass that is not linear in k, a timing estimate
+ * biased low) is corrected by what the rounds really cost.
  * k maximises tokens per ms over {0} and [draft_min, draft_max], a k > 0 only when its rate
  * beats plain decoding's by DRAFT_MARGIN (the first round drafts nothing: it measures tv0).
  * When that is 0 for both sources, a probe of max(1, draft_min) tokens follows at once,
@@ -205,10 +206,10 @@ static double round_ms(const spec_run *r, double td, int k)
     return tv0 + (tb + td) * k;
 }
 
-/* Realized / predicted ms per token of a kind of round; 1 until CAL_MIN_TOKENS tokens. */
+/* Realized / predicted ms per token of a kind of round; 0 until CAL_MIN_TOKENS tokens. */
 static double cal_factor(const cost_cal *c)
 {
-    if (c->real_tok < CAL_MIN_TOKENS || !(c->pred_ms > 0) || !(c->real_tok > 0)) return 1.0;
+    if (c->real_tok < CAL_MIN_TOKENS || !(c->pred_ms > 0) || !(c->real_tok > 0)) return 0.0;
     const double f = (c->real_ms / c->real_tok) / (c->pred_ms / c->pred_tok);
     return f < 0.25 ? 0.25 : f > 4.0 ? 4.0 : f;
 }
@@ -223,7 +224,10 @@ static void cal_add(cost_cal *c, double real_ms, double real_tok, double pred_ms
  * kind of round's predicted cost times its calibration. */
 static int best_k(const spec_run *r, double alpha, double td, int kmin, int kmax, int src)
 {
-    const double fp = cal_factor(&r->cal[SRC_PLAIN]), fs = cal_factor(&r->cal[src]);
+    /* calibrated only once both kinds have rounds behind them: one kind's overheads alone
+     * would tilt the choice */
+    const bool both = cal_factor(&r->cal[SRC_PLAIN]) > 0 && cal_factor(&r->cal[src]) > 0;
+    const double fp = both ? cal_factor(&r->cal[SRC_PLAIN]) : 1.0, fs = both ? cal_factor(&r->cal[src]) : 1.0;
     int best = 0;
     double best_rate = (1.0 + DRAFT_MARGIN) / (round_ms(r, 0.0, 0) * fp);   /* drafting must beat plain by the margin */
     for (int k = kmin; k <= kmax; k++) {
@@ -318,7 +322,7 @@ static edgellm_status spec_round(spec_run *r, edgellm_gen_piece_fn cb, void *cbu
     const double t0 = edgellm_time_ms();
     r->catchup_ms = 0.0;
     int k = 0, window = DRAFT_WINDOW;
-    bool from_lookup = false;
+    bool from_lookup = false, dropped = false;
     r->draft[0] = r->hist[r->n_hist - 1];
     if (kmax >= kmin) {
         int want_l = kmax, want_m = kmax;
@@ -354,7 +358,7 @@ static edgellm_status spec_round(spec_run *r, edgellm_gen_piece_fn cb, void *cbu
         }
         if (!k && r->d && want_m > 0) {
             if ((rc = model_draft(r, want_m, window, &k, err))) return rc;
-            if (k < kmin) k = 0;
+            if (k < kmin) k = 0, dropped = true;
         }
     }
     const double t1 = edgellm_time_ms();
@@ -435,7 +439,12 @@ static edgellm_status spec_round(spec_run *r, edgellm_gen_piece_fn cb, void *cbu
         r->ss.n_lookup += from_lookup ? k : 0;
         r->ss.n_draft_passes++;
     }
-    r->ss.draft_ms += edgellm_time_ms() - t2;   /* deciding counts with drafting's overhead */
+    const double t3 = edgellm_time_ms();
+    r->ss.draft_ms += t3 - t2;   /* deciding counts with drafting's overhead */
+    /* the calibration: drafting, verification and deciding; a probe's window catch-up is a
+     * one-off that PROBE_SHARE bounds, and emitting (the caller's callbacks) costs the same
+     * per token whatever the round; a draft dropped as too short is neither kind */
+    if (calibrate && m > 0 && !dropped) cal_add(&r->cal[src], t3 - t0 - r->catchup_ms, m, pred_ms, pred_tok);
 
     /* emit: the target keeps last and the decided tokens but the final one */
     if ((rc = keep_cells(c, r->seq, base + m, err))) return rc;
@@ -448,9 +457,6 @@ static edgellm_status spec_round(spec_run *r, edgellm_gen_piece_fn cb, void *cbu
     }
     if (r->g.state == GEN_DONE && (rc = keep_cells(c, r->seq, base + emitted, err))) return rc;
     if (r->d && (rc = draft_sync(r, r->n_hist - 1, err))) return rc;
-    /* a window's catch-up (a probe's) is a one-off that PROBE_SHARE bounds: not a round cost */
-    if (calibrate && emitted > 0)
-        cal_add(&r->cal[src], edgellm_time_ms() - t0 - r->catchup_ms, emitted, pred_ms, pred_tok);
     return EDGELLM_OK;
 }
 

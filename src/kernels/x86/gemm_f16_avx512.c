@@ -1,5 +1,5 @@
 /*
- * gemm_f16_avx512.c — tile kernel for F16 weights × F32 activations (AVX-512F + F16C).
+ * gemm_f16_avx512.c — tile kernel for F16 weights × F32 activations (AVX-512 F/BW/VL).
  *
  * Promises the arithmetic of edgellm_dot_f16_avx512 (dot_f16_avx512.c) for every output,
  * whatever n: per (row, token) four 16-lane FMA accumulators over elements 64k..64k+63
@@ -20,7 +20,7 @@
  * tiles of the same arithmetic. Alternatives measured on Zen 5 (GFMA/s, 5 tokens, 23 MB
  * matrix): this 1.9-2.5; one row × 5 tokens with all four accumulators live 1.3-2.1 (the
  * activations reread from L2 per row); 2 rows × 3 tokens 1.5-1.9. A 5-token pass of a
- * tinyllama-shape F16 model costs ~2.4 one-token passes at 1 thread (vec_dot loop: 3.1-4.0).
+ * tinyllama-shape F16 model costs ~2.2 one-token passes at 1 thread (vec_dot loop: 3.1-4.0).
  */
 #if defined(__x86_64__) && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 #include "../gemm.h"
@@ -102,6 +102,7 @@ static inline __attribute__((always_inline)) void tile(int R, int T, const uint1
             for (int k = 0; k < TT; k++) x[k] = xb + (t + k) * xs;                                              \
             tile(R, TT, w, x, a->cols, y + t * a->ldy, a->ldy, t == t0 ? pf : 0);                               \
         }                                                                                                       \
+        if (t == t1) break;                                                                                     \
         const float *x[TT];                                                                                     \
         for (int k = 0; k < TT; k++) x[k] = xb + (t + (t + k < t1 ? k : 0)) * xs;                                \
         float *yt = y + t * a->ldy;                                                                             \
