@@ -44,8 +44,8 @@ static size_t matmul_scratch_bytes(const edgellm_model *m, int n_batch)
     size_t best = edgellm_matmul_scratch_size(&m->output, n_batch);
     for (int il = 0; il < m->hp.n_layer; il++) {
         const edgellm_layer *L = &m->layers[il];
-        const edgellm_tensor *ws[7] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
-        for (int i = 0; i < 7; i++) best = EDGELLM_MAX(best, edgellm_matmul_scratch_size(ws[i], n_batch));
+        const edgellm_tensor *ws[EDGELLM_LAYER_N_MATRICES] = EDGELLM_LAYER_MATRICES(L);
+        for (int i = 0; i < EDGELLM_LAYER_N_MATRICES; i++) best = EDGELLM_MAX(best, edgellm_matmul_scratch_size(ws[i], n_batch));
     }
     return best;
 }

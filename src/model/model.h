@@ -98,6 +98,11 @@ typedef struct {
     edgellm_tensor w_down;       /* [n_embd][n_ff];    GGUF ne={n_ff, n_embd}       */
 } edgellm_layer;
 
+/* A layer's matrices in the forward pass's order, as an array initializer (const or not):
+ *     const edgellm_tensor *m[EDGELLM_LAYER_N_MATRICES] = EDGELLM_LAYER_MATRICES(y); */
+#define EDGELLM_LAYER_N_MATRICES 7
+#define EDGELLM_LAYER_MATRICES(y) {&(y)->wq, &(y)->wk, &(y)->wv, &(y)->wo, &(y)->w_gate, &(y)->w_up, &(y)->w_down}
+
 struct edgellm_model {
     char              *path;           /* owned copy, for messages                   */
     edgellm_gguf      *gguf;           /* owns the mapping all views point into      */

@@ -394,7 +394,7 @@ static void repack_task(void *arg, int ith, int nth)
 static edgellm_status repack_weights(loader *L, const char *path, int fd, uint64_t file_off)
 {
     edgellm_model *m = L->m;
-    const int n_max = 7 * m->hp.n_layer + 1;
+    const int n_max = EDGELLM_LAYER_N_MATRICES * m->hp.n_layer + 1;
     repack_job j = {.fd = -1};
     j.ws = edgellm_calloc((size_t)n_max, sizeof *j.ws);
     j.rp = edgellm_calloc((size_t)n_max, sizeof *j.rp);
@@ -406,8 +406,8 @@ static edgellm_status repack_weights(loader *L, const char *path, int fd, uint64
     }
     for (int il = 0; il < m->hp.n_layer; il++) {
         edgellm_layer *y = &m->layers[il];
-        edgellm_tensor *t[7] = {&y->wq, &y->wk, &y->wv, &y->wo, &y->w_gate, &y->w_up, &y->w_down};
-        for (int k = 0; k < 7; k++) j.ws[j.n++] = t[k];
+        edgellm_tensor *t[EDGELLM_LAYER_N_MATRICES] = EDGELLM_LAYER_MATRICES(y);
+        for (int k = 0; k < EDGELLM_LAYER_N_MATRICES; k++) j.ws[j.n++] = t[k];
     }
     if (!m->tied_output) j.ws[j.n++] = &m->output;
     size_t total = 0;

@@ -198,13 +198,14 @@ static double round_tokens(double alpha, int k)
     return (1.0 - ak) / (1.0 - alpha);
 }
 
+/* The cost estimates with their first guesses: tv0 (1 ms until measured), tb (a tenth of
+ * tv0), td (tv0 times the draft's share of the weight bytes). */
+static double est_tv0(const spec_run *r) { return r->tv0 > 0 ? r->tv0 : 1.0; }
+static double est_tb(const spec_run *r) { return r->tb >= 0 ? r->tb : 0.1 * est_tv0(r); }
+static double est_td(const spec_run *r) { return r->td >= 0 ? r->td : r->tv0 * r->d_ratio; }
+
 /* Predicted ms of a round with k drafts (draft step td). */
-static double round_ms(const spec_run *r, double td, int k)
-{
-    const double tv0 = r->tv0 > 0 ? r->tv0 : 1.0;
-    const double tb = r->tb >= 0 ? r->tb : 0.1 * tv0;
-    return tv0 + (tb + td) * k;
-}
+static double round_ms(const spec_run *r, double td, int k) { return est_tv0(r) + (est_tb(r) + td) * k; }
 
 /* Realized / predicted ms per token of a kind of round; 0 until CAL_MIN_TOKENS tokens. */
 static double cal_factor(const cost_cal *c)
@@ -226,8 +227,9 @@ static int best_k(const spec_run *r, double alpha, double td, int kmin, int kmax
 {
     /* calibrated only once both kinds have rounds behind them: one kind's overheads alone
      * would tilt the choice */
-    const bool both = cal_factor(&r->cal[SRC_PLAIN]) > 0 && cal_factor(&r->cal[src]) > 0;
-    const double fp = both ? cal_factor(&r->cal[SRC_PLAIN]) : 1.0, fs = both ? cal_factor(&r->cal[src]) : 1.0;
+    const double cp = cal_factor(&r->cal[SRC_PLAIN]), cs = cal_factor(&r->cal[src]);
+    const bool both = cp > 0 && cs > 0;
+    const double fp = both ? cp : 1.0, fs = both ? cs : 1.0;
     int best = 0;
     double best_rate = (1.0 + DRAFT_MARGIN) / (round_ms(r, 0.0, 0) * fp);   /* drafting must beat plain by the margin */
     for (int k = kmin; k <= kmax; k++) {
@@ -330,8 +332,7 @@ static edgellm_status spec_round(spec_run *r, edgellm_gen_piece_fn cb, void *cbu
             want_l = want_m = 0;             /* the first pass measures a plain step */
         } else if (r->sp.adaptive) {
             want_l = r->sp.lookup > 0 ? best_k(r, est_alpha(&r->acc_lookup), 0.0, kmin, kmax, SRC_LOOKUP) : 0;
-            const double td = r->td >= 0 ? r->td : r->tv0 * r->d_ratio;
-            const double tb = r->tb >= 0 ? r->tb : 0.1 * r->tv0;
+            const double td = est_td(r), tb = est_tb(r);
             want_m = r->d ? best_k(r, est_alpha(&r->acc_model), td, kmin, kmax, SRC_MODEL) : 0;
             const double tc = r->tc >= 0 ? r->tc : td;
             const bool fresh = r->acc_model.kept + r->acc_model.rej == 0;   /* no model draft checked yet */
@@ -368,8 +369,7 @@ static edgellm_status spec_round(spec_run *r, edgellm_gen_piece_fn cb, void *cbu
     const bool calibrate = r->sp.adaptive && r->tv0 > 0;
     double pred_ms = 0.0, pred_tok = 1.0;
     if (calibrate) {
-        const double td = src != SRC_MODEL ? 0.0 : r->td >= 0 ? r->td : r->tv0 * r->d_ratio;
-        pred_ms = round_ms(r, td, k);
+        pred_ms = round_ms(r, src == SRC_MODEL ? est_td(r) : 0.0, k);
         pred_tok = round_tokens(est_alpha(src == SRC_LOOKUP ? &r->acc_lookup : &r->acc_model), k);
     }
 

@@ -62,13 +62,6 @@ static void add_span(layer_spans *l, const void *data, uint64_t bytes)
     l->bytes += bytes;
 }
 
-/* A layer's seven matrices, in the forward pass's order. */
-static void layer_matrices(const edgellm_layer *y, const edgellm_tensor *out[7])
-{
-    const edgellm_tensor *m[7] = {&y->wq, &y->wk, &y->wv, &y->wo, &y->w_gate, &y->w_up, &y->w_down};
-    memcpy(out, m, sizeof m);
-}
-
 static void add_tensor(layer_spans *l, const edgellm_tensor *t)
 {
     if (t->data && !t->repack) add_span(l, t->data, (uint64_t)t->ne1 * t->row_bytes);   /* repacked: owned memory */
@@ -124,9 +117,8 @@ edgellm_status edgellm_membudget_attach(edgellm_ctx *c, uint64_t budget_bytes, e
     for (int il = 0; il < L; il++) {
         const edgellm_layer *y = &m->layers[il];
         layer_spans *l = &b->layers[il];
-        const edgellm_tensor *mats[7];
-        layer_matrices(y, mats);
-        for (int k = 0; k < 7; k++) add_tensor(l, mats[k]);
+        const edgellm_tensor *mats[EDGELLM_LAYER_N_MATRICES] = EDGELLM_LAYER_MATRICES(y);
+        for (int k = 0; k < EDGELLM_LAYER_N_MATRICES; k++) add_tensor(l, mats[k]);
         if (l->bytes > max_layer) max_layer = l->bytes;
     }
     uint64_t fixed = (uint64_t)m->output.ne1 * m->output.row_bytes;   /* read whole every token */
@@ -177,7 +169,6 @@ void edgellm_membudget_detach(edgellm_membudget *b)
 
 /* ---- warm-up, locking, page cache ---- */
 
-/* The span of the mapping that holds tensor data: [lo, hi), page-aligned. */
 /* The memory a forward pass reads, as exact byte ranges (not page-aligned: some are heap
  * allocations, read only inside them): every matrix in the mapping, a repacked one's owned
  * copy instead (m->repack_buf: the mapping's pages of those tensors are never touched,
@@ -186,7 +177,7 @@ void edgellm_membudget_detach(edgellm_membudget *b)
 static span *weight_spans(const edgellm_model *m, int *n)
 {
     const int L = m->hp.n_layer;
-    const int cap = 12 * L + 4;
+    const int cap = (EDGELLM_LAYER_N_MATRICES + 5) * L + 4;   /* per layer: matrices, 2 norms, 3 biases */
     span *s = malloc(sizeof *s * (size_t)cap);
     *n = 0;
     if (!s) return NULL;
@@ -205,9 +196,8 @@ static span *weight_spans(const edgellm_model *m, int *n)
         WS_ADD(y->bq, E);
         WS_ADD(y->bk, KV);
         WS_ADD(y->bv, KV);
-        const edgellm_tensor *mats[7];
-        layer_matrices(y, mats);
-        for (int k = 0; k < 7; k++) WS_TENSOR(mats[k]);
+        const edgellm_tensor *mats[EDGELLM_LAYER_N_MATRICES] = EDGELLM_LAYER_MATRICES(y);
+        for (int k = 0; k < EDGELLM_LAYER_N_MATRICES; k++) WS_TENSOR(mats[k]);
     }
 #undef WS_TENSOR
 #undef WS_ADD
