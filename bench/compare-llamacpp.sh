@@ -8,10 +8,14 @@
 # on PATH or given by LLAMA_BENCH; without it the script says so and prints edgellm's
 # t/s only.
 #
-# usage: bench/compare-llamacpp.sh [-p PP] [-n TG] [-r R] [-t THREADS] [--rounds N] [TYPE ...]
+# usage: bench/compare-llamacpp.sh [-p PP] [-n TG] [-r R] [-t THREADS] [--rounds N]
+#                                  [--layout q4_K_r16] [TYPE ...]
 #        TYPE: q4_0 q8_0 q4_k_m q5_k_m q6_k (default: all five)
 #        -p 128 -n 64 -r 3 (llama-bench's meaning), -t "1 2" (thread counts, comma or space
 #        separated), --rounds 1 (each file and thread count measured that many times);
+#        --layout q4_K_r16: edgellm reads a copy of each K-quant file with its Q4_K matrices
+#        in the stored layout (`edgellm quantize --layout`, cached beside it), llama.cpp the
+#        file itself;
 #        COMPARE_DIR: the cache folder (default /tmp/edgellm-compare; ~4.1 GB for all five);
 #        EDGELLM (default build/edgellm), LLAMA_BENCH (default llama-bench): as kquant.sh.
 # Example: PATH=/path/to/llama.cpp/build/bin:$PATH bench/compare-llamacpp.sh
@@ -22,6 +26,7 @@ TG=${TG:-64}
 R=${R:-3}
 THREADS=${THREADS:-1 2}
 ROUNDS=${REPEAT:-1}
+LAYOUT=
 while [ $# -gt 0 ]; do
     case "$1" in
     -p) PP=$2; shift 2 ;;
@@ -29,7 +34,8 @@ while [ $# -gt 0 ]; do
     -r) R=$2; shift 2 ;;
     -t) THREADS=$(echo "$2" | tr ',' ' '); shift 2 ;;
     --rounds) ROUNDS=$2; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --layout) LAYOUT=$2; shift 2 ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "compare-llamacpp.sh: unknown option $1 (--help)"; exit 1 ;;
     *) break ;;
     esac
@@ -53,6 +59,15 @@ for t in $TYPES; do
         "$E" synth --shape "$SHAPE" --type "$t" -o "$f.part" >/dev/null && mv "$f.part" "$f"
     fi
     FILES="$FILES $f"
+    case "$LAYOUT:$t" in
+    :*|*:q4_0|*:q8_0) ;;
+    q4_K_r16:*)
+        if [ ! -s "${f%.gguf}.$LAYOUT.gguf" ]; then
+            echo "writing ${f%.gguf}.$LAYOUT.gguf"
+            "$E" quantize "$f" "${f%.gguf}.$LAYOUT.gguf" --layout "$LAYOUT" 2>/dev/null
+        fi ;;
+    *) echo "compare-llamacpp.sh: --layout $LAYOUT: only q4_K_r16"; exit 1 ;;
+    esac
 done
 if command -v "$L" >/dev/null 2>&1; then
     echo "llama.cpp: $(command -v "$L")"
@@ -66,7 +81,7 @@ for T in $THREADS; do
     echo
     echo "==== $T thread(s)"
     # shellcheck disable=SC2086
-    (PP=$PP TG=$TG R=$R REPEAT=$ROUNDS EDGELLM=$E LLAMA_BENCH=$L EDGELLM_BASE='' sh bench/kquant.sh "$T" $FILES 2>&1 ||
+    (PP=$PP TG=$TG R=$R REPEAT=$ROUNDS EDGELLM=$E LLAMA_BENCH=$L EDGELLM_BASE='' EDGELLM_LAYOUT=$LAYOUT sh bench/kquant.sh "$T" $FILES 2>&1 ||
         echo "compare-llamacpp.sh: bench/kquant.sh failed") | tee "$LOG.t"
     grep -q '^compare-llamacpp.sh: ' "$LOG.t" && exit 1
     sed -e "s/^edgellm round /edgellm threads $T round /" -e "s/^ratio round /ratio threads $T round /" "$LOG.t" >> "$LOG"
@@ -90,7 +105,7 @@ summary() {
 }
 echo
 echo "## edgellm / llama.cpp, $SHAPE-shape files, -p $PP -n $TG -r $R ($(date -u '+%Y-%m-%d %H:%M UTC'), load now $(cut -d' ' -f1-3 /proc/loadavg))"
-echo "edgellm: $("$E" --version)"
+echo "edgellm: $("$E" --version)${LAYOUT:+; K-quant files in the stored $LAYOUT layout}"
 echo
 if grep -q '^ratio ' "$LOG"; then
     echo "llama.cpp: $(command -v "$L")"

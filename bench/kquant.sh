@@ -13,7 +13,9 @@
 #         EDGELLM_BASE=a second edgellm binary, e.g. an older build, measured the same way
 #         right before EDGELLM, its ratios printed as "base"; a script that runs
 #         EDGELLM_REPACK=0 exec build/edgellm "$@" compares the file's layout with the
-#         load-time repacked one)
+#         load-time repacked one; EDGELLM_LAYOUT=q4_K_r16: edgellm reads MODEL.q4_K_r16.gguf
+#         where it exists (the same weights in the stored layout, `edgellm quantize --layout`),
+#         llama.cpp reads MODEL.gguf)
 # bench/compare-llamacpp.sh runs this at 1 and 2 threads on synthesised files and sums up.
 # Files of the tinyllama-1.1b shape:
 #   build/edgellm synth --shape tinyllama-1.1b --type q4_k_m -o /tmp/kq/tiny_q4_k_m.gguf
@@ -65,9 +67,11 @@ while [ "$r" -le "$REPEAT" ]; do
             echo "-- edgellm base: $B bench -m $m -p $PP -n $TG -t $T -r $R"
             grep -E '^\||kernels:' "$OUT/b.md"
         fi
-        "$E" bench -m "$m" -p "$PP" -n "$TG" -t "$T" -r "$R" > "$OUT/e.md" 2>&1 ||
+        em=$m
+        [ -n "${EDGELLM_LAYOUT:-}" ] && [ -r "${m%.gguf}.$EDGELLM_LAYOUT.gguf" ] && em=${m%.gguf}.$EDGELLM_LAYOUT.gguf
+        "$E" bench -m "$em" -p "$PP" -n "$TG" -t "$T" -r "$R" > "$OUT/e.md" 2>&1 ||
             { echo "kquant.sh: $E failed:"; tail -20 "$OUT/e.md"; exit 1; }
-        echo "-- edgellm: $E bench -m $m -p $PP -n $TG -t $T -r $R"
+        echo "-- edgellm: $E bench -m $em -p $PP -n $TG -t $T -r $R"
         grep -E '^\||kernels:' "$OUT/e.md"
         set -- $(ts "$OUT/e.md") "$@"
         echo "edgellm round $r $b pp$PP $1 tg$TG $2"      # t/s, one line (bench/compare-llamacpp.sh reads it)

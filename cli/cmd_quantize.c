@@ -576,6 +576,10 @@ int cmd_quantize(int argc, char **argv)
         {CLI_CUSTOM(NULL, "--output-type", "TYPE", &p.output_type, parse_type),
          .help = "type of output.weight (a tied token_embd too)"},
         {CLI_CUSTOM(NULL, "--embd-type", "TYPE", &p.embd_type, parse_type), .help = "type of token_embd.weight"},
+        {CLI_STRING(NULL, "--layout", "NAME", &p.layout),
+         .help = "q4_K_r16: Q4_K matrices stored in the 16-row layout the AVX-512 kernels read (edgellm-only "
+                 "file; loads with no repacking pass and no second copy); plain: back to llama.cpp's layout. "
+                 "Without --type and --target: every tensor keeps its type, only the layout changes"},
         {CLI_OPT_THREADS(&p.n_threads)},
         {CLI_CUSTOM(NULL, "--report", "FILE", &report_path, parse_report),
          .help = "write the per-tensor report as .csv or .json (with --target: .json)"},
@@ -618,7 +622,8 @@ int cmd_quantize(int argc, char **argv)
     const cli_command cmd = {
         .name = "quantize",
         .synopsis = "edgellm quantize IN.gguf OUT.gguf --type TYPE [options]\n"
-                    "       edgellm quantize IN.gguf OUT.gguf --target dppl:3% --calib TEXT [options]",
+                    "       edgellm quantize IN.gguf OUT.gguf --target dppl:3% --calib TEXT [options]\n"
+                    "       edgellm quantize IN.gguf OUT.gguf --layout q4_K_r16|plain",
         .about = "Rewrite a GGUF model in a quantized type; the per-tensor error table goes to stderr.",
         .notes = "1-D tensors (norms, biases) stay F32. Rows that do not fit a type's blocks fall back\n"
                  "(Q4_K->Q5_0, Q5_K->Q5_1, Q6_K->Q8_0, g256->g128->g64, else F16); the table says so.",
@@ -653,9 +658,10 @@ int cmd_quantize(int argc, char **argv)
         rc = cli_see_help("quantize");
         goto out;
     }
-    if (!tf.target == !p.type || (tf.target && !tf.calib) || (!tf.calib && save_imatrix)) {
+    if ((!tf.target == !p.type && !(p.layout && !p.type && !tf.target)) || (tf.target && !tf.calib) ||
+        (!tf.calib && save_imatrix)) {
         fprintf(stderr, "edgellm quantize: %s\n",
-                !tf.target && !p.type ? "--type TYPE or --target SPEC is required"
+                !tf.target && !p.type ? "--type TYPE, --target SPEC or --layout NAME is required"
                 : tf.target && p.type  ? "--type and --target exclude each other"
                 : tf.target            ? "--target needs --calib TEXT"
                                        : "--save-imatrix needs --calib TEXT");

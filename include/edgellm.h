@@ -77,7 +77,8 @@ typedef void (*edgellm_log_fn)(edgellm_log_level level, const char *msg, void *u
 EDGELLM_API void edgellm_log_set(edgellm_log_fn fn, void *user, edgellm_log_level max_level);
 
 /* ---- tensor types: ids 0..39 are ggml's (ggml-org/ggml:docs/gguf.md), stored as-is in
- * GGUF; edgellm's group-wise integer types live at 1000+ (edgellm-only files) ---- */
+ * GGUF; edgellm's group-wise integer types and stored matrix layouts live at 1000+
+ * (edgellm-only files) ---- */
 typedef enum {
     EDGELLM_TYPE_F32 = 0, EDGELLM_TYPE_F16 = 1, EDGELLM_TYPE_Q4_0 = 2, EDGELLM_TYPE_Q4_1 = 3,
     EDGELLM_TYPE_Q5_0 = 6, EDGELLM_TYPE_Q5_1 = 7, EDGELLM_TYPE_Q8_0 = 8, EDGELLM_TYPE_Q8_1 = 9,
@@ -91,7 +92,9 @@ typedef enum {
     EDGELLM_TYPE_I4_G64_SYM = 1000, EDGELLM_TYPE_I4_G128_SYM = 1001, EDGELLM_TYPE_I4_G256_SYM = 1002,
     EDGELLM_TYPE_I4_G64_ASYM = 1003, EDGELLM_TYPE_I4_G128_ASYM = 1004, EDGELLM_TYPE_I4_G256_ASYM = 1005,
     EDGELLM_TYPE_I8_G64_SYM = 1006, EDGELLM_TYPE_I8_G128_SYM = 1007, EDGELLM_TYPE_I8_G256_SYM = 1008,
-    EDGELLM_TYPE_I8_G64_ASYM = 1009, EDGELLM_TYPE_I8_G128_ASYM = 1010, EDGELLM_TYPE_I8_G256_ASYM = 1011
+    EDGELLM_TYPE_I8_G64_ASYM = 1009, EDGELLM_TYPE_I8_G128_ASYM = 1010, EDGELLM_TYPE_I8_G256_ASYM = 1011,
+    /* a Q4_K matrix stored in 16-row groups (the q4_K_r16 layout, `quantize --layout`) */
+    EDGELLM_TYPE_Q4_K_R16 = 1012
 } edgellm_type;
 
 /* "F32", "Q4_K", "I4_G128_ASYM"...; "?" for an unknown id. Never NULL. */

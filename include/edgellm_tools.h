@@ -497,6 +497,15 @@ typedef struct {
                                   it names are quantized to minimize the error weighted by
                                   mean(x_j^2) (types Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, I4, I8; the
                                   K-quants stay plain); the file gets edgellm.quant.imatrix */
+    const char *layout;        /* NULL: each tensor keeps the layout of its type (a stored
+                                  one stays stored); "q4_K_r16": Q4_K weight matrices
+                                  (blk.* and output.weight, rows a multiple of 16) are
+                                  written in the 16-row layout the AVX-512 kernels read
+                                  (type Q4_K_R16, edgellm-only: kernels/repack.h), so a
+                                  load maps them as they are; "plain": stored layouts back
+                                  to plain Q4_K (llama.cpp reads the file). With type NULL
+                                  every tensor keeps its type and only the layout changes
+                                  (bytes of the blocks unchanged, no requantizing).      */
 } edgellm_quantize_params;
 
 EDGELLM_API edgellm_quantize_params edgellm_quantize_default_params(void);
@@ -537,12 +546,13 @@ typedef struct {
     uint64_t src_bytes, dst_bytes;      /* tensor data of input and output                 */
     double   src_bpw, dst_bpw; /* bits per weight over all tensors                         */
     double   elapsed_ms;
+    int      n_layout;         /* tensors written in a stored layout (Q4_K_R16)            */
 } edgellm_quantize_report;
 
 /* Quantize in_path into out_path (written to a temporary file and renamed: on any failure
  * out_path is neither created nor touched). report (may be NULL) receives the per-tensor
  * table; free it with edgellm_quantize_report_free (also after a failure). Statuses:
- * EDGELLM_ERR_MISUSE (unknown type, bad group, threads outside 0..64, in == out,
+ * EDGELLM_ERR_MISUSE (unknown type or layout, bad group, threads outside 0..64, in == out,
  * output_type/embd_type not a computable type), EDGELLM_ERR_IO / EDGELLM_ERR_FORMAT
  * (input unreadable, not GGUF or without tensors, output unwritable), EDGELLM_ERR_UNSUPPORTED (a tensor
  * that must be converted has a type without dequantizer), EDGELLM_ERR_NUMERIC (NaN/inf in

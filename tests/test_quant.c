@@ -219,7 +219,7 @@ static void test_quant_traits_match_layout(void)
         CHECK_EQ(t->type_size, l->type_size);
         CHECK_EQ(t->is_quantized, l->is_quantized);
     }
-    CHECK_EQ(known, 32 + 12);   /* the ggml types edgellm knows + the group-wise types */
+    CHECK_EQ(known, 32 + 12 + 1);   /* the ggml types edgellm knows + the group-wise types + Q4_K_R16 */
 }
 
 /* ---------------------------------------------------------------- hand-worked bytes */

@@ -116,6 +116,10 @@ typedef struct edgellm_gguf_writer edgellm_gguf_writer;
 
 edgellm_gguf_writer *edgellm_gguf_writer_new(void);      /* NULL on OOM */
 void edgellm_gguf_writer_free(edgellm_gguf_writer *w);   /* NULL-safe */
+/* Align the data section and every tensor to `align` bytes (a power of two, 32..4096;
+ * 32 is GGUF's default) and record it as general.alignment (the spec's key, u32;
+ * ggml-org/ggml docs/gguf.md) unless it is 32. False on a bad value or OOM. */
+bool edgellm_gguf_writer_set_alignment(edgellm_gguf_writer *w, uint32_t align);
 /* Setters return false on OOM. Keys are copied. A key set twice keeps the last value. */
 bool edgellm_gguf_writer_set_u32(edgellm_gguf_writer *w, const char *key, uint32_t v);
 bool edgellm_gguf_writer_set_i32(edgellm_gguf_writer *w, const char *key, int32_t v);

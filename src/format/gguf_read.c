@@ -321,6 +321,11 @@ static edgellm_status parse_tensors(edgellm_gguf *g, cursor *c)
                                 "%s: tensor '%s': row length %lld is not a multiple of %s's block size %d", c->path, name,
                                 (long long)t->ne[0], tr->name, tr->blck_size);
         uint64_t rows = t->ne[0] ? n / (uint64_t)t->ne[0] : 0;
+        if (tr->row_group > 1 && (t->n_dims != 2 || rows % (uint64_t)tr->row_group != 0))
+            return edgellm_fail(c->err, EDGELLM_ERR_FORMAT,
+                                "%s: tensor '%s': type %s is a matrix layout of %d-row groups, but the tensor has "
+                                "%u dimensions and %llu rows", c->path, name, tr->name, tr->row_group,
+                                (unsigned)t->n_dims, (unsigned long long)rows);
         uint64_t row_bytes = (uint64_t)(t->ne[0] / tr->blck_size) * tr->type_size;  /* ne0 < 2^63, type_size small */
         if (t->ne[0] && row_bytes / tr->type_size != (uint64_t)(t->ne[0] / tr->blck_size))
             return edgellm_fail(c->err, EDGELLM_ERR_FORMAT, "%s: tensor '%s': size overflows", c->path, name);

@@ -26,7 +26,8 @@
  * 00 ... (pad 102 -> 128)    then 16 bytes of float data at file offset 128, 16 zero bytes
  *
  * `general.alignment` is not written: the default (32) applies, and every offset is a
- * multiple of 32. The writer keeps kv pairs and tensors in the order they were added
+ * multiple of 32; edgellm_gguf_writer_set_alignment raises it (64 for the stored
+ * layouts, whose kernels load 64-byte lines) and then writes the key. The writer keeps kv pairs and tensors in the order they were added
  * (a key set twice keeps its first position and its last value). Nothing reaches the
  * target path until the whole file has been written and flushed to "<path>.tmp.<pid>";
  * then rename() replaces the target atomically, and any failure unlinks the temporary
@@ -42,6 +43,7 @@
 #include <unistd.h>
 
 #define ALIGN EDGELLM_GGUF_DEFAULT_ALIGNMENT
+#define MAX_ALIGN 4096
 
 typedef struct {
     char              *key;          /* NUL-terminated copy                                */
@@ -74,11 +76,20 @@ struct edgellm_gguf_writer {
     wtensor *t;
     int64_t  n_t, cap_t;
     char     misuse[256];   /* first bad add_tensor call, reported by write ("" = none) */
+    uint32_t align;         /* 0: the default (32); else a power of two, 32..4096 */
 };
 
 /* ---------------------------------------------------------------- collection ---- */
 
 edgellm_gguf_writer *edgellm_gguf_writer_new(void) { return edgellm_calloc(1, sizeof(edgellm_gguf_writer)); }
+
+bool edgellm_gguf_writer_set_alignment(edgellm_gguf_writer *w, uint32_t align)
+{
+    if (!w || align < ALIGN || align > MAX_ALIGN || (align & (align - 1))) return false;
+    w->align = align;
+    return align == ALIGN ? (edgellm_gguf_writer_remove_kv(w, "general.alignment"), true)
+                          : edgellm_gguf_writer_set_u32(w, "general.alignment", align);
+}
 
 static void kv_clear_value(wkv *kv)
 {
@@ -378,6 +389,7 @@ typedef struct {
     FILE    *f;
     uint64_t pos;   /* bytes written so far */
     int      err;   /* errno of the first failure, 0 while all is well */
+    uint32_t align; /* of the data section and every tensor in it */
 } out_stream;
 
 static void put(out_stream *o, const void *p, size_t n)
@@ -404,8 +416,8 @@ static void put_str(out_stream *o, const void *p, uint64_t n)
 }
 static void put_pad(out_stream *o)
 {
-    static const uint8_t zeros[ALIGN];
-    put(o, zeros, (size_t)((ALIGN - o->pos % ALIGN) % ALIGN));
+    static const uint8_t zeros[MAX_ALIGN];
+    put(o, zeros, (size_t)((o->align - o->pos % o->align) % o->align));
 }
 
 /* The data of one streamed tensor: what its producer may still write. */
@@ -458,19 +470,20 @@ edgellm_status edgellm_gguf_writer_write(edgellm_gguf_writer *w, const char *pat
     if (!host_is_little_endian())
         return edgellm_fail(err, EDGELLM_ERR_UNSUPPORTED, "%s: writing GGUF on a big-endian host", path);
 
-    /* data offsets: each tensor starts at a multiple of ALIGN inside the data section */
+    /* data offsets: each tensor starts at a multiple of the alignment inside the data section */
+    const uint32_t align = w->align ? w->align : ALIGN;
     uint64_t off = 0;
     for (int64_t i = 0; i < w->n_t; i++) {
         w->t[i].offset = off;
-        if (!edgellm_add_u64(off, w->t[i].size_bytes, &off) || !edgellm_add_u64(off, ALIGN - 1, &off))
+        if (!edgellm_add_u64(off, w->t[i].size_bytes, &off) || !edgellm_add_u64(off, align - 1, &off))
             return edgellm_fail(err, EDGELLM_ERR_MISUSE, "%s: tensor data exceeds 2^64 bytes", path);
-        off -= off % ALIGN;
+        off -= off % align;
     }
 
     edgellm_out_file of;
     edgellm_status rc = edgellm_out_open(&of, path, "wb", err);
     if (rc != EDGELLM_OK) return rc;
-    out_stream o = {of.f, 0, 0};
+    out_stream o = {of.f, 0, 0, align};
 
     put_u32(&o, EDGELLM_GGUF_MAGIC);
     put_u32(&o, 3);

@@ -9,8 +9,8 @@ static const edgellm_type_layout ggml_layouts[EDGELLM_TYPE_GGML_COUNT] = {
     EDGELLM_GGML_TYPE_LAYOUTS(GGML_ROW)
 };
 
-/* Group-wise types, indexed by id - 1000. */
-#define EDGELLM_N_OWN_TYPES 12
+/* Group-wise types and stored layouts, indexed by id - 1000. */
+#define EDGELLM_N_OWN_TYPES 13
 #define GROUP_ROW(ID, NAME, BITS, ASYM, G) [ID - 1000] = { NAME, G, EDGELLM_GROUP_BLOCK_BYTES(BITS, ASYM, G), true }
 #define GROUP_ROWS(G)                                                       \
     GROUP_ROW(EDGELLM_TYPE_I4_G##G##_SYM, "I4_G" #G "_SYM", 4, 0, G),      \
@@ -19,6 +19,7 @@ static const edgellm_type_layout ggml_layouts[EDGELLM_TYPE_GGML_COUNT] = {
     GROUP_ROW(EDGELLM_TYPE_I8_G##G##_ASYM, "I8_G" #G "_ASYM", 8, 1, G),
 static const edgellm_type_layout own_layouts[EDGELLM_N_OWN_TYPES] = {
     EDGELLM_GROUP_TYPES(GROUP_ROWS)
+    [EDGELLM_TYPE_Q4_K_R16 - 1000] = { "Q4_K_R16", 256, 144, true, 16 },
 };
 
 const edgellm_type_layout *edgellm_type_layout_get(int type)

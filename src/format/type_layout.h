@@ -7,6 +7,8 @@
  * ggml ids 0..39: facts from ggml-org/ggml src/ggml-common.h (block structs) and
  * include/ggml.h (enum ggml_type); removed ggml ids (4, 5, 31-33, 36-38) are unknown.
  * edgellm's group-wise types (ids 1000..1011): block structs in tensor/blocks.h.
+ * edgellm's stored matrix layouts (id 1012, Q4_K_R16): a whole matrix in another byte
+ * order (kernels/repack.h); sized as their base type, with rows in groups of row_group.
  * Internal to the library.
  */
 #ifndef EDGELLM_TYPE_LAYOUT_H
@@ -65,6 +67,8 @@ typedef struct {
     int         blck_size;          /* elements per block (1 for F32/F16/BF16)        */
     size_t      type_size;          /* bytes per block                                */
     bool        is_quantized;       /* block-quantized                                */
+    int         row_group;          /* > 1: a matrix layout whose row count must be a
+                                       multiple of it (Q4_K_R16: 16); else 0            */
 } edgellm_type_layout;
 
 /* The layout of a type id; NULL for an id that is neither a ggml type nor an edgellm type.

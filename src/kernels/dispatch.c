@@ -229,10 +229,10 @@ typedef struct {
 } repack_variant;
 #if defined(__x86_64__)
 static const edgellm_repack q4_K_r16_avx512_gfni = {
-    "q4_K_r16", EDGELLM_TYPE_Q4_K, edgellm_repack_q4_K_r16_size, edgellm_repack_q4_K_r16_plane2,
+    "q4_K_r16", EDGELLM_TYPE_Q4_K, EDGELLM_TYPE_Q4_K_R16, edgellm_repack_q4_K_r16_size, edgellm_repack_q4_K_r16_plane2,
     edgellm_repack_q4_K_r16_pack, edgellm_repack_q4_K_r16_unpack_row, {NULL, edgellm_gemm_q4_K_r16_avx512_gfni, 0, 256}};
 static const edgellm_repack q4_K_r16_avx512 = {
-    "q4_K_r16", EDGELLM_TYPE_Q4_K, edgellm_repack_q4_K_r16_size, edgellm_repack_q4_K_r16_plane2,
+    "q4_K_r16", EDGELLM_TYPE_Q4_K, EDGELLM_TYPE_Q4_K_R16, edgellm_repack_q4_K_r16_size, edgellm_repack_q4_K_r16_plane2,
     edgellm_repack_q4_K_r16_pack, edgellm_repack_q4_K_r16_unpack_row, {NULL, edgellm_gemm_q4_K_r16_avx512, 0, 256}};
 static const repack_variant repacks[] = {
     {EDGELLM_KERNELS_AVX512, ISA_GFNI, &q4_K_r16_avx512_gfni},
@@ -486,6 +486,17 @@ static const edgellm_repack *repack_of_level(int type, int64_t cols)
 const edgellm_repack *edgellm_kernels_repack(int type, int64_t cols)
 {
     return repack_enabled() ? repack_of_level(type, cols) : NULL;
+}
+
+const edgellm_repack *edgellm_kernels_layout(int stored_type, int64_t cols)
+{
+    const edgellm_type_layout *l = edgellm_type_layout_get(stored_type);
+    if (!l || l->row_group <= 1) return NULL;
+    for (int type = 0; type < EDGELLM_TYPE_GGML_COUNT; type++) {
+        const edgellm_repack *r = repack_of_level(type, cols);
+        if (r && r->stored_type == stored_type) return r;
+    }
+    return NULL;
 }
 
 bool edgellm_kernels_repack_usable(const edgellm_repack *r)

@@ -78,6 +78,11 @@ size_t edgellm_kernels_gemm_packed_bytes(int type, int64_t cols);
  * environment EDGELLM_REPACK=0 (read at every call: the CLI's --no-repack sets it) or
  * edgellm_kernels_set_repack(false). Static storage. */
 const edgellm_repack *edgellm_kernels_repack(int type, int64_t cols);
+/* The layout stored in a file as type stored_type (EDGELLM_TYPE_Q4_K_R16) with its tile
+ * kernel at the active level, for rows of cols elements; NULL when the level has none
+ * (the loader then unpacks such matrices). Not affected by EDGELLM_REPACK, which turns
+ * off only the load-time copies of plain matrices. Static storage. */
+const edgellm_repack *edgellm_kernels_layout(int stored_type, int64_t cols);
 /* True when the tile kernel of layout r (a tensor's, from edgellm_kernels_repack at load)
  * belongs to the active level and the CPU runs it. False after a lower level was forced:
  * edgellm_matmul then unpacks rows and uses that level's kernels (same results as on the

@@ -23,6 +23,12 @@
  *
  *   16·G·nb·144 bytes in all: the tensor's own size when R is a multiple of 16.
  * The tile kernel gets the codes plane at edgellm_gemm_args.w and the head plane at .w2.
+ *
+ * Stored in a file: a GGUF tensor of type EDGELLM_TYPE_Q4_K_R16 (edgellm-only, id 1012)
+ * holds exactly these bytes for a {cols, R} matrix with R a multiple of 16 (no padding
+ * rows), written by `edgellm quantize --layout q4_K_r16`. The loader then uses the mapped
+ * bytes with the tile kernel directly (no load-time pass, no second copy), or unpacks them
+ * into plain Q4_K rows where this CPU has no kernel for the layout or repacking is off.
  */
 #ifndef EDGELLM_REPACK_H
 #define EDGELLM_REPACK_H
@@ -34,6 +40,8 @@
 typedef struct edgellm_repack {
     const char *name;            /* layout name as --version prints it, e.g. "q4_K_r16" */
     int type;                    /* the tensor type it repacks                          */
+    int stored_type;             /* the type id of the layout stored in a file
+                                    (EDGELLM_TYPE_Q4_K_R16, `quantize --layout`)       */
     /* Bytes of the layout for rows × cols (0 on overflow). */
     size_t (*size)(int64_t rows, int64_t cols);
     /* Offset of the second plane (edgellm_gemm_args.w2 = base + plane2(rows, cols)). */
@@ -52,5 +60,7 @@ size_t edgellm_repack_q4_K_r16_size(int64_t rows, int64_t cols);
 size_t edgellm_repack_q4_K_r16_plane2(int64_t rows, int64_t cols);
 void edgellm_repack_q4_K_r16_pack(uint8_t *dst, int64_t rows, int64_t cols, int64_t r0, int64_t r1, const void *src);
 void edgellm_repack_q4_K_r16_unpack_row(const uint8_t *base, int64_t rows, int64_t cols, int64_t r, void *out);
+/* The layout without a kernel (gemm.gemm NULL): packing and unpacking on any CPU. */
+extern const edgellm_repack edgellm_repack_q4_K_r16_portable;
 
 #endif

@@ -121,8 +121,21 @@ struct edgellm_model {
     void              *repack_buf;     /* owned: the repacked matrices (repack.h), or NULL */
     size_t             repack_bytes;
     int                n_repacked;     /* matrices whose data point into repack_buf   */
-    double             repack_ms;      /* time the loader spent repacking             */
+    int                n_stored;       /* matrices used in the file's stored layout
+                                          (EDGELLM_TYPE_Q4_K_R16) where they are mapped */
+    int                n_unpacked;     /* stored-layout matrices unpacked at load into
+                                          plain rows in repack_buf (no kernel for the
+                                          layout here, or repacking off)              */
+    double             repack_ms;      /* time the loader spent repacking/unpacking   */
 };
+
+/* True when p lies in memory the model owns (repack_buf), not in the file's mapping:
+ * madvise(MADV_DONTNEED) must never be applied there (it would zero the weights). */
+static inline bool edgellm_model_owns(const edgellm_model *m, const void *p)
+{
+    const uint8_t *b = m->repack_buf, *q = p;
+    return b && q >= b && q < b + m->repack_bytes;
+}
 
 /* ---- context ---- */
 /* One sequence of a context: cells 0 .. n-1 of its KV cache rows, in position order. */

@@ -239,6 +239,14 @@ static edgellm_status bind_matrix(loader *L, const char *name, int64_t ne0, int6
     if (found) *found = t != NULL;
     if (rc || !t) return rc;
     view_of(t, out);
+    if (t->type == EDGELLM_TYPE_Q4_K_R16) {
+        /* a stored layout: checked as the Q4_K matrix it holds; the type stays Q4_K_R16
+         * until repack_weights points the view at a kernel for it or unpacks it */
+        edgellm_tensor plain = *out;
+        plain.type = EDGELLM_TYPE_Q4_K;
+        plain.row_bytes = edgellm_type_row_size(EDGELLM_TYPE_Q4_K, plain.ne0);
+        return check_computable(L, name, &plain);
+    }
     return check_computable(L, name, out);
 }
 
@@ -338,15 +346,22 @@ edgellm_model_params edgellm_model_default_params(void)
  * SOURCE_ROWS at a time, into a bounce buffer per thread: the mapping's pages of those
  * tensors are never touched, so resident memory stays about one copy of the weights (the
  * layout has the tensor's size, up to its last 16-row group). From a caller's buffer
- * (path NULL, fd < 0) they are read in place. */
+ * (path NULL, fd < 0) they are read in place.
+ *
+ * Matrices stored in a layout (EDGELLM_TYPE_Q4_K_R16) are used where they are mapped when
+ * the active kernel level has that layout (edgellm_kernels_layout; EDGELLM_REPACK does not
+ * apply: nothing is copied); otherwise they go the other way: read whole (pread, or in
+ * place), unpacked into plain Q4_K rows in the owned buffer, for the in-place kernels. */
 #define SOURCE_ROWS 64
 typedef struct {
     edgellm_tensor **ws;         /* [n]; NULL: not repacked                        */
     const edgellm_repack **rp;   /* [n] their layouts                              */
+    bool *unpack;                /* [n] stored layout -> plain rows (rp: its layout) */
     size_t *off;                 /* [n] offsets in buf                             */
     int n;
     uint8_t *buf;
-    size_t bounce;               /* bytes of SOURCE_ROWS rows of the widest matrix  */
+    size_t bounce;               /* bytes of SOURCE_ROWS rows of the widest matrix,
+                                    or of the largest stored matrix to unpack       */
     int fd;                      /* < 0: read the views in place                    */
     const uint8_t *section;      /* the data section in the mapping                 */
     uint64_t section_pos;        /* and in the file                                 */
@@ -368,6 +383,26 @@ static void repack_task(void *arg, int ith, int nth)
     for (int k; (k = atomic_fetch_add(&j->next, 1)) < j->n && !atomic_load(&j->fail);) {
         const edgellm_tensor *w = j->ws[k];
         if (!w) continue;
+        if (j->unpack[k]) {            /* the whole stored matrix, then its rows */
+            const uint8_t *from = w->data;
+            const size_t len = (size_t)w->ne1 * w->row_bytes;
+            if (j->fd >= 0) {
+                const uint64_t pos = j->section_pos + (uint64_t)(from - j->section);
+                for (size_t got = 0; got < len;) {
+                    const ssize_t g = pread(j->fd, rows + got, len - got, (off_t)(pos + got));
+                    if (g <= 0) {
+                        atomic_store(&j->fail, g < 0 ? (errno ? errno : EIO) : -1);
+                        free(rows);
+                        return;
+                    }
+                    got += (size_t)g;
+                }
+                from = rows;
+            }
+            for (int64_t r = 0; r < w->ne1; r++)
+                j->rp[k]->unpack_row(from, w->ne1, w->ne0, r, j->buf + j->off[k] + (size_t)r * w->row_bytes);
+            continue;
+        }
         for (int64_t r0 = 0; r0 < w->ne1; r0 += SOURCE_ROWS) {
             const int64_t r1 = EDGELLM_MIN(r0 + SOURCE_ROWS, w->ne1);
             const uint8_t *from = (const uint8_t *)w->data + (size_t)r0 * w->row_bytes;
@@ -399,8 +434,9 @@ static edgellm_status repack_weights(loader *L, const char *path, int fd, uint64
     j.ws = edgellm_calloc((size_t)n_max, sizeof *j.ws);
     j.rp = edgellm_calloc((size_t)n_max, sizeof *j.rp);
     j.off = edgellm_calloc((size_t)n_max, sizeof *j.off);
+    j.unpack = edgellm_calloc((size_t)n_max, sizeof *j.unpack);
     edgellm_status rc = EDGELLM_OK;
-    if (!j.ws || !j.rp || !j.off) {
+    if (!j.ws || !j.rp || !j.off || !j.unpack) {
         rc = edgellm_fail_nomem(L->err, L->path);
         goto out;
     }
@@ -412,8 +448,29 @@ static edgellm_status repack_weights(loader *L, const char *path, int fd, uint64
     if (!m->tied_output) j.ws[j.n++] = &m->output;
     size_t total = 0;
     for (int k = 0; k < j.n; k++) {
-        const edgellm_repack *r = j.ws[k]->data ? edgellm_kernels_repack(j.ws[k]->type, j.ws[k]->ne0) : NULL;
-        const size_t sz = r ? r->size(j.ws[k]->ne1, j.ws[k]->ne0) : 0;
+        edgellm_tensor *w = j.ws[k];
+        if (w->data && w->type == EDGELLM_TYPE_Q4_K_R16) {   /* stored layout (bind_matrix) */
+            w->type = EDGELLM_TYPE_Q4_K;
+            w->row_bytes = edgellm_type_row_size(EDGELLM_TYPE_Q4_K, w->ne0);
+            const edgellm_repack *r = edgellm_kernels_layout(EDGELLM_TYPE_Q4_K_R16, w->ne0);
+            if (r && (uintptr_t)w->data % 64 == 0) {
+                /* used where it is mapped (its kernel loads aligned 64-byte lines: a file
+                 * written with a smaller general.alignment is unpacked instead) */
+                w->repack = r;
+                m->n_stored++;
+                j.ws[k] = NULL;
+                continue;
+            }
+            const size_t sz = (size_t)w->ne1 * w->row_bytes;   /* the file's size of it: no overflow */
+            j.rp[k] = &edgellm_repack_q4_K_r16_portable;
+            j.unpack[k] = true;
+            j.off[k] = total;
+            total += (sz + 63) / 64 * 64;
+            j.bounce = EDGELLM_MAX(j.bounce, sz);
+            continue;
+        }
+        const edgellm_repack *r = w->data ? edgellm_kernels_repack(w->type, w->ne0) : NULL;
+        const size_t sz = r ? r->size(w->ne1, w->ne0) : 0;
         if (!sz || total + sz + 63 < total) {
             j.ws[k] = NULL;
             continue;
@@ -421,7 +478,7 @@ static edgellm_status repack_weights(loader *L, const char *path, int fd, uint64
         j.rp[k] = r;
         j.off[k] = total;
         total += (sz + 63) / 64 * 64;
-        j.bounce = EDGELLM_MAX(j.bounce, j.ws[k]->row_bytes * SOURCE_ROWS);
+        j.bounce = EDGELLM_MAX(j.bounce, w->row_bytes * SOURCE_ROWS);
     }
     if (!total) goto out;
     const double t0 = edgellm_time_ms();
@@ -458,7 +515,10 @@ static edgellm_status repack_weights(loader *L, const char *path, int fd, uint64
         goto out;
     }
     for (int k = 0; k < j.n; k++)
-        if (j.ws[k]) {
+        if (j.ws[k] && j.unpack[k]) {
+            j.ws[k]->data = j.buf + j.off[k];
+            m->n_unpacked++;
+        } else if (j.ws[k]) {
             j.ws[k]->data = j.buf + j.off[k];
             j.ws[k]->repack = j.rp[k];
             m->n_repacked++;
@@ -469,6 +529,7 @@ out:
     edgellm_free(j.ws);
     edgellm_free(j.rp);
     edgellm_free(j.off);
+    edgellm_free(j.unpack);
     return rc;
 }
 
@@ -525,9 +586,10 @@ static edgellm_status load(const model_source *src, const char *name, const edge
     char rope[256];
     edgellm_rope_config_describe(&m->hp.rope, rope, sizeof rope);
     edgellm_log(EDGELLM_LOG_INFO, "%s: %s, %d layers, n_embd %d, n_vocab %d, %.1f M parameters, %.1f MiB of weights, "
-                "RoPE scaling %s, %d matrices repacked (%.1f MiB, %.1f ms), loaded in %.1f ms", name, m->arch->name, m->hp.n_layer, m->hp.n_embd, m->hp.n_vocab,
-                (double)m->n_params / 1e6, (double)m->weight_bytes / 1048576.0, rope, m->n_repacked, (double)m->repack_bytes / 1048576.0,
-                m->repack_ms, edgellm_time_ms() - t0);
+                "RoPE scaling %s, %d matrices repacked and %d unpacked (%.1f MiB, %.1f ms), %d in the file's q4_K_r16 layout, "
+                "loaded in %.1f ms", name, m->arch->name, m->hp.n_layer, m->hp.n_embd, m->hp.n_vocab,
+                (double)m->n_params / 1e6, (double)m->weight_bytes / 1048576.0, rope, m->n_repacked, m->n_unpacked,
+                (double)m->repack_bytes / 1048576.0, m->repack_ms, m->n_stored, edgellm_time_ms() - t0);
     *out = m;
     m = NULL;
 done:

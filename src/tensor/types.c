@@ -116,9 +116,10 @@ static const edgellm_type_traits ggml_traits[EDGELLM_TYPE_GGML_COUNT] = {
     EDGELLM_GGML_TYPE_LAYOUTS(GGML_ROW)
 };
 
-/* edgellm group-wise types (ids 1000..1011, layouts in blocks.h, code in quant_group.c),
- * indexed by id - 1000. */
-#define EDGELLM_N_OWN_TYPES 12
+/* edgellm group-wise types (ids 1000..1011, layouts in blocks.h, code in quant_group.c)
+ * and stored matrix layouts (1012: no per-row code; the model loader and quantize read
+ * them through kernels/repack.h), indexed by id - 1000. */
+#define EDGELLM_N_OWN_TYPES 13
 #define T_GROUP(ID, NAME, BITS, ASYM, G, T, VT, VTN)                                                     \
     [ID - 1000] = { NAME, G, EDGELLM_GROUP_BLOCK_BYTES(BITS, ASYM, G), true,                                \
                     C_COMP(edgellm_dequant_##T, from_##T, VT, edgellm_dot_##T##_##VTN##_ref) }
@@ -129,6 +130,7 @@ static const edgellm_type_traits ggml_traits[EDGELLM_TYPE_GGML_COUNT] = {
     T_GROUP(EDGELLM_TYPE_I8_G##G##_ASYM, "I8_G" #G "_ASYM", 8, 1, G, i8_g##G##_asym, EDGELLM_TYPE_Q8_1, q8_1),
 static const edgellm_type_traits own_traits[EDGELLM_N_OWN_TYPES] = {
     EDGELLM_GROUP_TYPES(OWN_ROWS)
+    [EDGELLM_TYPE_Q4_K_R16 - 1000] = { "Q4_K_R16", 256, 144, true, false, NULL, NULL, EDGELLM_TYPE_Q8_K, NULL },
 };
 
 const edgellm_type_traits *edgellm_type_get_traits(int type)

@@ -517,7 +517,7 @@ edgellm_status edgellm_bench(const char *path, const edgellm_bench_params *pp, e
          * mapping's pages of the repacked ones must stay untouched for the peak RSS) */
         wr.data[0] = m->repack_buf;
         wr.bytes[0] = m->repack_bytes;
-        if (!m->tied_output && m->output.data && !m->output.repack) {
+        if (!m->tied_output && m->output.data && !edgellm_model_owns(m, m->output.data)) {
             wr.data[1] = m->output.data;
             wr.bytes[1] = (size_t)m->output.ne1 * m->output.row_bytes;
         }

@@ -62,9 +62,11 @@ static void add_span(layer_spans *l, const void *data, uint64_t bytes)
     l->bytes += bytes;
 }
 
-static void add_tensor(layer_spans *l, const edgellm_tensor *t)
+/* A matrix in the mapping (in a plain or a stored layout: ne1 rows of row_bytes either
+ * way); one repacked or unpacked at load lies in owned memory and is left out. */
+static void add_tensor(layer_spans *l, const edgellm_model *m, const edgellm_tensor *t)
 {
-    if (t->data && !t->repack) add_span(l, t->data, (uint64_t)t->ne1 * t->row_bytes);   /* repacked: owned memory */
+    if (t->data && !edgellm_model_owns(m, t->data)) add_span(l, t->data, (uint64_t)t->ne1 * t->row_bytes);
 }
 
 static void advise(const layer_spans *l, int advice)
@@ -101,11 +103,14 @@ edgellm_status edgellm_membudget_attach(edgellm_ctx *c, uint64_t budget_bytes, e
     *out = NULL;
     if (c->layer_hook) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "mem-budget: the context already has one");
     const edgellm_model *m = c->model;
-    if (m->n_repacked > 0)   /* owned memory: MADV_DONTNEED would zero it, not page it out */
+    if (m->repack_buf)   /* owned memory: MADV_DONTNEED would zero it, not page it out */
         return edgellm_fail(err, EDGELLM_ERR_UNSUPPORTED,
-                            "mem-budget: %d matrices (%.1f MiB) were repacked at load into memory the budget "
-                            "cannot release; load the model with repacking off (EDGELLM_REPACK=0, --no-repack)",
-                            m->n_repacked, m->repack_bytes / 1048576.0);
+                            "mem-budget: %d matrices (%.1f MiB) were %s at load into memory the budget "
+                            "cannot release; %s", m->n_repacked + m->n_unpacked, m->repack_bytes / 1048576.0,
+                            m->n_unpacked ? "unpacked from the file's stored layout" : "repacked",
+                            m->n_unpacked ? "this CPU has no kernel for the layout: use a file in the plain layout "
+                                            "(edgellm quantize --layout plain)"
+                                          : "load the model with repacking off (EDGELLM_REPACK=0, --no-repack)");
     const int L = m->hp.n_layer;
     edgellm_membudget *b = calloc(1, sizeof *b);
     if (!b || !(b->layers = calloc((size_t)L, sizeof *b->layers)) || !(b->fifo = calloc((size_t)L, sizeof *b->fifo)) ||
@@ -118,11 +123,11 @@ edgellm_status edgellm_membudget_attach(edgellm_ctx *c, uint64_t budget_bytes, e
         const edgellm_layer *y = &m->layers[il];
         layer_spans *l = &b->layers[il];
         const edgellm_tensor *mats[EDGELLM_LAYER_N_MATRICES] = EDGELLM_LAYER_MATRICES(y);
-        for (int k = 0; k < EDGELLM_LAYER_N_MATRICES; k++) add_tensor(l, mats[k]);
+        for (int k = 0; k < EDGELLM_LAYER_N_MATRICES; k++) add_tensor(l, m, mats[k]);
         if (l->bytes > max_layer) max_layer = l->bytes;
     }
     uint64_t fixed = (uint64_t)m->output.ne1 * m->output.row_bytes;   /* read whole every token */
-    if (!m->tied_output) add_tensor(&b->embd, &m->token_embd);
+    if (!m->tied_output) add_tensor(&b->embd, m, &m->token_embd);
     fixed += (uint64_t)m->hp.n_embd * sizeof(float) * (2 * (uint64_t)L + 1);   /* norms */
     const uint64_t slack = 64 * page_size();   /* embedding rows of a pass, page rounding */
     if (budget_bytes < fixed + max_layer + slack) {
@@ -183,7 +188,7 @@ static span *weight_spans(const edgellm_model *m, int *n)
     if (!s) return NULL;
 #define WS_ADD(d_, n_) do { if ((d_) && (n_) > 0 && *n < cap) \
         s[(*n)++] = (span){(uintptr_t)(d_), (uintptr_t)(d_) + (uintptr_t)(n_)}; } while (0)
-#define WS_TENSOR(t_) do { if ((t_)->data && !(t_)->repack) WS_ADD((t_)->data, (uint64_t)(t_)->ne1 * (t_)->row_bytes); } while (0)
+#define WS_TENSOR(t_) do { if ((t_)->data && !edgellm_model_owns(m, (t_)->data)) WS_ADD((t_)->data, (uint64_t)(t_)->ne1 * (t_)->row_bytes); } while (0)
     const uint64_t E = (uint64_t)m->hp.n_embd * sizeof(float), KV = (uint64_t)m->hp.kv_dim * sizeof(float);
     WS_TENSOR(&m->token_embd);
     if (!m->tied_output) WS_TENSOR(&m->output);

@@ -328,11 +328,13 @@ edgellm_status edgellm_plan_gguf_tensors(const char *path, edgellm_plan_model *m
         t[i].layer = layer;
         t[i].ne0 = gt->ne[0];
         t[i].n_rows = gt->ne[0] ? (int64_t)(gt->n_elements / (uint64_t)gt->ne[0]) : 0;
-        t[i].file_type = gt->type;
+        /* a stored layout (Q4_K_R16) holds its base type's blocks: the same bytes and costs */
+        const int type = gt->type == EDGELLM_TYPE_Q4_K_R16 ? EDGELLM_TYPE_Q4_K : gt->type;
+        t[i].file_type = type;
         t[i].file_bytes = gt->size_bytes;
         m->n_params += gt->n_elements;
         m->file_weight_bytes += gt->size_bytes;
-        if (gt->n_dims >= 2) n_tb = add_type_bytes(tb, n_tb, gt->type, gt->n_elements);
+        if (gt->n_dims >= 2) n_tb = add_type_bytes(tb, n_tb, type, gt->n_elements);
     }
     /* the label: the file's real precision (see file_precision), by matrix weights, not
      * bytes: a large tensor kept in F32 must not make a Q4_0 file "F32" */

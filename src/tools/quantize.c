@@ -19,6 +19,10 @@
  *      the result again and accumulates the error. Memory: the input mapping (page
  *      cache), one chunk buffer and 2 rows of floats per thread — never the whole model.
  *   4. the writer renames its temporary file into place only after everything succeeded.
+ * Stored layouts (params.layout, kernels/repack.h): a Q4_K matrix written as Q4_K_R16 is
+ * produced whole (its rows quantized, or copied, into one tensor-sized buffer) and then
+ * packed, so such a tensor costs two buffers of its size; a Q4_K_R16 source is unpacked
+ * into plain rows first. Changing only the layout leaves the blocks' bytes as they are.
  * The bytes written depend only on the input and the options, never on the thread count
  * (each row is converted by the same code whichever thread runs it); the error statistics
  * are summed per thread, so their last digits may.
@@ -26,6 +30,7 @@
 #include "quantize.h"
 #include "../common/threadpool.h"
 #include "../format/gguf.h"
+#include "../kernels/repack.h"
 #include "../tensor/quant.h"
 #include "../tensor/types.h"
 #include <math.h>
@@ -134,7 +139,8 @@ void edgellm_quantize_report_free(edgellm_quantize_report *r)
 }
 
 typedef struct {
-    const edgellm_gguf_tensor *t;
+    const uint8_t *data;                     /* plain rows of the source */
+    int64_t ne0;
     edgellm_to_float_fn to_float;
     size_t row_bytes;                        /* source row bytes */
 } src_rows;
@@ -142,7 +148,29 @@ typedef struct {
 static void src_row(const void *user, int64_t row, float *out)
 {
     const src_rows *s = user;
-    s->to_float((const uint8_t *)s->t->data + (size_t)row * s->row_bytes, out, s->t->ne[0]);
+    s->to_float(s->data + (size_t)row * s->row_bytes, out, s->ne0);
+}
+
+/* params.layout */
+enum { LAYOUT_KEEP, LAYOUT_R16, LAYOUT_PLAIN };
+
+/* A weight matrix the q4_K_r16 layout may hold: a 2-D Q4_K tensor of a layer or the
+ * output head (never token_embd, whose rows are looked up one at a time), rows a multiple
+ * of 16. */
+static bool r16_candidate(const char *name, const edgellm_gguf_tensor *t, int type)
+{
+    return type == EDGELLM_TYPE_Q4_K && t->n_dims == 2 && t->ne[1] % 16 == 0 &&
+           (!strncmp(name, "blk.", 4) || !strcmp(name, "output.weight"));
+}
+
+/* A Q4_K_R16 tensor's plain rows in a new buffer (NULL: out of memory). */
+static uint8_t *unpack_r16(const edgellm_gguf_tensor *t)
+{
+    uint8_t *out = edgellm_malloc(t->size_bytes ? (size_t)t->size_bytes : 1);
+    const size_t rb = edgellm_type_row_size(EDGELLM_TYPE_Q4_K, t->ne[0]);
+    for (int64_t r = 0; out && r < t->ne[1]; r++)
+        edgellm_repack_q4_K_r16_unpack_row(t->data, t->ne[1], t->ne[0], r, out + (size_t)r * rb);
+    return out;
 }
 
 typedef struct {
@@ -162,6 +190,9 @@ typedef struct {
     const int *types;                /* [n_types] per-tensor overrides, -1: the recipe's */
     int n_types;
     float *imw;                      /* [max ne0] weights of the current tensor */
+    int layout;                      /* LAYOUT_* */
+    bool keep_types;                 /* no type asked: only the layout changes */
+    bool *in_r16, *out_r16;          /* [n_tensors] source / written in the q4_K_r16 layout */
 } qjob;
 
 static edgellm_status report_progress(qjob *q, const char *name, edgellm_error *err)
@@ -173,6 +204,10 @@ static edgellm_status report_progress(qjob *q, const char *name, edgellm_error *
     return EDGELLM_OK;
 }
 
+static edgellm_status produce_rows(qjob *q, const edgellm_gguf_tensor *t, const edgellm_quant_choice *c,
+                                   edgellm_quantize_tensor *rt, edgellm_gguf_sink *sink, const uint8_t *src,
+                                   int src_type, uint8_t *whole, edgellm_error *err);
+
 /* Writer callback: produce tensor `tag` (index into the input's tensors). */
 static edgellm_status produce_tensor(void *user, uint64_t tag, edgellm_gguf_sink *sink, edgellm_error *err)
 {
@@ -181,6 +216,17 @@ static edgellm_status produce_tensor(void *user, uint64_t tag, edgellm_gguf_sink
     const edgellm_quant_choice *c = &q->choice[tag];
     edgellm_quantize_tensor *rt = &q->rep->tensors[tag];
     edgellm_status rc;
+    const bool in16 = q->in_r16[tag], out16 = q->out_r16[tag];
+    if (!c->convert && in16 != out16) {   /* the same blocks in the other layout */
+        uint8_t *b = in16 ? unpack_r16(t) : edgellm_malloc(t->size_bytes ? (size_t)t->size_bytes : 1);
+        if (!b) return edgellm_fail_nomem(err, rt->name);
+        if (!in16) edgellm_repack_q4_K_r16_pack(b, t->ne[1], t->ne[0], 0, t->ne[1], t->data);
+        const bool put = edgellm_gguf_sink_put(sink, b, (size_t)t->size_bytes);
+        edgellm_free(b);
+        if (!put) return edgellm_fail(err, EDGELLM_ERR_IO, "%s: writing tensor %s failed", q->in_path, rt->name);
+        q->done_elems += t->n_elements;
+        return report_progress(q, rt->name, err);
+    }
     if (!c->convert) {   /* copied unchanged, in chunks so progress moves */
         const uint8_t *p = t->data;
         for (uint64_t off = 0; off < t->size_bytes; off += CHUNK_BYTES) {
@@ -194,8 +240,45 @@ static edgellm_status produce_tensor(void *user, uint64_t tag, edgellm_gguf_sink
     const int64_t ne0 = t->ne[0];
     const int64_t rows = ne0 ? (int64_t)(t->n_elements / (uint64_t)ne0) : 0;
     const size_t dst_row = edgellm_type_row_size(c->type, ne0);
+    const int src_type = in16 ? EDGELLM_TYPE_Q4_K : t->type;
+    uint8_t *plain_in = in16 ? unpack_r16(t) : NULL;    /* owned: freed below */
+    uint8_t *whole = NULL;   /* out16: every row, packed once all are quantized */
+    if (out16 && !(whole = edgellm_malloc((size_t)rows * dst_row))) {
+        edgellm_free(plain_in);
+        return edgellm_fail_nomem(err, rt->name);
+    }
+    if (in16 && !plain_in) {
+        edgellm_free(whole);
+        return edgellm_fail_nomem(err, rt->name);
+    }
+    rc = produce_rows(q, t, c, rt, sink, plain_in ? plain_in : t->data, src_type, whole, err);
+    if (rc == EDGELLM_OK && out16) {
+        uint8_t *packed = edgellm_malloc((size_t)rows * dst_row);
+        if (!packed) rc = edgellm_fail_nomem(err, rt->name);
+        else {
+            edgellm_repack_q4_K_r16_pack(packed, rows, ne0, 0, rows, whole);
+            if (!edgellm_gguf_sink_put(sink, packed, (size_t)rows * dst_row))
+                rc = edgellm_fail(err, EDGELLM_ERR_IO, "%s: writing tensor %s failed", q->in_path, rt->name);
+            edgellm_free(packed);
+        }
+    }
+    edgellm_free(whole);
+    edgellm_free(plain_in);
+    return rc;
+}
+
+/* The converted rows of tensor t, quantized chunk by chunk from src (plain rows of
+ * src_type): each chunk written to the sink, or, with whole, into whole[rows]. */
+static edgellm_status produce_rows(qjob *q, const edgellm_gguf_tensor *t, const edgellm_quant_choice *c,
+                                   edgellm_quantize_tensor *rt, edgellm_gguf_sink *sink, const uint8_t *src,
+                                   int src_type, uint8_t *whole, edgellm_error *err)
+{
+    edgellm_status rc;
+    const int64_t ne0 = t->ne[0];
+    const int64_t rows = ne0 ? (int64_t)(t->n_elements / (uint64_t)ne0) : 0;
+    const size_t dst_row = edgellm_type_row_size(c->type, ne0);
     const int64_t chunk = (int64_t)EDGELLM_MAX((size_t)1, q->buf_bytes / dst_row);
-    src_rows s = {t, edgellm_type_get_traits(t->type)->to_float, edgellm_type_row_size(t->type, ne0)};
+    src_rows s = {src, ne0, edgellm_type_get_traits(src_type)->to_float, edgellm_type_row_size(src_type, ne0)};
     edgellm_quant_err e = {0};
     const float *imw = NULL;
     if (q->imatrix && edgellm_quant_weighted_supported(c->type) &&
@@ -210,14 +293,15 @@ static edgellm_status produce_tensor(void *user, uint64_t tag, edgellm_gguf_sink
     }
     for (int64_t r = 0; r < rows; r += chunk) {
         int64_t n = EDGELLM_MIN(chunk, rows - r);
-        if (!edgellm_quant_rows_w(q->pool, c->type, ne0, r, n, src_row, &s, imw, q->buf, q->scratch, &e))
+        uint8_t *dst = whole ? whole + (size_t)r * dst_row : q->buf;
+        if (!edgellm_quant_rows_w(q->pool, c->type, ne0, r, n, src_row, &s, imw, dst, q->scratch, &e))
             return edgellm_fail(err, EDGELLM_ERR_UNSUPPORTED, "%s: tensor %s: cannot quantize rows of %lld to %s",
                                 q->in_path, rt->name, (long long)ne0, edgellm_type_name(c->type));
         if (e.n_nonfinite)
             return edgellm_fail(err, EDGELLM_ERR_NUMERIC, "%s: tensor %s has %llu NaN/inf values (rows %lld..%lld)",
                                 q->in_path, rt->name, (unsigned long long)e.n_nonfinite, (long long)r,
                                 (long long)(r + n - 1));
-        if (!edgellm_gguf_sink_put(sink, q->buf, (size_t)n * dst_row))
+        if (!whole && !edgellm_gguf_sink_put(sink, q->buf, (size_t)n * dst_row))
             return edgellm_fail(err, EDGELLM_ERR_IO, "%s: writing tensor %s failed", q->in_path, rt->name);
         q->done_elems += (uint64_t)(n * ne0);
         if ((rc = report_progress(q, rt->name, err)) != EDGELLM_OK) return rc;
@@ -292,9 +376,21 @@ static edgellm_status plan_tensors(qjob *q, const edgellm_quant_recipe *rcp, siz
         rt->n_elements = t->n_elements;
         rt->src_bytes = t->size_bytes;
         edgellm_quant_choice *c = &q->choice[i];
-        edgellm_quant_choose(rcp, rt->name, t->n_dims, t->ne, t->type, c);
-        if (q->types && i < q->n_types) override_choice(c, q->types[i], t);
-        rt->type = c->type;
+        q->in_r16[i] = t->type == EDGELLM_TYPE_Q4_K_R16;
+        const int src_type = q->in_r16[i] ? EDGELLM_TYPE_Q4_K : t->type;   /* the blocks it holds */
+        if (q->keep_types) {
+            memset(c, 0, sizeof *c);
+            c->type = c->wanted = src_type;
+            snprintf(c->note, sizeof c->note, "type kept");
+        } else {
+            edgellm_quant_choose(rcp, rt->name, t->n_dims, t->ne, src_type, c);
+            if (q->types && i < q->n_types) override_choice(c, q->types[i], t);
+        }
+        q->out_r16[i] = q->layout == LAYOUT_R16    ? r16_candidate(rt->name, t, c->type)
+                        : q->layout == LAYOUT_KEEP ? q->in_r16[i] && c->type == EDGELLM_TYPE_Q4_K
+                                                   : false;
+        rep->n_layout += q->out_r16[i];
+        rt->type = q->out_r16[i] ? EDGELLM_TYPE_Q4_K_R16 : c->type;
         rt->wanted_type = c->wanted;
         rt->fallback = c->fallback;
         rt->quantized = c->convert;
@@ -352,7 +448,17 @@ edgellm_status edgellm_quantize_file_types(const char *in_path, const char *out_
     memset(rep, 0, sizeof *rep);
 
     if (!in_path || !out_path) return edgellm_fail(err, EDGELLM_ERR_MISUSE, "NULL input or output path");
-    if ((rc = edgellm_quant_scheme_parse(p.type, p.group, p.asym, &scheme, err)) != EDGELLM_OK) return rc;
+    q.layout = !p.layout ? LAYOUT_KEEP : !strcasecmp(p.layout, "q4_K_r16") ? LAYOUT_R16
+             : !strcmp(p.layout, "plain")                               ? LAYOUT_PLAIN
+                                                                        : -1;
+    if (q.layout < 0)
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "unknown layout '%s' (q4_K_r16 or plain)", p.layout);
+    q.keep_types = !p.type && p.layout;
+    if (q.keep_types) {
+        memset(&scheme, 0, sizeof scheme);
+        snprintf(scheme.name, sizeof scheme.name, "kept");
+    } else if ((rc = edgellm_quant_scheme_parse(p.type, p.group, p.asym, &scheme, err)) != EDGELLM_OK)
+        return rc;
     if (!valid_override(p.output_type) || !valid_override(p.embd_type))
         return edgellm_fail(err, EDGELLM_ERR_MISUSE, "--output-type / --embd-type must be a type edgellm "
                                                      "computes with (%s / %s)",
@@ -382,7 +488,9 @@ edgellm_status edgellm_quantize_file_types(const char *in_path, const char *out_
     }
     rep->tensors = edgellm_calloc(rep->n_tensors ? (size_t)rep->n_tensors : 1, sizeof *rep->tensors);
     q.choice = edgellm_calloc(rep->n_tensors ? (size_t)rep->n_tensors : 1, sizeof *q.choice);
-    if (!rep->tensors || !q.choice) { rc = edgellm_fail_nomem(err, in_path); goto done; }
+    q.in_r16 = edgellm_calloc((size_t)rep->n_tensors, sizeof *q.in_r16);
+    q.out_r16 = edgellm_calloc((size_t)rep->n_tensors, sizeof *q.out_r16);
+    if (!rep->tensors || !q.choice || !q.in_r16 || !q.out_r16) { rc = edgellm_fail_nomem(err, in_path); goto done; }
 
     edgellm_quant_recipe rcp = {.scheme = &scheme, .n_layer = model_n_layer(q.g),
                                 .tied = !edgellm_gguf_find_tensor(q.g, "output.weight"),
@@ -392,8 +500,12 @@ edgellm_status edgellm_quantize_file_types(const char *in_path, const char *out_
     if ((rc = plan_tensors(&q, &rcp, &max_ne0, err)) != EDGELLM_OK) goto done;
     q.total_elems = rep->n_elements;
     rep->file_type = rep->edgellm_only ? -1 : scheme.file_type;
-    if (!rep->edgellm_only && rep->file_type < 0)   /* i4/i8 asked, but no tensor took it */
+    if (!rep->edgellm_only && rep->file_type < 0 && !q.keep_types)   /* i4/i8 asked, but no tensor took it */
         rep->file_type = float_file_type(rep);
+    if (q.keep_types) {   /* the input's general.file_type stays */
+        uint32_t v;
+        rep->file_type = edgellm_gguf_get_u32(q.g, "general.file_type", &v) ? (int)v : -1;
+    }
     rep->src_bpw = rep->n_elements ? 8.0 * (double)rep->src_bytes / (double)rep->n_elements : 0;
     rep->dst_bpw = rep->n_elements ? 8.0 * (double)rep->dst_bytes / (double)rep->n_elements : 0;
 
@@ -413,7 +525,13 @@ edgellm_status edgellm_quantize_file_types(const char *in_path, const char *out_
 
     /* metadata */
     bool ok = (w = edgellm_gguf_writer_new()) != NULL && edgellm_gguf_writer_copy_kv(w, q.g);
-    if (ok && rep->edgellm_only) {
+    edgellm_gguf_writer_remove_kv(w, "edgellm.layout");
+    /* the layout's kernels load aligned 64-byte lines of the mapping */
+    if (ok && rep->n_layout)
+        ok = edgellm_gguf_writer_set_str(w, "edgellm.layout", "q4_K_r16") && edgellm_gguf_writer_set_alignment(w, 64);
+    if (q.keep_types) {
+        /* types and their metadata as in the input */
+    } else if (ok && rep->edgellm_only) {
         char label[64];
         if (scheme.edgellm_only) snprintf(label, sizeof label, "%s", scheme.label);
         else snprintf(label, sizeof label, "%s + edgellm group types", scheme.name);
@@ -423,9 +541,11 @@ edgellm_status edgellm_quantize_file_types(const char *in_path, const char *out_
         edgellm_gguf_writer_remove_kv(w, "edgellm.quant.scheme");
         ok = edgellm_gguf_writer_set_u32(w, "general.file_type", (uint32_t)rep->file_type);
     }
-    ok = ok && edgellm_gguf_writer_set_u32(w, "general.quantization_version", 2);
-    edgellm_gguf_writer_remove_kv(w, "edgellm.quant.recipe");
-    edgellm_gguf_writer_remove_kv(w, "edgellm.quant.imatrix");
+    if (!q.keep_types) {
+        ok = ok && edgellm_gguf_writer_set_u32(w, "general.quantization_version", 2);
+        edgellm_gguf_writer_remove_kv(w, "edgellm.quant.recipe");
+        edgellm_gguf_writer_remove_kv(w, "edgellm.quant.imatrix");
+    }
     if (ok && recipe) ok = edgellm_gguf_writer_set_str(w, "edgellm.quant.recipe", recipe);
     if (ok && p.imatrix) {
         char desc[256];
@@ -452,6 +572,8 @@ done:
     edgellm_free(q.scratch);
     edgellm_free(q.imw);
     edgellm_free(q.choice);
+    edgellm_free(q.in_r16);
+    edgellm_free(q.out_r16);
     edgellm_gguf_close(q.g);
     if (!report) edgellm_quantize_report_free(&local);
     return rc;

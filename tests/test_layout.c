@@ -1,0 +1,287 @@
+/* test_layout.c — the stored q4_K_r16 layout (kernels/repack.h, `quantize --layout`):
+ * a Q4_K_M model rewritten into the layout and back is byte-identical to the original
+ * file; the layout file loads with its matrices used where they are mapped (AVX-512) or
+ * unpacked at load (other CPUs, repacking off), and its logits equal the plain file's with
+ * the in-place kernels bit for bit (prefill and token-by-token decode, 1 and 2 threads);
+ * requantizing from the layout gives the same file as from the plain one; a layout tensor
+ * whose rows are not a multiple of 16 is refused by the GGUF reader; the low-memory mode
+ * works on the mapped layout and refuses an unpacked copy. */
+#include "test_util.h"
+#include "format/gguf.h"
+#include "kernels/dispatch.h"
+#include "model/model.h"
+
+/* A random-weight llama-shape Q4_K_M model: 2 layers, n_embd 512, kv_dim 256, n_ff 768
+ * (K-quant rows of 256; 48 and 16-row groups), vocab 320 (not a multiple of 16). */
+static const char *q4km_path(void)
+{
+    static char path[512];
+    if (path[0]) return path;
+    snprintf(path, sizeof path, "%s/layout_q4km.gguf", test_tmpdir());
+    edgellm_synth_params p = edgellm_synth_default_params();
+    p.shape = (edgellm_shape){.arch = "llama", .n_layer = 2, .n_embd = 512, .n_head = 8, .n_head_kv = 4,
+                              .n_ff = 768, .n_vocab = 320, .n_ctx_train = 128, .tied = 0,
+                              .rope_theta = 10000, .rms_eps = 1e-5f};
+    snprintf(p.shape.name, sizeof p.shape.name, "layout");
+    p.type = "q4_k_m";
+    p.seed = 11;
+    p.n_threads = 2;
+    p.std = 0.05f;
+    edgellm_error err = {0};
+    if (edgellm_synth(&p, path, NULL, NULL, &err) != EDGELLM_OK) {
+        fprintf(stderr, "synth %s: %s\n", path, err.msg);
+        exit(1);
+    }
+    return path;
+}
+
+/* Rewrite in to out with only the layout changed (type NULL: every type kept). */
+static edgellm_status relayout(const char *in, const char *out, const char *layout, edgellm_quantize_report *r)
+{
+    edgellm_quantize_params p = edgellm_quantize_default_params();
+    p.type = NULL;
+    p.layout = layout;
+    p.n_threads = 2;
+    edgellm_error err = {0};
+    edgellm_status rc = edgellm_quantize_file(in, out, &p, r, &err);
+    if (rc) fprintf(stderr, "   quantize %s -> %s: %s\n", in, out, err.msg);
+    return rc;
+}
+
+static bool same_bytes(const char *a, const char *b)
+{
+    size_t na = 0, nb = 0;
+    void *x = read_file(a, &na), *y = read_file(b, &nb);
+    const bool same = x && y && na == nb && memcmp(x, y, na) == 0;
+    free(x);
+    free(y);
+    return same;
+}
+
+static const char *r16_path(void)
+{
+    static char path[512];
+    if (path[0]) return path;
+    snprintf(path, sizeof path, "%s/layout_r16.gguf", test_tmpdir());
+    edgellm_quantize_report r;
+    if (relayout(q4km_path(), path, "q4_K_r16", &r) != EDGELLM_OK) exit(1);
+    edgellm_quantize_report_free(&r);
+    return path;
+}
+
+static void test_round_trip_is_byte_identical(void)
+{
+    edgellm_quantize_report r;
+    char back[512];
+    snprintf(back, sizeof back, "%s/layout_back.gguf", test_tmpdir());
+    CHECK_OK(relayout(q4km_path(), r16_path(), "q4_K_r16", &r) == EDGELLM_OK ? EDGELLM_OK : EDGELLM_ERR_IO);
+    /* which tensors took the layout: the layers' Q4_K matrices, not token_embd, not Q6_K */
+    int n_q4k_blk = 0;
+    for (int i = 0; i < r.n_tensors; i++) {
+        const edgellm_quantize_tensor *t = &r.tensors[i];
+        const bool blk = !strncmp(t->name, "blk.", 4);
+        if (t->src_type == EDGELLM_TYPE_Q4_K && blk && t->n_dims == 2) {
+            n_q4k_blk++;
+            CHECK_EQ(t->type, EDGELLM_TYPE_Q4_K_R16);
+        } else {
+            CHECK(t->type != EDGELLM_TYPE_Q4_K_R16);
+            CHECK_EQ(t->type, t->src_type);
+        }
+        CHECK_EQ(t->dst_bytes, t->src_bytes);
+        CHECK_EQ(t->quantized, 0);
+    }
+    CHECK(n_q4k_blk >= 8);
+    CHECK_EQ(r.n_layout, n_q4k_blk);
+    edgellm_quantize_report_free(&r);
+    CHECK(!same_bytes(q4km_path(), r16_path()));
+    /* the file: 64-byte alignment recorded, edgellm.layout named */
+    edgellm_gguf *g = NULL;
+    CHECK_OK(edgellm_gguf_open(r16_path(), &g, &_e));
+    if (g) {
+        CHECK_EQ(edgellm_gguf_alignment(g), 64);
+        edgellm_str s = {0};
+        CHECK(edgellm_gguf_get_str(g, "edgellm.layout", &s) && edgellm_str_eq(s, "q4_K_r16"));
+        edgellm_gguf_close(g);
+    }
+    /* and back: the original file, byte for byte */
+    CHECK_OK(relayout(r16_path(), back, "plain", &r) == EDGELLM_OK ? EDGELLM_OK : EDGELLM_ERR_IO);
+    CHECK_EQ(r.n_layout, 0);
+    edgellm_quantize_report_free(&r);
+    CHECK(same_bytes(q4km_path(), back));
+    /* no layout asked: a stored layout stays as it is */
+    char again[512];
+    snprintf(again, sizeof again, "%s/layout_again.gguf", test_tmpdir());
+    edgellm_quantize_params p = edgellm_quantize_default_params();
+    p.type = NULL;
+    p.layout = NULL;
+    edgellm_error err = {0};
+    CHECK_EQ(edgellm_quantize_file(r16_path(), again, &p, NULL, &err), EDGELLM_ERR_MISUSE);   /* nothing asked */
+    p.layout = "q4_k_r8";
+    CHECK_EQ(edgellm_quantize_file(r16_path(), again, &p, NULL, &err), EDGELLM_ERR_MISUSE);
+    CHECK(strstr(err.msg, "q4_k_r8") != NULL);
+    CHECK(access(again, F_OK) != 0);
+}
+
+/* Logits of path's model for tok[n] at 1 and 2 threads, as one prefill and token by token:
+ * out[4][n][V]. Also the model's counts of stored / unpacked / repacked matrices. */
+static float *all_logits(const char *path, const int32_t *tok, int n, int V, int counts[3])
+{
+    edgellm_model *m = test_load_model(path);
+    if (!m) return NULL;
+    counts[0] = m->n_stored;
+    counts[1] = m->n_unpacked;
+    counts[2] = m->n_repacked;
+    float *out = malloc(sizeof(float) * 4 * (size_t)n * (size_t)V);
+    for (int k = 0; out && k < 4; k++) {
+        float *l = test_run_logits(m, tok, n, 1 + k % 2, EDGELLM_TYPE_F32, k / 2);
+        if (!l) { free(out); out = NULL; break; }
+        memcpy(out + (size_t)k * n * V, l, sizeof(float) * (size_t)n * (size_t)V);
+        free(l);
+    }
+    edgellm_model_free(m);
+    return out;
+}
+
+/* At the active kernel level: the layout file (mapped with its kernel where the level has
+ * one, else unpacked) against the plain file with the in-place kernels (repacking off). */
+static void compare_at_level(const char *level)
+{
+    enum { N = 9, V = 320 };
+    const int32_t tok[N] = {1, 17, 250, 3, 99, 300, 42, 42, 7};
+    int plain_c[3], c[3];
+    edgellm_kernels_set_repack(false);   /* the reference: plain rows, in-place kernels */
+    float *ref = all_logits(q4km_path(), tok, N, V, plain_c);
+    CHECK(ref != NULL);
+    CHECK_EQ(plain_c[0] + plain_c[1] + plain_c[2], 0);
+    /* repacking off changes nothing for a stored layout: nothing is copied */
+    float *off = all_logits(r16_path(), tok, N, V, c);
+    edgellm_kernels_set_repack(true);
+    float *on = all_logits(r16_path(), tok, N, V, c + 0);
+    CHECK(off != NULL && on != NULL);
+    const bool kernel = edgellm_kernels_layout(EDGELLM_TYPE_Q4_K_R16, 512) != NULL;
+    fprintf(stderr, "  level %s: layout kernel %s; stored %d, unpacked %d, repacked %d\n", level,
+            kernel ? "yes" : "no", c[0], c[1], c[2]);
+    CHECK(kernel ? c[0] >= 8 && c[1] == 0 : c[0] == 0 && c[1] >= 8);
+    CHECK_EQ(c[2], 0);
+    const size_t n = 4 * (size_t)N * V;
+    if (ref && off && on) {
+        CHECK(memcmp(ref, off, n * sizeof(float)) == 0);
+        CHECK(memcmp(ref, on, n * sizeof(float)) == 0);
+        CHECK(stddev(ref, n) > 0.01);   /* real logits, not zeros */
+    }
+    free(ref);
+    free(off);
+    free(on);
+}
+
+static void test_layout_logits_equal_plain(void)
+{
+    compare_at_level(edgellm_kernels_name());
+    /* a level without the layout's kernel: unpacked at load */
+    static const char *const lower[] = {"avx2", "scalar", "neon"};
+    for (size_t i = 0; i < sizeof lower / sizeof lower[0]; i++)
+        if (edgellm_kernels_force(lower[i])) {
+            compare_at_level(lower[i]);
+            CHECK(edgellm_kernels_layout(EDGELLM_TYPE_Q4_K_R16, 512) == NULL);
+            break;
+        }
+    edgellm_kernels_force(NULL);
+}
+
+static void test_requantize_from_layout(void)
+{
+    char a[512], b[512];
+    snprintf(a, sizeof a, "%s/layout_q8_from_plain.gguf", test_tmpdir());
+    snprintf(b, sizeof b, "%s/layout_q8_from_r16.gguf", test_tmpdir());
+    edgellm_quantize_params p = edgellm_quantize_default_params();
+    p.type = "q8_0";
+    p.n_threads = 2;
+    CHECK_OK(edgellm_quantize_file(q4km_path(), a, &p, NULL, &_e));
+    CHECK_OK(edgellm_quantize_file(r16_path(), b, &p, NULL, &_e));
+    CHECK(same_bytes(a, b));
+    /* quantized straight into the layout: the same as quantizing, then relayouting */
+    char c[512], d[512];
+    snprintf(c, sizeof c, "%s/layout_q4k_direct.gguf", test_tmpdir());
+    snprintf(d, sizeof d, "%s/layout_q4k_two_steps.gguf", test_tmpdir());
+    p.type = "q4_k";
+    p.layout = "q4_K_r16";
+    edgellm_quantize_report r;
+    CHECK_OK(edgellm_quantize_file(a, c, &p, &r, &_e));
+    CHECK(r.n_layout >= 8);
+    edgellm_quantize_report_free(&r);
+    p.layout = NULL;
+    char plain[512];
+    snprintf(plain, sizeof plain, "%s/layout_q4k_plain.gguf", test_tmpdir());
+    CHECK_OK(edgellm_quantize_file(a, plain, &p, NULL, &_e));
+    CHECK_OK(relayout(plain, d, "q4_K_r16", NULL));
+    CHECK(same_bytes(c, d));
+}
+
+static void test_hostile_row_count(void)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/layout_bad.gguf", test_tmpdir());
+    static uint8_t data[20 * 144];
+    edgellm_gguf_writer *w = edgellm_gguf_writer_new();
+    const int64_t ne[2] = {256, 20};   /* 20 rows: not a multiple of 16 */
+    CHECK(w && edgellm_gguf_writer_set_str(w, "general.architecture", "llama"));
+    CHECK(edgellm_gguf_writer_add_tensor(w, "blk.0.attn_q.weight", EDGELLM_TYPE_Q4_K_R16, 2, ne, data));
+    CHECK_OK(edgellm_gguf_writer_write(w, path, &_e));
+    edgellm_gguf_writer_free(w);
+    edgellm_gguf *g = NULL;
+    edgellm_error err = {0};
+    CHECK_EQ(edgellm_gguf_open(path, &g, &err), EDGELLM_ERR_FORMAT);
+    CHECK(g == NULL);
+    CHECK(strstr(err.msg, "blk.0.attn_q.weight") && strstr(err.msg, "16-row"));
+}
+
+static void test_membudget_on_mapped_layout(void)
+{
+    if (!edgellm_kernels_layout(EDGELLM_TYPE_Q4_K_R16, 512)) {
+        fprintf(stderr, "  no layout kernel on this CPU: the mapped case does not arise\n");
+    } else {
+        edgellm_model *m = test_load_model(r16_path());
+        edgellm_ctx *c = NULL;
+        edgellm_membudget *b = NULL;
+        edgellm_ctx_params cp = edgellm_ctx_default_params();
+        cp.n_ctx = 32;
+        CHECK(m != NULL);
+        if (m) {
+            CHECK(m->repack_buf == NULL);
+            CHECK_OK(edgellm_ctx_new(m, &cp, &c, &_e));
+            CHECK_OK(edgellm_membudget_attach(c, 64u << 20, &b, &_e));
+            int32_t t = 5;
+            CHECK_OK(edgellm_decode(c, &t, 1, NULL, &_e));
+            edgellm_membudget_detach(b);
+            edgellm_ctx_free(c);
+            edgellm_model_free(m);
+        }
+    }
+    /* unpacked (a level without the kernel): owned memory, refused */
+    if (!edgellm_kernels_force("avx2") && !edgellm_kernels_force("scalar")) return;
+    edgellm_model *m = test_load_model(r16_path());
+    CHECK(m != NULL);
+    if (m) {
+        edgellm_ctx *c = NULL;
+        edgellm_membudget *b = NULL;
+        edgellm_ctx_params cp = edgellm_ctx_default_params();
+        cp.n_ctx = 32;
+        CHECK_OK(edgellm_ctx_new(m, &cp, &c, &_e));
+        edgellm_error err = {0};
+        CHECK_EQ(edgellm_membudget_attach(c, 64u << 20, &b, &err), EDGELLM_ERR_UNSUPPORTED);
+        CHECK(strstr(err.msg, "--layout plain") != NULL);
+        edgellm_ctx_free(c);
+        edgellm_model_free(m);
+    }
+    edgellm_kernels_force(NULL);
+}
+
+int main(void)
+{
+    RUN(test_round_trip_is_byte_identical);
+    RUN(test_layout_logits_equal_plain);
+    RUN(test_requantize_from_layout);
+    RUN(test_hostile_row_count);
+    RUN(test_membudget_on_mapped_layout);
+    return test_summary();
+}
