@@ -187,7 +187,10 @@ static edgellm_status plan(ejob *j)
         const edgellm_type_traits *tr = edgellm_type_get_traits(t->type);
         if (!tr || !tr->to_float)
             return edgellm_fail(j->err, EDGELLM_ERR_UNSUPPORTED, "%s: tensor '%s' has type %s, which edgellm cannot "
-                                "dequantize", j->in, e->hf, edgellm_type_name(t->type));
+                                "dequantize%s", j->in, e->hf, edgellm_type_name(t->type),
+                                t->type == EDGELLM_TYPE_Q4_K_R16 ? " (a stored layout: rewrite the file with "
+                                                                   "'edgellm quantize IN OUT --layout plain' first)"
+                                                                 : "");
         if (t->n_dims > 2)
             return edgellm_fail(j->err, EDGELLM_ERR_UNSUPPORTED, "%s: tensor '%s' has %u dimensions", j->in, e->hf,
                                 t->n_dims);
