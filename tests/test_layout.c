@@ -117,6 +117,22 @@ static void test_round_trip_is_byte_identical(void)
     p.layout = NULL;
     edgellm_error err = {0};
     CHECK_EQ(edgellm_quantize_file(r16_path(), again, &p, NULL, &err), EDGELLM_ERR_MISUSE);   /* nothing asked */
+    p.layout = "q4_K_r16";   /* a type's options without a type: nothing would apply them */
+    p.output_type = EDGELLM_TYPE_Q4_K;
+    CHECK_EQ(edgellm_quantize_file(r16_path(), again, &p, NULL, &err), EDGELLM_ERR_MISUSE);
+    CHECK(strstr(err.msg, "output_type") != NULL);
+    p.output_type = -1;
+    /* --target reads plain rows: a stored layout is refused, by name */
+    edgellm_quantize_target_params tp = edgellm_quantize_target_default_params();
+    static const char text[] = "Once upon a time there was a little dog. It liked to run in the park.";
+    tp.target = "dppl:3%";
+    tp.calib = text;
+    tp.calib_len = sizeof text - 1;
+    tp.quant.n_threads = 1;
+    edgellm_quantize_target_report tr;
+    CHECK_EQ(edgellm_quantize_target(r16_path(), again, &tp, &tr, &err), EDGELLM_ERR_UNSUPPORTED);
+    CHECK(strstr(err.msg, "q4_K_r16") && strstr(err.msg, "blk.0."));
+    edgellm_quantize_target_report_free(&tr);
     p.layout = "q4_k_r8";
     CHECK_EQ(edgellm_quantize_file(r16_path(), again, &p, NULL, &err), EDGELLM_ERR_MISUSE);
     CHECK(strstr(err.msg, "q4_k_r8") != NULL);

@@ -30,6 +30,7 @@
 #include "quantize.h"
 #include "../common/threadpool.h"
 #include "../format/gguf.h"
+#include "../kernels/gemm.h"
 #include "../kernels/repack.h"
 #include "../tensor/quant.h"
 #include "../tensor/types.h"
@@ -156,10 +157,10 @@ enum { LAYOUT_KEEP, LAYOUT_R16, LAYOUT_PLAIN };
 
 /* A weight matrix the q4_K_r16 layout may hold: a 2-D Q4_K tensor of a layer or the
  * output head (never token_embd, whose rows are looked up one at a time), rows a multiple
- * of 16. */
+ * of 16, rows no longer than the layout's kernel takes (EDGELLM_GEMM_R16_MAX_COLS). */
 static bool r16_candidate(const char *name, const edgellm_gguf_tensor *t, int type)
 {
-    return type == EDGELLM_TYPE_Q4_K && t->n_dims == 2 && t->ne[1] % 16 == 0 &&
+    return type == EDGELLM_TYPE_Q4_K && t->n_dims == 2 && t->ne[1] % 16 == 0 && t->ne[0] <= EDGELLM_GEMM_R16_MAX_COLS &&
            (!strncmp(name, "blk.", 4) || !strcmp(name, "output.weight"));
 }
 
@@ -343,7 +344,8 @@ static bool valid_override(int type) { return type < 0 || edgellm_quant_type_wri
 /* A per-tensor type replacing the recipe's (edgellm_quantize_file_types). */
 static void override_choice(edgellm_quant_choice *c, int type, const edgellm_gguf_tensor *t)
 {
-    const edgellm_type_traits *st = edgellm_type_get_traits(t->type);
+    const int src = t->type == EDGELLM_TYPE_Q4_K_R16 ? EDGELLM_TYPE_Q4_K : t->type;   /* the blocks it holds */
+    const edgellm_type_traits *st = edgellm_type_get_traits(src);
     if (type < 0 || !st || !st->to_float || t->n_dims < 2) return;
     if (!c->convert && !strstr(c->note, "kept")) return;   /* copied: not a weight matrix */
     c->wanted = type;
@@ -352,7 +354,7 @@ static void override_choice(edgellm_quant_choice *c, int type, const edgellm_ggu
     if (ty < 0) ty = EDGELLM_TYPE_F32;
     c->type = ty;
     c->fallback = ty != type;
-    c->convert = !(ty == t->type && (ty == EDGELLM_TYPE_F32 || ty == EDGELLM_TYPE_F16 || ty == EDGELLM_TYPE_BF16));
+    c->convert = !(ty == src && (ty == EDGELLM_TYPE_F32 || ty == EDGELLM_TYPE_F16 || ty == EDGELLM_TYPE_BF16));
     if (c->fallback)
         snprintf(c->note, sizeof c->note, "%s does not fit rows of %lld: %s", edgellm_type_name(type),
                  (long long)t->ne[0], edgellm_type_name(ty));
@@ -459,6 +461,10 @@ edgellm_status edgellm_quantize_file_types(const char *in_path, const char *out_
         snprintf(scheme.name, sizeof scheme.name, "kept");
     } else if ((rc = edgellm_quant_scheme_parse(p.type, p.group, p.asym, &scheme, err)) != EDGELLM_OK)
         return rc;
+    if (q.keep_types && (p.output_type >= 0 || p.embd_type >= 0 || p.n_keep || p.imatrix))
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "layout %s without a type changes only the layout: "
+                                                     "output_type, embd_type, keep and imatrix need a type",
+                            p.layout);
     if (!valid_override(p.output_type) || !valid_override(p.embd_type))
         return edgellm_fail(err, EDGELLM_ERR_MISUSE, "--output-type / --embd-type must be a type edgellm "
                                                      "computes with (%s / %s)",
