@@ -658,10 +658,15 @@ int cmd_quantize(int argc, char **argv)
         rc = cli_see_help("quantize");
         goto out;
     }
-    if ((!tf.target == !p.type && !(p.layout && !p.type && !tf.target)) || (tf.target && !tf.calib) ||
+    const bool layout_only = p.layout && !p.type && !tf.target;
+    const bool layout_extra = layout_only && (tf.calib || imatrix_path || keep.n || p.output_type >= 0 ||
+                                              p.embd_type >= 0);
+    if ((!tf.target == !p.type && !layout_only) || layout_extra || (tf.target && !tf.calib) ||
         (!tf.calib && save_imatrix)) {
         fprintf(stderr, "edgellm quantize: %s\n",
-                !tf.target && !p.type ? "--type TYPE, --target SPEC or --layout NAME is required"
+                layout_extra ? "--layout without --type changes only the layout: --calib, --imatrix, --keep, "
+                               "--output-type and --embd-type need --type"
+                : !tf.target && !p.type ? "--type TYPE, --target SPEC or --layout NAME is required"
                 : tf.target && p.type  ? "--type and --target exclude each other"
                 : tf.target            ? "--target needs --calib TEXT"
                                        : "--save-imatrix needs --calib TEXT");

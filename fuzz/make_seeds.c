@@ -2,8 +2,9 @@
  * make_seeds.c — writes the small, valid seed inputs of the fuzz corpora (fuzz/corpus/),
  * so that the committed seeds can be regenerated and explained:
  *   gguf/      tiny llama models (F32, F16, Q8_0, Q4_0, mixed; tied and untied output), a
- *              one-tensor-per-type "zoo", a byte-level BPE vocabulary with merges and
- *              special tokens, a qwen2 model with biases
+ *              one-tensor-per-type "zoo", a stored q4_K_r16 layout matrix (64-byte
+ *              alignment), a byte-level BPE vocabulary with merges and special tokens, a
+ *              qwen2 model with biases
  *   llama2c/   tiny legacy and version-1 checkpoints with their tokenizer.bin, in the
  *              input layout of fuzz_llama2c.c (mode byte, split length)
  * Usage: make_seeds OUT_DIR   (writes the .gguf files into OUT_DIR/gguf and the .bin files into OUT_DIR/llama2c;
@@ -12,6 +13,7 @@
  * 2 heads, 1 KV head, n_ff 16 (64), 1 layer, 16 tokens.
  */
 #include "format/gguf.h"
+#include "kernels/repack.h"
 #include "tokenizer/tokenizer_internal.h"
 #include "tokenizer/unicode.h"
 #include "tensor/types.h"
@@ -40,7 +42,12 @@ static const void *make_data(int type, int64_t ne0, int64_t ne1, float fill, uin
     void *d = malloc(bytes ? bytes : 1);
     const edgellm_type_traits *tr = edgellm_type_get_traits(type);
     if (type == EDGELLM_TYPE_F32) memcpy(d, f, bytes);
-    else tr->from_float_ref(f, d, n);
+    else if (type == EDGELLM_TYPE_Q4_K_R16) {   /* Q4_K blocks in the stored 16-row layout */
+        void *plain = malloc(bytes ? bytes : 1);
+        edgellm_type_get_traits(EDGELLM_TYPE_Q4_K)->from_float_ref(f, plain, n);
+        edgellm_repack_q4_K_r16_pack(d, ne1, ne0, 0, ne1, plain);
+        free(plain);
+    } else tr->from_float_ref(f, d, n);
     free(f);
     keep[n_keep++] = d;
     return d;
@@ -146,6 +153,21 @@ static void zoo(void)
     write_out(w, "gguf", "zoo.gguf");
 }
 
+/* The stored q4_K_r16 layout (quantize --layout): 64-byte alignment, one {256, 16}
+ * Q4_K_R16 matrix after a 32-byte F32 vector, beside the same rows in plain Q4_K. */
+static void layout(void)
+{
+    uint32_t seed = 9;
+    edgellm_gguf_writer *w = edgellm_gguf_writer_new();
+    edgellm_gguf_writer_set_str(w, "general.architecture", "llama");
+    edgellm_gguf_writer_set_str(w, "edgellm.layout", "q4_K_r16");
+    edgellm_gguf_writer_set_alignment(w, 64);
+    add(w, "t.F32", EDGELLM_TYPE_F32, 8, 1, 0, &seed);
+    add(w, "blk.0.attn_q.weight", EDGELLM_TYPE_Q4_K_R16, 256, 16, 0, &seed);
+    add(w, "t.Q4_K", EDGELLM_TYPE_Q4_K, 256, 16, 0, &seed);
+    write_out(w, "gguf", "layout-q4_K_r16.gguf");
+}
+
 /* A byte-level BPE vocabulary (gpt2 model) with merges and special tokens, no tensors. */
 static void bpe_vocab(const char *file, const char *pre)
 {
@@ -249,6 +271,7 @@ int main(int argc, char **argv)
     model("tiny-qwen2-bf16.gguf", "qwen2", EDGELLM_TYPE_BF16, 8, 16, false, EDGELLM_TYPE_F32);
     model("tiny-i4g64.gguf", "llama", EDGELLM_TYPE_I4_G64_SYM, 64, 64, false, EDGELLM_TYPE_F16);
     zoo();
+    layout();
     bpe_vocab("bpe-gpt2.gguf", "gpt-2");
     bpe_vocab("bpe-llama3.gguf", "llama3");
     bpe_vocab("bpe-qwen2.gguf", "qwen2");

@@ -118,7 +118,9 @@ EDGELLM_API edgellm_status edgellm_model_load(const char *path, const edgellm_mo
 /* The same from data[size] (borrowed until _free; 4-byte aligned, else _FORMAT), or from
  * size bytes (0: to the end) at offset (a multiple of 4) of an open fd, mapped (as Android's
  * AAsset_openFileDescriptor64 gives an APK asset; fd may be closed on return). name (may be
- * NULL) is used in messages. */
+ * NULL) is used in messages. Matrices stored in the q4_K_r16 layout are used in place only
+ * when data (or offset) is a multiple of 64 bytes; otherwise they are unpacked into owned
+ * memory at load. */
 EDGELLM_API edgellm_status edgellm_model_load_memory(const void *data, size_t size, const char *name,
                                                      const edgellm_model_params *params, edgellm_model **out,
                                                      edgellm_error *err);

@@ -505,7 +505,10 @@ typedef struct {
                                   load maps them as they are; "plain": stored layouts back
                                   to plain Q4_K (llama.cpp reads the file). With type NULL
                                   every tensor keeps its type and only the layout changes
-                                  (bytes of the blocks unchanged, no requantizing).      */
+                                  (bytes of the blocks unchanged, no requantizing), and
+                                  output_type, embd_type, keep and imatrix are refused
+                                  (EDGELLM_ERR_MISUSE). Note that the default params set
+                                  type "q8_0": set it to NULL for a layout-only rewrite. */
 } edgellm_quantize_params;
 
 EDGELLM_API edgellm_quantize_params edgellm_quantize_default_params(void);

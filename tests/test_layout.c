@@ -10,6 +10,7 @@
 #include "format/gguf.h"
 #include "kernels/dispatch.h"
 #include "model/model.h"
+#include <fcntl.h>
 
 /* A random-weight llama-shape Q4_K_M model: 2 layers, n_embd 512, kv_dim 256, n_ff 768
  * (K-quant rows of 256; 48 and 16-row groups), vocab 320 (not a multiple of 16). */
@@ -116,6 +117,22 @@ static void test_round_trip_is_byte_identical(void)
     p.layout = NULL;
     edgellm_error err = {0};
     CHECK_EQ(edgellm_quantize_file(r16_path(), again, &p, NULL, &err), EDGELLM_ERR_MISUSE);   /* nothing asked */
+    p.layout = "q4_K_r16";   /* a type's options without a type: nothing would apply them */
+    p.output_type = EDGELLM_TYPE_Q4_K;
+    CHECK_EQ(edgellm_quantize_file(r16_path(), again, &p, NULL, &err), EDGELLM_ERR_MISUSE);
+    CHECK(strstr(err.msg, "output_type") != NULL);
+    p.output_type = -1;
+    /* --target reads plain rows: a stored layout is refused, by name */
+    edgellm_quantize_target_params tp = edgellm_quantize_target_default_params();
+    static const char text[] = "Once upon a time there was a little dog. It liked to run in the park.";
+    tp.target = "dppl:3%";
+    tp.calib = text;
+    tp.calib_len = sizeof text - 1;
+    tp.quant.n_threads = 1;
+    edgellm_quantize_target_report tr;
+    CHECK_EQ(edgellm_quantize_target(r16_path(), again, &tp, &tr, &err), EDGELLM_ERR_UNSUPPORTED);
+    CHECK(strstr(err.msg, "q4_K_r16") && strstr(err.msg, "blk.0."));
+    edgellm_quantize_target_report_free(&tr);
     p.layout = "q4_k_r8";
     CHECK_EQ(edgellm_quantize_file(r16_path(), again, &p, NULL, &err), EDGELLM_ERR_MISUSE);
     CHECK(strstr(err.msg, "q4_k_r8") != NULL);
@@ -148,21 +165,22 @@ static void compare_at_level(const char *level)
 {
     enum { N = 9, V = 320 };
     const int32_t tok[N] = {1, 17, 250, 3, 99, 300, 42, 42, 7};
-    int plain_c[3], c[3];
+    int plain_c[3], c[3], c_off[3];
     edgellm_kernels_set_repack(false);   /* the reference: plain rows, in-place kernels */
     float *ref = all_logits(q4km_path(), tok, N, V, plain_c);
     CHECK(ref != NULL);
     CHECK_EQ(plain_c[0] + plain_c[1] + plain_c[2], 0);
     /* repacking off changes nothing for a stored layout: nothing is copied */
-    float *off = all_logits(r16_path(), tok, N, V, c);
+    float *off = all_logits(r16_path(), tok, N, V, c_off);
     edgellm_kernels_set_repack(true);
-    float *on = all_logits(r16_path(), tok, N, V, c + 0);
+    float *on = all_logits(r16_path(), tok, N, V, c);
     CHECK(off != NULL && on != NULL);
     const bool kernel = edgellm_kernels_layout(EDGELLM_TYPE_Q4_K_R16, 512) != NULL;
     fprintf(stderr, "  level %s: layout kernel %s; stored %d, unpacked %d, repacked %d\n", level,
             kernel ? "yes" : "no", c[0], c[1], c[2]);
     CHECK(kernel ? c[0] >= 8 && c[1] == 0 : c[0] == 0 && c[1] >= 8);
     CHECK_EQ(c[2], 0);
+    CHECK(off == NULL || (c_off[0] == c[0] && c_off[1] == c[1] && c_off[2] == 0));
     const size_t n = 4 * (size_t)N * V;
     if (ref && off && on) {
         CHECK(memcmp(ref, off, n * sizeof(float)) == 0);
@@ -233,6 +251,93 @@ static void test_hostile_row_count(void)
     CHECK_EQ(edgellm_gguf_open(path, &g, &err), EDGELLM_ERR_FORMAT);
     CHECK(g == NULL);
     CHECK(strstr(err.msg, "blk.0.attn_q.weight") && strstr(err.msg, "16-row"));
+    /* 3-D, 32 rows in all (a multiple of 16): still not a matrix */
+    w = edgellm_gguf_writer_new();
+    const int64_t ne3[3] = {256, 16, 2};
+    static uint8_t data3[32 * 144];
+    CHECK(w && edgellm_gguf_writer_set_str(w, "general.architecture", "llama"));
+    CHECK(edgellm_gguf_writer_add_tensor(w, "blk.0.attn_q.weight", EDGELLM_TYPE_Q4_K_R16, 3, ne3, data3));
+    CHECK_OK(edgellm_gguf_writer_write(w, path, &_e));
+    edgellm_gguf_writer_free(w);
+    CHECK_EQ(edgellm_gguf_open(path, &g, &err), EDGELLM_ERR_FORMAT);
+    CHECK(g == NULL);
+    CHECK(strstr(err.msg, "3 dimensions") != NULL);
+}
+
+/* The stored matrices at an address that is not 64-byte aligned (a caller's buffer, an fd
+ * region at offset 32): unpacked at load, never handed to the layout kernel; same logits. */
+static void test_misaligned_layout_is_unpacked(void)
+{
+    enum { N = 5, V = 320 };
+    const int32_t tok[N] = {1, 17, 250, 3, 99};
+    size_t size = 0;
+    uint8_t *file = read_file(r16_path(), &size);
+    uint8_t *buf = NULL;
+    CHECK(file != NULL && posix_memalign((void **)&buf, 64, size + 64) == 0);
+    if (!file || !buf) { free(file); free(buf); return; }
+    edgellm_model *ref = test_load_model(r16_path());
+    float *want = ref ? test_run_logits(ref, tok, N, 1, EDGELLM_TYPE_F32, 0) : NULL;
+    CHECK(want != NULL);
+    const bool kernel = edgellm_kernels_layout(EDGELLM_TYPE_Q4_K_R16, 512) != NULL;
+    for (int shift = 0; shift <= 32; shift += 32) {
+        memcpy(buf + shift, file, size);
+        edgellm_model *m = NULL;
+        CHECK_OK(edgellm_model_load_memory(buf + shift, size, "layout-in-memory", NULL, &m, &_e));
+        if (!m) continue;
+        CHECK_EQ(m->n_stored, kernel && shift == 0 ? ref->n_stored : 0);
+        CHECK_EQ(m->n_unpacked, kernel && shift == 0 ? 0 : ref->n_stored + ref->n_unpacked);
+        float *got = test_run_logits(m, tok, N, 1, EDGELLM_TYPE_F32, 0);
+        CHECK(got && want && memcmp(got, want, sizeof(float) * N * V) == 0);
+        free(got);
+        edgellm_model_free(m);
+    }
+    /* an fd region at offset 32: the unpacking reads it with pread */
+    char path[512];
+    snprintf(path, sizeof path, "%s/layout_at_32.bin", test_tmpdir());
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (f) {
+        static const uint8_t zeros[32];
+        CHECK(fwrite(zeros, 1, 32, f) == 32 && fwrite(file, 1, size, f) == size);
+        fclose(f);
+        int fd = open(path, O_RDONLY);
+        edgellm_model *m = NULL;
+        CHECK_OK(edgellm_model_load_fd(fd, 32, size, "layout-at-32", NULL, &m, &_e));
+        if (fd >= 0) close(fd);
+        if (m) {
+            CHECK_EQ(m->n_stored, 0);
+            CHECK(m->n_unpacked >= 8);
+            float *got = test_run_logits(m, tok, N, 1, EDGELLM_TYPE_F32, 0);
+            CHECK(got && want && memcmp(got, want, sizeof(float) * N * V) == 0);
+            free(got);
+            edgellm_model_free(m);
+        }
+    }
+    free(want);
+    edgellm_model_free(ref);
+    free(file);
+    free(buf);
+}
+
+/* --type without --layout keeps a stored layout for the matrices that stay Q4_K. */
+static void test_requantize_keeps_layout(void)
+{
+    char out[512];
+    snprintf(out, sizeof out, "%s/layout_q4km_again.gguf", test_tmpdir());
+    edgellm_quantize_params p = edgellm_quantize_default_params();
+    p.type = "q4_k_m";
+    p.n_threads = 2;
+    edgellm_quantize_report r;
+    CHECK_OK(edgellm_quantize_file(r16_path(), out, &p, &r, &_e));
+    CHECK(r.n_layout >= 8);
+    for (int i = 0; i < r.n_tensors; i++)
+        if (r.tensors[i].src_type == EDGELLM_TYPE_Q4_K_R16)
+            CHECK(r.tensors[i].type != EDGELLM_TYPE_Q4_K);   /* still Q4_K, so still stored */
+    edgellm_quantize_report_free(&r);
+    edgellm_gguf *g = NULL;
+    CHECK_OK(edgellm_gguf_open(out, &g, &_e));
+    if (g) CHECK_EQ(edgellm_gguf_alignment(g), 64);
+    edgellm_gguf_close(g);
 }
 
 static void test_membudget_on_mapped_layout(void)
@@ -250,6 +355,22 @@ static void test_membudget_on_mapped_layout(void)
             CHECK(m->repack_buf == NULL);
             CHECK_OK(edgellm_ctx_new(m, &cp, &c, &_e));
             CHECK_OK(edgellm_membudget_attach(c, 64u << 20, &b, &_e));
+            /* the largest layer: its matrices' bytes in the file (all mapped) */
+            uint64_t want = 0;
+            for (int il = 0; il < 2; il++) {
+                uint64_t sum = 0;
+                char pre[16];
+                snprintf(pre, sizeof pre, "blk.%d.", il);
+                for (int64_t i = 0; i < edgellm_gguf_n_tensors(m->gguf); i++) {
+                    const edgellm_gguf_tensor *gt = edgellm_gguf_tensor_at(m->gguf, i);
+                    if (gt->n_dims == 2 && gt->name.len > strlen(pre) && !memcmp(gt->name.ptr, pre, strlen(pre)))
+                        sum += gt->size_bytes;
+                }
+                want = sum > want ? sum : want;
+            }
+            edgellm_membudget_info info = {.size = sizeof info};
+            if (b) edgellm_membudget_get_info(b, &info);
+            CHECK_EQ(info.layer_bytes_max, want);
             int32_t t = 5;
             CHECK_OK(edgellm_decode(c, &t, 1, NULL, &_e));
             edgellm_membudget_detach(b);
@@ -283,5 +404,7 @@ int main(void)
     RUN(test_requantize_from_layout);
     RUN(test_hostile_row_count);
     RUN(test_membudget_on_mapped_layout);
+    RUN(test_misaligned_layout_is_unpacked);
+    RUN(test_requantize_keeps_layout);
     return test_summary();
 }

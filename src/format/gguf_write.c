@@ -251,7 +251,7 @@ bool edgellm_gguf_writer_copy_kv(edgellm_gguf_writer *w, const edgellm_gguf *src
         bool ok = true;
         edgellm_gguf_vtype t = edgellm_gguf_kv_type(src, i);
         if (!strcmp(key, "general.alignment")) {
-            /* the writer always uses the default alignment; a stale value would lie */
+            /* the writer records its own alignment (set_alignment); a stale value would lie */
         } else if (t == EDGELLM_GGUF_STRING) {
             edgellm_str s = {0};
             ok = edgellm_gguf_get_str(src, key, &s);

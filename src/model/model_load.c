@@ -350,8 +350,9 @@ edgellm_model_params edgellm_model_default_params(void)
  *
  * Matrices stored in a layout (EDGELLM_TYPE_Q4_K_R16) are used where they are mapped when
  * the active kernel level has that layout (edgellm_kernels_layout; EDGELLM_REPACK does not
- * apply: nothing is copied); otherwise they go the other way: read whole (pread, or in
- * place), unpacked into plain Q4_K rows in the owned buffer, for the in-place kernels. */
+ * apply: nothing is copied); otherwise they go the other way: read one 16-row group at a
+ * time (pread, or in place), unpacked into plain Q4_K rows in the owned buffer, for the
+ * in-place kernels. */
 #define SOURCE_ROWS 64
 typedef struct {
     edgellm_tensor **ws;         /* [n]; NULL: not repacked                        */
@@ -360,14 +361,28 @@ typedef struct {
     size_t *off;                 /* [n] offsets in buf                             */
     int n;
     uint8_t *buf;
-    size_t bounce;               /* bytes of SOURCE_ROWS rows of the widest matrix,
-                                    or of the largest stored matrix to unpack       */
+    size_t bounce;               /* bytes of SOURCE_ROWS rows of the widest matrix
+                                    (a stored matrix to unpack: of one 16-row group) */
     int fd;                      /* < 0: read the views in place                    */
     const uint8_t *section;      /* the data section in the mapping                 */
     uint64_t section_pos;        /* and in the file                                 */
     atomic_int next;             /* next matrix to take                             */
     atomic_int fail;             /* 0, an errno, or -1 (file shorter than expected) */
 } repack_job;
+
+/* len bytes at file position pos into dst; false (j->fail set) on an error or a short file. */
+static bool pread_full(repack_job *j, uint8_t *dst, size_t len, uint64_t pos)
+{
+    for (size_t got = 0; got < len;) {
+        const ssize_t g = pread(j->fd, dst + got, len - got, (off_t)(pos + got));
+        if (g <= 0) {
+            atomic_store(&j->fail, g < 0 ? (errno ? errno : EIO) : -1);
+            return false;
+        }
+        got += (size_t)g;
+    }
+    return true;
+}
 
 /* Threads take matrices in turn; each packs its matrix SOURCE_ROWS rows at a time. */
 static void repack_task(void *arg, int ith, int nth)
@@ -383,24 +398,29 @@ static void repack_task(void *arg, int ith, int nth)
     for (int k; (k = atomic_fetch_add(&j->next, 1)) < j->n && !atomic_load(&j->fail);) {
         const edgellm_tensor *w = j->ws[k];
         if (!w) continue;
-        if (j->unpack[k]) {            /* the whole stored matrix, then its rows */
-            const uint8_t *from = w->data;
-            const size_t len = (size_t)w->ne1 * w->row_bytes;
-            if (j->fd >= 0) {
-                const uint64_t pos = j->section_pos + (uint64_t)(from - j->section);
-                for (size_t got = 0; got < len;) {
-                    const ssize_t g = pread(j->fd, rows + got, len - got, (off_t)(pos + got));
-                    if (g <= 0) {
-                        atomic_store(&j->fail, g < 0 ? (errno ? errno : EIO) : -1);
-                        free(rows);
-                        return;
-                    }
-                    got += (size_t)g;
-                }
-                from = rows;
+        if (j->unpack[k]) {
+            const edgellm_repack *rp = j->rp[k];
+            uint8_t *out = j->buf + j->off[k];
+            if (j->fd < 0) {           /* in place: the rows straight from the stored bytes */
+                for (int64_t r = 0; r < w->ne1; r++)
+                    rp->unpack_row(w->data, w->ne1, w->ne0, r, out + (size_t)r * w->row_bytes);
+                continue;
             }
-            for (int64_t r = 0; r < w->ne1; r++)
-                j->rp[k]->unpack_row(from, w->ne1, w->ne0, r, j->buf + j->off[k] + (size_t)r * w->row_bytes);
+            /* from the file, one 16-row group at a time into the bounce buffer: its part of
+             * each plane (the planes hold the groups in order), read as the layout of a
+             * 16-row matrix (first plane, then second), then its rows */
+            const size_t p1 = rp->plane2(16, w->ne0), p2 = rp->size(16, w->ne0) - p1;
+            const uint64_t pos = j->section_pos + (uint64_t)((const uint8_t *)w->data - j->section);
+            const uint64_t second = pos + rp->plane2(w->ne1, w->ne0);
+            for (int64_t g = 0; g < w->ne1 / 16; g++) {
+                if (!pread_full(j, rows, p1, pos + (uint64_t)g * p1) ||
+                    !pread_full(j, rows + p1, p2, second + (uint64_t)g * p2)) {
+                    free(rows);
+                    return;
+                }
+                for (int64_t r = 0; r < 16; r++)
+                    rp->unpack_row(rows, 16, w->ne0, r, out + (size_t)(16 * g + r) * w->row_bytes);
+            }
             continue;
         }
         for (int64_t r0 = 0; r0 < w->ne1; r0 += SOURCE_ROWS) {
@@ -466,7 +486,7 @@ static edgellm_status repack_weights(loader *L, const char *path, int fd, uint64
             j.unpack[k] = true;
             j.off[k] = total;
             total += (sz + 63) / 64 * 64;
-            j.bounce = EDGELLM_MAX(j.bounce, sz);
+            j.bounce = EDGELLM_MAX(j.bounce, 16 * w->row_bytes);   /* one 16-row group */
             continue;
         }
         const edgellm_repack *r = w->data ? edgellm_kernels_repack(w->type, w->ne0) : NULL;

@@ -19,10 +19,11 @@
  *      the result again and accumulates the error. Memory: the input mapping (page
  *      cache), one chunk buffer and 2 rows of floats per thread — never the whole model.
  *   4. the writer renames its temporary file into place only after everything succeeded.
- * Stored layouts (params.layout, kernels/repack.h): a Q4_K matrix written as Q4_K_R16 is
- * produced whole (its rows quantized, or copied, into one tensor-sized buffer) and then
- * packed, so such a tensor costs two buffers of its size; a Q4_K_R16 source is unpacked
- * into plain rows first. Changing only the layout leaves the blocks' bytes as they are.
+ * Stored layouts (params.layout, kernels/repack.h): a Q4_K matrix quantized into Q4_K_R16
+ * is produced whole (its rows quantized into one tensor-sized buffer), then packed to the
+ * writer 16 rows at a time; a Q4_K_R16 source to convert is unpacked into a tensor-sized
+ * buffer of plain rows first. Changing only the layout (no conversion) packs or unpacks 16
+ * rows at a time through the chunk buffer, and leaves the blocks' bytes as they are.
  * The bytes written depend only on the input and the options, never on the thread count
  * (each row is converted by the same code whichever thread runs it); the error statistics
  * are summed per thread, so their last digits may.
@@ -30,6 +31,7 @@
 #include "quantize.h"
 #include "../common/threadpool.h"
 #include "../format/gguf.h"
+#include "../kernels/gemm.h"
 #include "../kernels/repack.h"
 #include "../tensor/quant.h"
 #include "../tensor/types.h"
@@ -156,10 +158,10 @@ enum { LAYOUT_KEEP, LAYOUT_R16, LAYOUT_PLAIN };
 
 /* A weight matrix the q4_K_r16 layout may hold: a 2-D Q4_K tensor of a layer or the
  * output head (never token_embd, whose rows are looked up one at a time), rows a multiple
- * of 16. */
+ * of 16, rows no longer than the layout's kernel takes (EDGELLM_GEMM_R16_MAX_COLS). */
 static bool r16_candidate(const char *name, const edgellm_gguf_tensor *t, int type)
 {
-    return type == EDGELLM_TYPE_Q4_K && t->n_dims == 2 && t->ne[1] % 16 == 0 &&
+    return type == EDGELLM_TYPE_Q4_K && t->n_dims == 2 && t->ne[1] % 16 == 0 && t->ne[0] <= EDGELLM_GEMM_R16_MAX_COLS &&
            (!strncmp(name, "blk.", 4) || !strcmp(name, "output.weight"));
 }
 
@@ -171,6 +173,38 @@ static uint8_t *unpack_r16(const edgellm_gguf_tensor *t)
     for (int64_t r = 0; out && r < t->ne[1]; r++)
         edgellm_repack_q4_K_r16_unpack_row(t->data, t->ne[1], t->ne[0], r, out + (size_t)r * rb);
     return out;
+}
+
+/* rows x cols plain Q4_K rows (rows a multiple of 16) to the sink in the q4_K_r16 layout,
+ * one 16-row group at a time through tmp (16 rows' bytes): a group packed as a 16-row
+ * matrix is its part of the first plane followed by its part of the second, and each plane
+ * holds the groups in order (kernels/repack.h), so one pass over the groups writes the
+ * first plane and a second pass the second. */
+static bool put_r16(edgellm_gguf_sink *sink, const uint8_t *plain, int64_t rows, int64_t cols, uint8_t *tmp)
+{
+    const size_t rb = edgellm_type_row_size(EDGELLM_TYPE_Q4_K, cols);
+    const size_t p1 = edgellm_repack_q4_K_r16_plane2(16, cols), all = edgellm_repack_q4_K_r16_size(16, cols);
+    for (int plane = 0; plane < 2; plane++)
+        for (int64_t g = 0; g < rows / 16; g++) {
+            edgellm_repack_q4_K_r16_pack(tmp, 16, cols, 0, 16, plain + (size_t)g * 16 * rb);
+            if (!edgellm_gguf_sink_put(sink, plane ? tmp + p1 : tmp, plane ? all - p1 : p1)) return false;
+        }
+    return true;
+}
+
+/* A stored q4_K_r16 tensor's plain Q4_K rows to the sink, through tmp (n_tmp bytes, at
+ * least one row). */
+static bool put_plain(edgellm_gguf_sink *sink, const edgellm_gguf_tensor *t, uint8_t *tmp, size_t n_tmp)
+{
+    const size_t rb = edgellm_type_row_size(EDGELLM_TYPE_Q4_K, t->ne[0]);
+    const int64_t per = (int64_t)EDGELLM_MAX((size_t)1, n_tmp / (rb ? rb : 1));
+    for (int64_t r0 = 0; r0 < t->ne[1]; r0 += per) {
+        const int64_t r1 = EDGELLM_MIN(r0 + per, t->ne[1]);
+        for (int64_t r = r0; r < r1; r++)
+            edgellm_repack_q4_K_r16_unpack_row(t->data, t->ne[1], t->ne[0], r, tmp + (size_t)(r - r0) * rb);
+        if (!edgellm_gguf_sink_put(sink, tmp, (size_t)(r1 - r0) * rb)) return false;
+    }
+    return true;
 }
 
 typedef struct {
@@ -218,11 +252,8 @@ static edgellm_status produce_tensor(void *user, uint64_t tag, edgellm_gguf_sink
     edgellm_status rc;
     const bool in16 = q->in_r16[tag], out16 = q->out_r16[tag];
     if (!c->convert && in16 != out16) {   /* the same blocks in the other layout */
-        uint8_t *b = in16 ? unpack_r16(t) : edgellm_malloc(t->size_bytes ? (size_t)t->size_bytes : 1);
-        if (!b) return edgellm_fail_nomem(err, rt->name);
-        if (!in16) edgellm_repack_q4_K_r16_pack(b, t->ne[1], t->ne[0], 0, t->ne[1], t->data);
-        const bool put = edgellm_gguf_sink_put(sink, b, (size_t)t->size_bytes);
-        edgellm_free(b);
+        const bool put = in16 ? put_plain(sink, t, q->buf, q->buf_bytes)
+                              : put_r16(sink, t->data, t->ne[1], t->ne[0], q->buf);
         if (!put) return edgellm_fail(err, EDGELLM_ERR_IO, "%s: writing tensor %s failed", q->in_path, rt->name);
         q->done_elems += t->n_elements;
         return report_progress(q, rt->name, err);
@@ -252,16 +283,8 @@ static edgellm_status produce_tensor(void *user, uint64_t tag, edgellm_gguf_sink
         return edgellm_fail_nomem(err, rt->name);
     }
     rc = produce_rows(q, t, c, rt, sink, plain_in ? plain_in : t->data, src_type, whole, err);
-    if (rc == EDGELLM_OK && out16) {
-        uint8_t *packed = edgellm_malloc((size_t)rows * dst_row);
-        if (!packed) rc = edgellm_fail_nomem(err, rt->name);
-        else {
-            edgellm_repack_q4_K_r16_pack(packed, rows, ne0, 0, rows, whole);
-            if (!edgellm_gguf_sink_put(sink, packed, (size_t)rows * dst_row))
-                rc = edgellm_fail(err, EDGELLM_ERR_IO, "%s: writing tensor %s failed", q->in_path, rt->name);
-            edgellm_free(packed);
-        }
-    }
+    if (rc == EDGELLM_OK && out16 && !put_r16(sink, whole, rows, ne0, q->buf))   /* q->buf is free now */
+        rc = edgellm_fail(err, EDGELLM_ERR_IO, "%s: writing tensor %s failed", q->in_path, rt->name);
     edgellm_free(whole);
     edgellm_free(plain_in);
     return rc;
@@ -343,7 +366,8 @@ static bool valid_override(int type) { return type < 0 || edgellm_quant_type_wri
 /* A per-tensor type replacing the recipe's (edgellm_quantize_file_types). */
 static void override_choice(edgellm_quant_choice *c, int type, const edgellm_gguf_tensor *t)
 {
-    const edgellm_type_traits *st = edgellm_type_get_traits(t->type);
+    const int src = t->type == EDGELLM_TYPE_Q4_K_R16 ? EDGELLM_TYPE_Q4_K : t->type;   /* the blocks it holds */
+    const edgellm_type_traits *st = edgellm_type_get_traits(src);
     if (type < 0 || !st || !st->to_float || t->n_dims < 2) return;
     if (!c->convert && !strstr(c->note, "kept")) return;   /* copied: not a weight matrix */
     c->wanted = type;
@@ -352,7 +376,7 @@ static void override_choice(edgellm_quant_choice *c, int type, const edgellm_ggu
     if (ty < 0) ty = EDGELLM_TYPE_F32;
     c->type = ty;
     c->fallback = ty != type;
-    c->convert = !(ty == t->type && (ty == EDGELLM_TYPE_F32 || ty == EDGELLM_TYPE_F16 || ty == EDGELLM_TYPE_BF16));
+    c->convert = !(ty == src && (ty == EDGELLM_TYPE_F32 || ty == EDGELLM_TYPE_F16 || ty == EDGELLM_TYPE_BF16));
     if (c->fallback)
         snprintf(c->note, sizeof c->note, "%s does not fit rows of %lld: %s", edgellm_type_name(type),
                  (long long)t->ne[0], edgellm_type_name(ty));
@@ -459,6 +483,10 @@ edgellm_status edgellm_quantize_file_types(const char *in_path, const char *out_
         snprintf(scheme.name, sizeof scheme.name, "kept");
     } else if ((rc = edgellm_quant_scheme_parse(p.type, p.group, p.asym, &scheme, err)) != EDGELLM_OK)
         return rc;
+    if (q.keep_types && (p.output_type >= 0 || p.embd_type >= 0 || p.n_keep || p.imatrix))
+        return edgellm_fail(err, EDGELLM_ERR_MISUSE, "layout %s without a type changes only the layout: "
+                                                     "output_type, embd_type, keep and imatrix need a type",
+                            p.layout);
     if (!valid_override(p.output_type) || !valid_override(p.embd_type))
         return edgellm_fail(err, EDGELLM_ERR_MISUSE, "--output-type / --embd-type must be a type edgellm "
                                                      "computes with (%s / %s)",
@@ -514,6 +542,9 @@ edgellm_status edgellm_quantize_file_types(const char *in_path, const char *out_
     for (int i = 0; i < rep->n_tensors; i++)
         if (q.choice[i].convert)
             q.buf_bytes = EDGELLM_MAX(q.buf_bytes, edgellm_type_row_size(q.choice[i].type, rep->tensors[i].ne[0]));
+    for (int i = 0; i < rep->n_tensors; i++)   /* a stored layout goes through it 16 rows at a time */
+        if (q.in_r16[i] || q.out_r16[i])
+            q.buf_bytes = EDGELLM_MAX(q.buf_bytes, 16 * edgellm_type_row_size(EDGELLM_TYPE_Q4_K, rep->tensors[i].ne[0]));
     size_t n_scratch;
     if (!edgellm_mul_size((size_t)q.n_threads * 2, max_ne0 ? max_ne0 : 1, &n_scratch) ||
         !(q.buf = edgellm_malloc(q.buf_bytes)) || !(q.scratch = edgellm_malloc(n_scratch * sizeof(float))) ||

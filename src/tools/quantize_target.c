@@ -597,6 +597,14 @@ edgellm_status edgellm_quantize_target(const char *in_path, const char *out_path
     edgellm_model_params mp = edgellm_model_default_params();
     mp.n_threads = s.n_threads;
     if ((rc = edgellm_model_load(in_path, &mp, &s.m, err)) != EDGELLM_OK) goto done;
+    for (int64_t i = 0; i < edgellm_gguf_n_tensors(s.m->gguf); i++) {   /* the scan reads plain rows */
+        const edgellm_gguf_tensor *t = edgellm_gguf_tensor_at(s.m->gguf, i);
+        if (t->type != EDGELLM_TYPE_Q4_K_R16) continue;
+        rc = edgellm_fail(err, EDGELLM_ERR_UNSUPPORTED, "%s: tensor '%.*s' is stored in the q4_K_r16 layout; "
+                          "--target reads plain rows: rewrite the file with --layout plain first", in_path,
+                          (int)EDGELLM_MIN(t->name.len, (uint64_t)96), t->name.ptr);
+        goto done;
+    }
     if ((rc = edgellm_threadpool_new(s.n_threads, &s.pool, err)) != EDGELLM_OK) goto done;
     s.ev = edgellm_eval_default_params();
     s.ev.n_ctx = p.n_ctx;
