@@ -107,6 +107,9 @@ static void print_md_footer(const char *path, const edgellm_bench_report *r)
         if (r->n_repacked > 0 && n > 0 && (size_t)n < sizeof per_gb)
             n += snprintf(per_gb + n, sizeof per_gb - (size_t)n, "; %d matrices repacked: %.1f ms of the first load",
                           r->n_repacked, r->repack_ms);
+        if (r->n_stored > 0 && n > 0 && (size_t)n < sizeof per_gb)
+            n += snprintf(per_gb + n, sizeof per_gb - (size_t)n, "; %d matrices in the file's q4_K_r16 layout",
+                          r->n_stored);
         if (n > 0 && (size_t)n < sizeof per_gb - 1) strcat(per_gb, ")");
     }
     printf("\n%s: load %.1f ms (%s), warm %.1f ms%s; peak RSS %.1f MiB; weights read per token %.1f MiB; "
@@ -184,8 +187,8 @@ static void print_json(const char *path, const char *cpu, const char *when, cons
         for (int k = 0; k < x->n_reps && k < 32; k++) printf("%s%.6f", k ? ", " : "", x->samples_ts[k]);
         double t = ttft_for(r, x);
         printf("],\n    \"load_ms\": %.3f,\n    \"load_warm_ms\": %.3f,\n    \"load_cold\": %s,\n"
-               "    \"n_repacked\": %d,\n    \"repack_ms\": %.3f,\n    \"ttft_ms\": ",
-               r->load_ms, r->load_warm_ms, r->load_cold ? "true" : "false", r->n_repacked, r->repack_ms);
+               "    \"n_repacked\": %d,\n    \"repack_ms\": %.3f,\n    \"n_stored\": %d,\n    \"ttft_ms\": ",
+               r->load_ms, r->load_warm_ms, r->load_cold ? "true" : "false", r->n_repacked, r->repack_ms, r->n_stored);
         if (t > 0) printf("%.3f", t);
         else printf("null");
         printf(",\n    \"peak_rss_bytes\": %llu,\n    \"bytes_per_token\": %llu,\n    \"bw_gbps\": %.3f,\n"

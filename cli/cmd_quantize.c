@@ -776,8 +776,11 @@ int cmd_quantize(int argc, char **argv)
     if (r.scheme_edgellm && r.edgellm_only && edgellm_plan_model_from_gguf(pos[1], &written, NULL) == EDGELLM_OK &&
         strcasecmp(written.file_label, r.scheme) != 0)
         snprintf(held, sizeof held, "; no row fit it: the group-wise tensors are %s", written.file_label);
-    fprintf(stderr, "edgellm quantize: wrote %s (%s%s%s%s%s)\n", pos[1], r.scheme, r.edgellm_only ? ", edgellm-only" : "",
-            none_took ? ": no tensor fit it, all fell back to standard types" : "", held,
+    char lay[96] = "";
+    if (r.n_layout > 0)
+        snprintf(lay, sizeof lay, ", %d matrices in the q4_K_r16 layout: an edgellm-only file", r.n_layout);
+    fprintf(stderr, "edgellm quantize: wrote %s (%s%s%s%s%s%s)\n", pos[1], r.scheme, r.edgellm_only ? ", edgellm-only" : "",
+            lay, none_took ? ": no tensor fit it, all fell back to standard types" : "", held,
             rc ? "; the report could not be written" : "");
     edgellm_quantize_report_free(&r);
 out:

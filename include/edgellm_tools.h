@@ -822,6 +822,8 @@ typedef struct {
     int      n_repacked;       /* weight matrices the loader repacked into a load-time
                                   layout (0: all in the file's layout)                    */
     double   repack_ms;        /* the first load's time spent repacking (part of load_ms)  */
+    int      n_stored;         /* matrices in a stored layout read where they are mapped
+                                  (`quantize --layout`; no load-time pass)                */
 } edgellm_bench_report;
 
 EDGELLM_API edgellm_bench_params edgellm_bench_default_params(void);

@@ -397,6 +397,43 @@ static void test_membudget_on_mapped_layout(void)
     edgellm_kernels_force(NULL);
 }
 
+/* info --check reads a stored matrix's rows: a NaN scale (d) of row 21 of a layout tensor
+ * is found at that row (head plane: group 1, super-block 0, bytes 2·5 .. 2·5+1). */
+static void test_check_finds_nan_in_layout(void)
+{
+    edgellm_check_report r;
+    CHECK_OK(edgellm_check_file(r16_path(), &r, &_e));
+    CHECK_EQ(r.found, 0);
+    CHECK_EQ(r.n_tensors_skipped, 0);
+    edgellm_gguf *g = NULL;
+    CHECK_OK(edgellm_gguf_open(r16_path(), &g, &_e));
+    if (!g) return;
+    const edgellm_gguf_tensor *t = NULL;
+    for (int64_t i = 0; i < edgellm_gguf_n_tensors(g) && !t; i++)
+        if (edgellm_gguf_tensor_at(g, i)->type == EDGELLM_TYPE_Q4_K_R16) t = edgellm_gguf_tensor_at(g, i);
+    CHECK(t != NULL);
+    const uint64_t pos = t ? edgellm_gguf_data_offset(g) + t->offset : 0;
+    const int64_t ne0 = t ? t->ne[0] : 0, rows = t ? t->ne[1] : 0;
+    edgellm_gguf_close(g);
+    if (!t || rows < 32) return;
+    size_t n = 0;
+    uint8_t *bytes = read_file(r16_path(), &n);
+    CHECK(bytes != NULL);
+    if (!bytes) return;
+    const size_t nb = (size_t)(ne0 / 256);
+    const size_t head = (size_t)pos + edgellm_repack_q4_K_r16_plane2(rows, ne0) + 1 * nb * 256 + 2 * 5;
+    bytes[head] = 0x00;
+    bytes[head + 1] = 0x7e;   /* F16 NaN */
+    char bad[512];
+    snprintf(bad, sizeof bad, "%s/layout_nan.gguf", test_tmpdir());
+    CHECK_EQ(write_file(bad, bytes, n), 0);
+    free(bytes);
+    edgellm_error err = {0};
+    CHECK_EQ(edgellm_check_file(bad, &r, &err), EDGELLM_ERR_NUMERIC);
+    CHECK_EQ(r.found, 1);
+    CHECK_EQ(r.row, 21);
+}
+
 int main(void)
 {
     RUN(test_round_trip_is_byte_identical);
@@ -406,5 +443,6 @@ int main(void)
     RUN(test_membudget_on_mapped_layout);
     RUN(test_misaligned_layout_is_unpacked);
     RUN(test_requantize_keeps_layout);
+    RUN(test_check_finds_nan_in_layout);
     return test_summary();
 }

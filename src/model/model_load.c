@@ -299,8 +299,11 @@ static edgellm_status bind_tensors(loader *L)
     view_of(te, &m->token_embd);
     if (!edgellm_kernels_to_float(te->type))
         return edgellm_fail(L->err, EDGELLM_ERR_UNSUPPORTED,
-                            "%s: tensor 'token_embd.weight' has type %s, which edgellm cannot convert yet", L->path,
-                            edgellm_type_name(te->type));
+                            "%s: tensor 'token_embd.weight' has type %s, which edgellm cannot convert yet%s", L->path,
+                            edgellm_type_name(te->type),
+                            te->type == EDGELLM_TYPE_Q4_K_R16 ? " (a stored layout, for weight matrices only: rewrite "
+                                                                "the file with 'edgellm quantize IN OUT --layout plain')"
+                                                              : "");
 
     if ((rc = bind_vector(L, "output_norm.weight", hp->n_embd, false, &m->output_norm))) return rc;
     bool have_output;

@@ -21,7 +21,10 @@ int edgellm_kernels_describe(char *buf, size_t size)
     char rp[96], lay[128] = "";
     if (strncmp(edgellm_kernels_repack_describe(rp, sizeof rp), "none", 4))
         snprintf(lay, sizeof lay, "; load-time repack: %s", rp);
-    return snprintf(buf, size, "%s%s%s%s", level, avx512 && edgellm_cpu_get_features()->gfni ? " + gfni" : "", pf, lay);
+    /* a file's stored layout (quantize --layout) read as mapped; elsewhere it is unpacked at load */
+    const char *stored = edgellm_kernels_layout(EDGELLM_TYPE_Q4_K_R16, 256) ? "; stored q4_K_r16 read as mapped" : "";
+    return snprintf(buf, size, "%s%s%s%s%s", level, avx512 && edgellm_cpu_get_features()->gfni ? " + gfni" : "", pf,
+                    lay, stored);
 }
 
 int edgellm_arch_supported(const char *arch)

@@ -496,6 +496,7 @@ edgellm_status edgellm_bench(const char *path, const edgellm_bench_params *pp, e
     r->load_cold = resident >= 0 && resident < 0.10;
     r->n_repacked = m->n_repacked;
     r->repack_ms = m->repack_ms;
+    r->n_stored = m->n_stored;
     double warm = 0;
     for (int i = 0; i < WARM_LOADS; i++) {
         edgellm_model_free(m);

@@ -21,9 +21,11 @@
  */
 #include "edgellm_tools.h"
 #include "../format/gguf.h"
+#include "../kernels/repack.h"
 #include "../tensor/types.h"
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #define EDGELLM_CHECK_CHUNK 65536   /* elements dequantized per step */
 
@@ -55,6 +57,27 @@ static bool scan_tensor(const edgellm_gguf_tensor *t, int64_t ti, float *buf, ed
     }
     if (t->type == EDGELLM_TYPE_I8 || t->type == EDGELLM_TYPE_I16 || t->type == EDGELLM_TYPE_I32 ||
         t->type == EDGELLM_TYPE_I64) {
+        r->n_tensors_checked++;
+        r->n_values += t->n_elements;
+        return false;
+    }
+    if (t->type == EDGELLM_TYPE_Q4_K_R16) {   /* a stored layout: its Q4_K rows, one at a time */
+        const int64_t rows = t->ne[1], ne0 = t->ne[0];
+        const size_t rb = edgellm_type_row_size(EDGELLM_TYPE_Q4_K, ne0);
+        uint8_t *row = malloc(rb ? rb : 1);
+        float *f = malloc((size_t)(ne0 ? ne0 : 1) * sizeof *f);
+        bool bad = false;
+        for (int64_t k = 0; row && f && k < rows && !bad; k++) {
+            edgellm_repack_q4_K_r16_unpack_row(t->data, rows, ne0, k, row);
+            edgellm_type_get_traits(EDGELLM_TYPE_Q4_K)->to_float(row, f, ne0);
+            for (int64_t i = 0; i < ne0 && !bad; i++)
+                if (!isfinite(f[i])) { fill_bad(r, t, ti, (uint64_t)(k * ne0 + i), f[i]); bad = true; }
+        }
+        const bool nomem = !row || !f;
+        free(row);
+        free(f);
+        if (bad) return true;
+        if (nomem) { r->n_tensors_skipped++; return false; }
         r->n_tensors_checked++;
         r->n_values += t->n_elements;
         return false;
