@@ -74,6 +74,11 @@ double edgellm_time_ms(void);
  * Touched, such a page is resident whole; with the kernel's THP defrag=madvise a first
  * touch may compact memory first (a stall: not for latency-critical paths, see kv_cache.c). */
 void edgellm_hint_huge_pages(void *p, size_t n);
+/* The opposite for the pages of [p, p+n) (rounded out to whole pages; madvise
+ * MADV_NOHUGEPAGE): no 2 MiB mapping may then cover any of them, so touching a neighbour
+ * does not make them resident (the mapping's pages of weights the loader copied elsewhere).
+ * A hint: nothing fails. */
+void edgellm_hint_no_huge_pages(const void *p, size_t n);
 
 /* Physical core count (falls back to logical CPUs), at most the CPUs this process may run
  * on (its affinity mask: taskset, container cpusets): the default thread count. */

@@ -76,6 +76,18 @@ int edgellm_n_physical_cores(void)
     return seen > 0 && seen <= n ? seen : n;
 }
 
+void edgellm_hint_no_huge_pages(const void *p, size_t n)
+{
+#if defined(__linux__) && defined(MADV_NOHUGEPAGE)
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    const uintptr_t a = (uintptr_t)p & ~(page - 1), e = ((uintptr_t)p + n + page - 1) & ~(page - 1);
+    if (p && n && e > a) (void)madvise((void *)a, (size_t)(e - a), MADV_NOHUGEPAGE);
+#else
+    (void)p;
+    (void)n;
+#endif
+}
+
 void edgellm_hint_huge_pages(void *p, size_t n)
 {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)

@@ -537,7 +537,10 @@ static edgellm_status repack_weights(loader *L, const char *path, int fd, uint64
                                            fail < 0 ? "end of file" : strerror(fail));
         goto out;
     }
-    for (int k = 0; k < j.n; k++)
+    for (int k = 0; k < j.n; k++) {
+        /* the mapping's pages of a copied matrix: never read again, so kept out of any
+         * 2 MiB mapping a neighbour's first touch would make resident whole */
+        if (j.ws[k] && j.fd >= 0) edgellm_hint_no_huge_pages(j.ws[k]->data, (size_t)j.ws[k]->ne1 * j.ws[k]->row_bytes);
         if (j.ws[k] && j.unpack[k]) {
             j.ws[k]->data = j.buf + j.off[k];
             m->n_unpacked++;
@@ -546,6 +549,7 @@ static edgellm_status repack_weights(loader *L, const char *path, int fd, uint64
             j.ws[k]->repack = j.rp[k];
             m->n_repacked++;
         }
+    }
     m->repack_ms = edgellm_time_ms() - t0;
 out:
     if (path && j.fd >= 0) close(j.fd);
