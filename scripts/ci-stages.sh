@@ -149,7 +149,7 @@ if [[ "$skip" == *" arm "* ]]; then skipped arm "SKIP_STAGES"
 elif [ ! -x scripts/test-arm.sh ] && [ ! -f scripts/test-arm.sh ]; then skipped arm "scripts/test-arm.sh not found"
 else
     # the kernel, quantization and forward-pass tests: what differs on ARM (NEON/dotprod)
-    EDGELLM_SHARED_DIR="$shared" sh scripts/test-arm.sh -R "${ARM_TESTS:-kernels|gemm|kv_|quant\$|forward|fp16|threadpool|gguf_read}" \
+    EDGELLM_SHARED_DIR="$shared" sh scripts/test-arm.sh -R "${ARM_TESTS:-kernels|gemm|kv_|quant\$|forward|fp16|threadpool|gguf_read|layout}" \
         >"$logs/arm.log" 2>&1
     read -r p f < <(ctest_counts "$logs/arm.log")
     if [ "$f" -ne 0 ]; then failed_tests "$logs/arm.log"; fi
