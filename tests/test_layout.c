@@ -262,6 +262,18 @@ static void test_hostile_row_count(void)
     CHECK_EQ(edgellm_gguf_open(path, &g, &err), EDGELLM_ERR_FORMAT);
     CHECK(g == NULL);
     CHECK(strstr(err.msg, "3 dimensions") != NULL);
+    /* 0 rows of 2^34 columns (a multiple of 16 rows, no bytes): a valid empty tensor, and
+     * info --check must not size anything by its row length (a fuzzer found that; under
+     * ASan such an allocation is an out-of-memory abort) */
+    w = edgellm_gguf_writer_new();
+    const int64_t ne0[2] = {(int64_t)1 << 34, 0};
+    CHECK(w && edgellm_gguf_writer_set_str(w, "general.architecture", "llama"));
+    CHECK(edgellm_gguf_writer_add_tensor(w, "blk.0.attn_q.weight", EDGELLM_TYPE_Q4_K_R16, 2, ne0, data3));
+    CHECK_OK(edgellm_gguf_writer_write(w, path, &_e));
+    edgellm_gguf_writer_free(w);
+    edgellm_check_report r;
+    CHECK_OK(edgellm_check_file(path, &r, &_e));
+    CHECK_EQ(r.found, 0);
 }
 
 /* The stored matrices at an address that is not 64-byte aligned (a caller's buffer, an fd

@@ -22,6 +22,7 @@
 #include "edgellm_tools.h"
 #include "../format/gguf.h"
 #include "../kernels/repack.h"
+#include "../tensor/blocks.h"
 #include "../tensor/types.h"
 #include <math.h>
 #include <stdio.h>
@@ -61,23 +62,33 @@ static bool scan_tensor(const edgellm_gguf_tensor *t, int64_t ti, float *buf, ed
         r->n_values += t->n_elements;
         return false;
     }
-    if (t->type == EDGELLM_TYPE_Q4_K_R16) {   /* a stored layout: its Q4_K rows, one at a time */
+    if (t->type == EDGELLM_TYPE_Q4_K_R16) {
+        /* a stored layout: its Q4_K rows one at a time (a row's bytes are at most the
+         * tensor's, which the reader bounded by the file), dequantized EDGELLM_CHECK_CHUNK
+         * elements at a time into buf */
         const int64_t rows = t->ne[1], ne0 = t->ne[0];
         const size_t rb = edgellm_type_row_size(EDGELLM_TYPE_Q4_K, ne0);
-        uint8_t *row = malloc(rb ? rb : 1);
-        float *f = malloc((size_t)(ne0 ? ne0 : 1) * sizeof *f);
-        bool bad = false;
-        for (int64_t k = 0; row && f && k < rows && !bad; k++) {
-            edgellm_repack_q4_K_r16_unpack_row(t->data, rows, ne0, k, row);
-            edgellm_type_get_traits(EDGELLM_TYPE_Q4_K)->to_float(row, f, ne0);
-            for (int64_t i = 0; i < ne0 && !bad; i++)
-                if (!isfinite(f[i])) { fill_bad(r, t, ti, (uint64_t)(k * ne0 + i), f[i]); bad = true; }
+        const edgellm_type_traits *q4 = edgellm_type_get_traits(EDGELLM_TYPE_Q4_K);
+        const int64_t chunk = EDGELLM_CHECK_CHUNK / EDGELLM_QK_K * EDGELLM_QK_K;
+        uint8_t *row = rows > 0 && rb > 0 ? malloc(rb) : NULL;
+        if (rows > 0 && !row) {
+            r->n_tensors_skipped++;
+            return false;
         }
-        const bool nomem = !row || !f;
+        for (int64_t k = 0; k < rows; k++) {
+            edgellm_repack_q4_K_r16_unpack_row(t->data, rows, ne0, k, row);
+            for (int64_t e0 = 0; e0 < ne0; e0 += chunk) {
+                const int64_t n = ne0 - e0 < chunk ? ne0 - e0 : chunk;
+                q4->to_float(row + (size_t)(e0 / EDGELLM_QK_K) * q4->type_size, buf, n);
+                for (int64_t i = 0; i < n; i++)
+                    if (!isfinite(buf[i])) {
+                        fill_bad(r, t, ti, (uint64_t)(k * ne0 + e0 + i), buf[i]);
+                        free(row);
+                        return true;
+                    }
+            }
+        }
         free(row);
-        free(f);
-        if (bad) return true;
-        if (nomem) { r->n_tensors_skipped++; return false; }
         r->n_tensors_checked++;
         r->n_values += t->n_elements;
         return false;
