@@ -543,7 +543,7 @@ edgellm_status edgellm_quantize_file_types(const char *in_path, const char *out_
         if (q.choice[i].convert)
             q.buf_bytes = EDGELLM_MAX(q.buf_bytes, edgellm_type_row_size(q.choice[i].type, rep->tensors[i].ne[0]));
     for (int i = 0; i < rep->n_tensors; i++)   /* a stored layout goes through it 16 rows at a time */
-        if (q.in_r16[i] || q.out_r16[i])
+        if ((q.in_r16[i] || q.out_r16[i]) && rep->tensors[i].n_elements > 0)
             q.buf_bytes = EDGELLM_MAX(q.buf_bytes, 16 * edgellm_type_row_size(EDGELLM_TYPE_Q4_K, rep->tensors[i].ne[0]));
     size_t n_scratch;
     if (!edgellm_mul_size((size_t)q.n_threads * 2, max_ne0 ? max_ne0 : 1, &n_scratch) ||
