@@ -27,9 +27,10 @@
  *
  * `general.alignment` is not written: the default (32) applies, and every offset is a
  * multiple of 32; edgellm_gguf_writer_set_alignment raises it (64 for the stored
- * layouts, whose kernels load 64-byte lines) and then writes the key. The writer keeps kv pairs and tensors in the order they were added
- * (a key set twice keeps its first position and its last value). Nothing reaches the
- * target path until the whole file has been written and flushed to "<path>.tmp.<pid>";
+ * layouts, whose kernels load 64-byte lines) and then writes the key. The writer keeps kv
+ * pairs and tensors in the order they were added (a key set twice keeps its first position
+ * and its last value). Nothing reaches the target path until the whole file has been
+ * written and flushed to "<path>.tmp.<pid>";
  * then rename() replaces the target atomically, and any failure unlinks the temporary
  * (edgellm_out_open/_commit, common.h: registered meanwhile for edgellm_remove_temp_files,
  * so a signal's handler removes it too).

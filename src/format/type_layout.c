@@ -39,6 +39,8 @@ size_t edgellm_type_row_size(int type, int64_t ne0)
     return (size_t)r;
 }
 
+int edgellm_type_stored_base(int type) { return type == EDGELLM_TYPE_Q4_K_R16 ? EDGELLM_TYPE_Q4_K : type; }
+
 const char *edgellm_type_name(int type)
 {
     const edgellm_type_layout *t = edgellm_type_layout_get(type);

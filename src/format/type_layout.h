@@ -79,6 +79,10 @@ const edgellm_type_layout *edgellm_type_layout_get(int type);
  * type is unknown. */
 size_t edgellm_type_row_size(int type, int64_t ne0);
 
+/* The block type whose blocks a stored matrix layout holds (Q4_K for Q4_K_R16): the same
+ * bytes per block and values; type itself for every other type. */
+int edgellm_type_stored_base(int type);
+
 /* Parse a type name case-insensitively ("q4_0", "F16", "bf16"); -1 when unknown. */
 int edgellm_type_from_name(const char *name);
 

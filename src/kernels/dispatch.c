@@ -228,12 +228,8 @@ typedef struct {
     const edgellm_repack *r;
 } repack_variant;
 #if defined(__x86_64__)
-static const edgellm_repack q4_K_r16_avx512_gfni = {
-    "q4_K_r16", EDGELLM_TYPE_Q4_K, EDGELLM_TYPE_Q4_K_R16, edgellm_repack_q4_K_r16_size, edgellm_repack_q4_K_r16_plane2,
-    edgellm_repack_q4_K_r16_pack, edgellm_repack_q4_K_r16_unpack_row, {NULL, edgellm_gemm_q4_K_r16_avx512_gfni, 0, 256}};
-static const edgellm_repack q4_K_r16_avx512 = {
-    "q4_K_r16", EDGELLM_TYPE_Q4_K, EDGELLM_TYPE_Q4_K_R16, edgellm_repack_q4_K_r16_size, edgellm_repack_q4_K_r16_plane2,
-    edgellm_repack_q4_K_r16_pack, edgellm_repack_q4_K_r16_unpack_row, {NULL, edgellm_gemm_q4_K_r16_avx512, 0, 256}};
+static const edgellm_repack q4_K_r16_avx512_gfni = EDGELLM_REPACK_Q4_K_R16(edgellm_gemm_q4_K_r16_avx512_gfni);
+static const edgellm_repack q4_K_r16_avx512 = EDGELLM_REPACK_Q4_K_R16(edgellm_gemm_q4_K_r16_avx512);
 static const repack_variant repacks[] = {
     {EDGELLM_KERNELS_AVX512, ISA_GFNI, &q4_K_r16_avx512_gfni},
     {EDGELLM_KERNELS_AVX512, 0, &q4_K_r16_avx512},
@@ -469,15 +465,16 @@ static bool repack_enabled(void)
     return !(e && !strcmp(e, "0"));
 }
 
-/* The first variant of the active level this CPU runs for type and cols (enabled or not). */
-static const edgellm_repack *repack_of_level(int type, int64_t cols)
+/* The first variant of the active level this CPU runs for rows of cols elements whose
+ * type (stored = false) or stored type (true) is `type`, enabled or not. */
+static const edgellm_repack *repack_of_level(int type, bool stored, int64_t cols)
 {
     pthread_once(&init_once, pick_variants);
     const edgellm_kernel_level id = levels[atomic_load(&active_level)].id;
     for (size_t i = 0; i < N_REPACKS; i++) {
         const repack_variant *v = &repacks[i];
-        if (v->r && v->level == id && v->r->type == type && cpu_has(v->needs) && cols > 0 &&
-            cols % v->r->gemm.block == 0 && cols <= EDGELLM_GEMM_R16_MAX_COLS)
+        if (v->r && v->level == id && (stored ? v->r->stored_type : v->r->type) == type && cpu_has(v->needs) &&
+            cols > 0 && cols % v->r->gemm.block == 0 && cols <= EDGELLM_GEMM_R16_MAX_COLS)
             return v->r;
     }
     return NULL;
@@ -485,18 +482,12 @@ static const edgellm_repack *repack_of_level(int type, int64_t cols)
 
 const edgellm_repack *edgellm_kernels_repack(int type, int64_t cols)
 {
-    return repack_enabled() ? repack_of_level(type, cols) : NULL;
+    return repack_enabled() ? repack_of_level(type, false, cols) : NULL;
 }
 
 const edgellm_repack *edgellm_kernels_layout(int stored_type, int64_t cols)
 {
-    const edgellm_type_layout *l = edgellm_type_layout_get(stored_type);
-    if (!l || l->row_group <= 1) return NULL;
-    for (int type = 0; type < EDGELLM_TYPE_GGML_COUNT; type++) {
-        const edgellm_repack *r = repack_of_level(type, cols);
-        if (r && r->stored_type == stored_type) return r;
-    }
-    return NULL;
+    return repack_of_level(stored_type, true, cols);
 }
 
 bool edgellm_kernels_repack_usable(const edgellm_repack *r)
@@ -511,7 +502,7 @@ bool edgellm_kernels_repack_usable(const edgellm_repack *r)
 
 const char *edgellm_kernels_repack_describe(char *buf, size_t n)
 {
-    const edgellm_repack *r = repack_of_level(EDGELLM_TYPE_Q4_K, EDGELLM_QK_K);
+    const edgellm_repack *r = repack_of_level(EDGELLM_TYPE_Q4_K, false, EDGELLM_QK_K);
     if (!r) snprintf(buf, n, "none at level %s", edgellm_kernels_name());
     else if (!repack_enabled())
         snprintf(buf, n, "off");

@@ -78,6 +78,4 @@ void edgellm_repack_q4_K_r16_unpack_row(const uint8_t *base, int64_t rows, int64
     }
 }
 
-const edgellm_repack edgellm_repack_q4_K_r16_portable = {
-    "q4_K_r16", EDGELLM_TYPE_Q4_K, EDGELLM_TYPE_Q4_K_R16, edgellm_repack_q4_K_r16_size, edgellm_repack_q4_K_r16_plane2,
-    edgellm_repack_q4_K_r16_pack, edgellm_repack_q4_K_r16_unpack_row, {NULL, NULL, 0, 256}};
+const edgellm_repack edgellm_repack_q4_K_r16_portable = EDGELLM_REPACK_Q4_K_R16(NULL);

@@ -28,7 +28,8 @@
  * holds exactly these bytes for a {cols, R} matrix with R a multiple of 16 (no padding
  * rows), written by `edgellm quantize --layout q4_K_r16`. The loader then uses the mapped
  * bytes with the tile kernel directly (no load-time pass, no second copy), or unpacks them
- * into plain Q4_K rows where this CPU has no kernel for the layout or repacking is off.
+ * into plain Q4_K rows where the active kernel level has no kernel for the layout (or the
+ * data is not 64-byte aligned); EDGELLM_REPACK does not apply.
  */
 #ifndef EDGELLM_REPACK_H
 #define EDGELLM_REPACK_H
@@ -60,6 +61,11 @@ size_t edgellm_repack_q4_K_r16_size(int64_t rows, int64_t cols);
 size_t edgellm_repack_q4_K_r16_plane2(int64_t rows, int64_t cols);
 void edgellm_repack_q4_K_r16_pack(uint8_t *dst, int64_t rows, int64_t cols, int64_t r0, int64_t r1, const void *src);
 void edgellm_repack_q4_K_r16_unpack_row(const uint8_t *base, int64_t rows, int64_t cols, int64_t r, void *out);
+/* The q4_K_r16 descriptor with tile kernel GEMM (NULL: none, packing and unpacking only). */
+#define EDGELLM_REPACK_Q4_K_R16(GEMM)                                                                    \
+    {"q4_K_r16", EDGELLM_TYPE_Q4_K, EDGELLM_TYPE_Q4_K_R16, edgellm_repack_q4_K_r16_size,                 \
+     edgellm_repack_q4_K_r16_plane2, edgellm_repack_q4_K_r16_pack, edgellm_repack_q4_K_r16_unpack_row, \
+     {NULL, GEMM, 0, 256}}
 /* The layout without a kernel (gemm.gemm NULL): packing and unpacking on any CPU. */
 extern const edgellm_repack edgellm_repack_q4_K_r16_portable;
 

@@ -125,7 +125,7 @@ struct edgellm_model {
                                           (EDGELLM_TYPE_Q4_K_R16) where they are mapped */
     int                n_unpacked;     /* stored-layout matrices unpacked at load into
                                           plain rows in repack_buf (no kernel for the
-                                          layout here, or repacking off)              */
+                                          layout at this level, or misaligned data)   */
     double             repack_ms;      /* time the loader spent repacking/unpacking   */
 };
 

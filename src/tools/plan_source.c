@@ -329,7 +329,7 @@ edgellm_status edgellm_plan_gguf_tensors(const char *path, edgellm_plan_model *m
         t[i].ne0 = gt->ne[0];
         t[i].n_rows = gt->ne[0] ? (int64_t)(gt->n_elements / (uint64_t)gt->ne[0]) : 0;
         /* a stored layout (Q4_K_R16) holds its base type's blocks: the same bytes and costs */
-        const int type = gt->type == EDGELLM_TYPE_Q4_K_R16 ? EDGELLM_TYPE_Q4_K : gt->type;
+        const int type = edgellm_type_stored_base(gt->type);
         t[i].file_type = type;
         t[i].file_bytes = gt->size_bytes;
         m->n_params += gt->n_elements;

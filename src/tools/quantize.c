@@ -271,7 +271,7 @@ static edgellm_status produce_tensor(void *user, uint64_t tag, edgellm_gguf_sink
     const int64_t ne0 = t->ne[0];
     const int64_t rows = ne0 ? (int64_t)(t->n_elements / (uint64_t)ne0) : 0;
     const size_t dst_row = edgellm_type_row_size(c->type, ne0);
-    const int src_type = in16 ? EDGELLM_TYPE_Q4_K : t->type;
+    const int src_type = edgellm_type_stored_base(t->type);
     uint8_t *plain_in = in16 ? unpack_r16(t) : NULL;    /* owned: freed below */
     uint8_t *whole = NULL;   /* out16: every row, packed once all are quantized */
     if (out16 && !(whole = edgellm_malloc((size_t)rows * dst_row))) {
@@ -366,7 +366,7 @@ static bool valid_override(int type) { return type < 0 || edgellm_quant_type_wri
 /* A per-tensor type replacing the recipe's (edgellm_quantize_file_types). */
 static void override_choice(edgellm_quant_choice *c, int type, const edgellm_gguf_tensor *t)
 {
-    const int src = t->type == EDGELLM_TYPE_Q4_K_R16 ? EDGELLM_TYPE_Q4_K : t->type;   /* the blocks it holds */
+    const int src = edgellm_type_stored_base(t->type);   /* the blocks it holds */
     const edgellm_type_traits *st = edgellm_type_get_traits(src);
     if (type < 0 || !st || !st->to_float || t->n_dims < 2) return;
     if (!c->convert && !strstr(c->note, "kept")) return;   /* copied: not a weight matrix */
@@ -401,7 +401,7 @@ static edgellm_status plan_tensors(qjob *q, const edgellm_quant_recipe *rcp, siz
         rt->src_bytes = t->size_bytes;
         edgellm_quant_choice *c = &q->choice[i];
         q->in_r16[i] = t->type == EDGELLM_TYPE_Q4_K_R16;
-        const int src_type = q->in_r16[i] ? EDGELLM_TYPE_Q4_K : t->type;   /* the blocks it holds */
+        const int src_type = edgellm_type_stored_base(t->type);   /* the blocks it holds */
         if (q->keep_types) {
             memset(c, 0, sizeof *c);
             c->type = c->wanted = src_type;
