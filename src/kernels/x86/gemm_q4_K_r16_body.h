@@ -49,9 +49,51 @@ static inline __attribute__((always_inline)) void r16_table(const uint8_t *head,
     }
 }
 
+/* The scale and min words of the 16 rows of a group for one super-block, as
+ * x86_q4_K_scales gives them row by row: sc[2k] = row k's 8 scale bytes, sc[2k + 1] its 8
+ * min bytes, k = 0..15, from the head's 16 × 12 scale bytes at q. The same integer
+ * operations on 16 rows at once: the rows' dwords a, b, c (bytes 0-3, 4-7, 8-11) gathered
+ * into three vectors, then sc = [a & 0x3f.., (c & 0x0f..) | (a >> 2 & 0x30..)] and
+ * m = [b & 0x3f.., (c >> 4 & 0x0f..) | (b >> 2 & 0x30..)], transposed to pairs by
+ * unpacks. Vector position p = 4L + s holds row 4s + L, so that the unpacks leave rows
+ * 4s..4s+3 in output vector s (128-bit lane L: row 4s + L). */
+static inline __attribute__((always_inline)) void r16_scales16(const uint8_t *q, uint64_t *sc)
+{
+    static const int32_t ix[3][16] __attribute__((aligned(64))) = {
+#define R16_P(o) {3 * 0 + (o), 3 * 4 + (o), 3 * 8 + (o), 3 * 12 + (o), 3 * 1 + (o), 3 * 5 + (o), 3 * 9 + (o), \
+                  3 * 13 + (o), 3 * 2 + (o), 3 * 6 + (o), 3 * 10 + (o), 3 * 14 + (o), 3 * 3 + (o), 3 * 7 + (o), \
+                  3 * 11 + (o), 3 * 15 + (o)}
+        R16_P(0), R16_P(1), R16_P(2)
+#undef R16_P
+    };
+    const __m512i z0 = _mm512_loadu_si512((const void *)q), z1 = _mm512_loadu_si512((const void *)(q + 64)),
+                  z2 = _mm512_loadu_si512((const void *)(q + 128));
+    __m512i v[3];
+    X86_UNROLL
+    for (int j = 0; j < 3; j++) {
+        const __m512i id = _mm512_load_si512((const void *)ix[j]);
+        /* dword indices 0-31 from z0:z1, 32-47 from z2 (index bit 5 set) */
+        const __mmask16 hi = _mm512_test_epi32_mask(id, _mm512_set1_epi32(32));
+        v[j] = _mm512_mask_permutexvar_epi32(_mm512_permutex2var_epi32(z0, id, z1), hi, id, z2);
+    }
+    const __m512i m3f = _mm512_set1_epi32(0x3f3f3f3f), m0f = _mm512_set1_epi32(0x0f0f0f0f),
+                  m30 = _mm512_set1_epi32(0x30303030);
+    const __m512i sc_lo = _mm512_and_si512(v[0], m3f), m_lo = _mm512_and_si512(v[1], m3f);
+    /* ternary 0xEA: (A & B) | C */
+    const __m512i sc_hi = _mm512_ternarylogic_epi32(_mm512_srli_epi32(v[0], 2), m30, _mm512_and_si512(v[2], m0f), 0xEA);
+    const __m512i m_hi = _mm512_ternarylogic_epi32(_mm512_srli_epi32(v[1], 2), m30,
+                                                   _mm512_and_si512(_mm512_srli_epi32(v[2], 4), m0f), 0xEA);
+    const __m512i t0 = _mm512_unpacklo_epi32(sc_lo, sc_hi), t1 = _mm512_unpackhi_epi32(sc_lo, sc_hi);
+    const __m512i t2 = _mm512_unpacklo_epi32(m_lo, m_hi), t3 = _mm512_unpackhi_epi32(m_lo, m_hi);
+    _mm512_storeu_si512((void *)(sc + 0), _mm512_unpacklo_epi64(t0, t2));
+    _mm512_storeu_si512((void *)(sc + 8), _mm512_unpackhi_epi64(t0, t2));
+    _mm512_storeu_si512((void *)(sc + 16), _mm512_unpacklo_epi64(t1, t3));
+    _mm512_storeu_si512((void *)(sc + 24), _mm512_unpackhi_epi64(t1, t3));
+}
+
 /* v[t] = the 16 lanes whose x86_hsum16 is dot(row k of the group, x[t]), t < C; scp: the
- * row's scale and min words per super-block (x86_q4_K_scales of its head bytes, 2 per
- * super-block), or NULL: unpacked here. */
+ * row's scale and min words of super-block i at scp[32·i], scp[32·i + 1] (r16_scales16's
+ * table from row k's pair on), or NULL: unpacked here by x86_q4_K_scales. */
 static inline __attribute__((always_inline)) void r16_tile(const uint8_t *codes, const uint8_t *head, const int k,
                                                            const float *tab, const edgellm_block_q8_K *const *x,
                                                            int64_t nb, const int C, __m512 *v, const size_t pf,
@@ -73,7 +115,7 @@ static inline __attribute__((always_inline)) void r16_tile(const uint8_t *codes,
         const uint8_t *c = codes + (size_t)i * 128;
         x86_prefetch_l2(c, pf, 128);
         uint64_t sc, mn;
-        if (scp) sc = scp[2 * i], mn = scp[2 * i + 1];
+        if (scp) sc = scp[32 * i], mn = scp[32 * i + 1];
         else x86_q4_K_scales(head + (size_t)i * R16_HEAD + 64 + 12 * k, &sc, &mn);
         const __m512i bsc = _mm512_set1_epi64((long long)sc);
         const __m256i mins = _mm256_shuffle_epi8(_mm256_set1_epi64x((long long)mn),
@@ -128,14 +170,12 @@ static inline __attribute__((always_inline)) void r16_rows(const edgellm_gemm_ar
             const uint8_t *nh = head + (size_t)nb * R16_HEAD;
             for (int64_t i = 0; i < nb * (R16_HEAD / 64); i++) _mm_prefetch((const char *)(nh + 64 * i), _MM_HINT_T0);
         }
-        uint64_t sct[16 * 2 * nb];   /* <= 32 KiB; 5.5 KiB at nb 22 */
-        for (int64_t i = 0; i < nb; i++)
-            for (int k = 0; k < 16; k++)
-                x86_q4_K_scales(head + (size_t)i * R16_HEAD + 64 + 12 * k, &sct[(k * nb + i) * 2], &sct[(k * nb + i) * 2 + 1]);
+        uint64_t sct[16 * 2 * nb] __attribute__((aligned(64)));   /* <= 32 KiB; 5.5 KiB at nb 22 */
+        for (int64_t i = 0; i < nb; i++) r16_scales16(head + (size_t)i * R16_HEAD + 64, &sct[32 * i]);
         __m512 v[16];
         for (int64_t r = ra; r < ra + 16; r++) {
             if (r < rb) r16_tile(a->w + (size_t)r * (size_t)nb * 128, head, (int)(r - 16 * g), tab, x, nb, 1, &v[r - ra],
-                                 a->prefetch, &sct[(r - 16 * g) * nb * 2]);
+                                 a->prefetch, &sct[(r - 16 * g) * 2]);
             else v[r - ra] = _mm512_setzero_ps();
         }
         gemm_hsum16x16_store(v, a->y + ra, (int)(rb - ra));
