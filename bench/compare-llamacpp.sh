@@ -17,7 +17,8 @@
 #        in the stored layout (`edgellm quantize --layout`, cached beside it), llama.cpp the
 #        file itself;
 #        COMPARE_DIR: the cache folder (default /tmp/edgellm-compare; ~4.1 GB for all five);
-#        EDGELLM (default build/edgellm), LLAMA_BENCH (default llama-bench): as kquant.sh.
+#        EDGELLM (default build/edgellm), LLAMA_BENCH (default llama-bench), LLAMA_MMAP
+#        (default 0,1: llama.cpp with and without mmap, the faster counted): as kquant.sh.
 # Example: PATH=/path/to/llama.cpp/build/bin:$PATH bench/compare-llamacpp.sh
 set -e
 cd "$(dirname "$0")/.."
@@ -35,7 +36,7 @@ while [ $# -gt 0 ]; do
     -t) THREADS=$(echo "$2" | tr ',' ' '); shift 2 ;;
     --rounds) ROUNDS=$2; shift 2 ;;
     --layout) LAYOUT=$2; shift 2 ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "compare-llamacpp.sh: unknown option $1 (--help)"; exit 1 ;;
     *) break ;;
     esac
@@ -70,7 +71,7 @@ for t in $TYPES; do
     esac
 done
 if command -v "$L" >/dev/null 2>&1; then
-    echo "llama.cpp: $(command -v "$L")"
+    echo "llama.cpp: $(command -v "$L"), llama-bench -mmp ${LLAMA_MMAP:-0,1} (the faster per test)"
 else
     echo "llama.cpp: '$L' is not on PATH: only edgellm is measured, no ratios (build llama-bench from a llama.cpp checkout and put it on PATH, or set LLAMA_BENCH)"
 fi
@@ -108,7 +109,7 @@ echo "## edgellm / llama.cpp, $SHAPE-shape files, -p $PP -n $TG -r $R ($(date -u
 echo "edgellm: $("$E" --version)${LAYOUT:+; K-quant files in the stored $LAYOUT layout}"
 echo
 if grep -q '^ratio ' "$LOG"; then
-    echo "llama.cpp: $(command -v "$L")"
+    echo "llama.cpp: $(command -v "$L"), llama-bench -mmp ${LLAMA_MMAP:-0,1} (the faster per test)"
     echo
     echo "| type | threads | pp$PP edgellm / llama.cpp | tg$TG edgellm / llama.cpp |"
     echo "|---|---|---|---|"
