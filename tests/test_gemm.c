@@ -713,12 +713,13 @@ static void test_batch_equals_separate(void)
 /* The load-time layout q4_K_r16 (kernels/repack.h): packing then unpacking gives every
  * plain row back; its tile kernels (plain AVX-512 and GFNI) equal the in-place Q4_K
  * kernel bit for bit for every make_row mode, decode and prefill, whole and partial
- * 16-row groups; and edgellm_matmul over the repacked tensor equals it over the plain
+ * 16-row groups, rows short and long (from 28 super-blocks the prefill walks them in
+ * pieces); and edgellm_matmul over the repacked tensor equals it over the plain
  * one at every kernel level of this CPU (below avx512 through unpacked rows), with 1
  * and 3 threads. */
 static void test_q4_K_repack(void)
 {
-    static const int64_t shapes_r[][2] = {{37, 768}, {16, 256}, {48, 2048}, {5, 5632}};
+    static const int64_t shapes_r[][2] = {{37, 768}, {16, 256}, {48, 2048}, {5, 5632}, {21, 7168}, {17, 11008}};
     const int64_t ns[] = {1, 2, 3, 4, 5, 7, 9};
     const edgellm_type_traits *q8k = edgellm_type_get_traits(EDGELLM_TYPE_Q8_K);
     for (size_t si = 0; si < sizeof shapes_r / sizeof shapes_r[0]; si++) {

@@ -17,9 +17,13 @@
  *     multiplies per token and super-block into a small table, from which each (row,
  *     token) broadcasts its pair by a load, instead of a multiply and three shuffles.
  * Loop order: per 16-row group, per tile of 4 tokens (the last 1-3 tokens in one tile),
- * the table, then the rows; decode (n = 1) unpacks the 16 rows' scales of a group at once
- * (integers, the same as per row), prefetches the next group's head, and reduces the 16
- * rows' lanes at once by gemm_hsum16x16_store (the same tree as x86_hsum16).
+ * the table, then the rows; rows of 28 super-blocks and more in pieces of at most 12
+ * super-blocks, all rows of the group per piece, so that the tile's activations stay in L1
+ * (the accumulators carried from piece to piece: the same sums in the same order). Decode
+ * (n = 1) unpacks the 16 rows' scales of a group at once by vector operations
+ * (r16_scales16: the same integers as per row), prefetches the next group's head, and
+ * reduces the 16 rows' lanes at once by gemm_hsum16x16_store (the same tree as
+ * x86_hsum16).
  */
 #if defined(__x86_64__) && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
     defined(__AVX512VNNI__)
@@ -31,6 +35,8 @@
 #define R16_TC 4                                  /* tokens per prefill tile            */
 #define R16_HEAD 256                              /* head bytes per group, super-block  */
 #define R16_MAX_NB (EDGELLM_GEMM_R16_MAX_COLS / EDGELLM_QK_K)
+#define R16_KB_MAX 12                             /* prefill: super-blocks per piece ..  */
+#define R16_KB_FROM 28                            /* .. of rows this long and longer     */
 
 /* tab[(i·C + t)·32 + k] = d_k·d_x(t), [.. + 16 + k] = dmin_k·d_x(t), super-block i, group head. */
 static inline __attribute__((always_inline)) void r16_table(const uint8_t *head, const edgellm_block_q8_K *const *x,
@@ -91,27 +97,30 @@ static inline __attribute__((always_inline)) void r16_scales16(const uint8_t *q,
     _mm512_storeu_si512((void *)(sc + 24), _mm512_unpackhi_epi64(t1, t3));
 }
 
-/* v[t] = the 16 lanes whose x86_hsum16 is dot(row k of the group, x[t]), t < C; scp: the
- * row's scale and min words of super-block i at scp[32·i], scp[32·i + 1] (r16_scales16's
- * table from row k's pair on), or NULL: unpacked here by x86_q4_K_scales. */
+/* Super-blocks [i0, i1) of row k of the group for tokens t < C, accumulated into acc[t]
+ * (16 lanes, the scales' part) and accm[t] (8 lanes, the mins' part) in super-block order:
+ * started from zero over [0, nb), acc[t] + [accm[t] | 0] are the 16 lanes whose x86_hsum16
+ * is dot(row k, x[t]), whether the range is walked at once or in consecutive pieces. tab:
+ * r16_table's for the same C. scp: the row's scale and min words of super-block i at
+ * scp[32·i], scp[32·i + 1] (r16_scales16's table from row k's pair on), or NULL: unpacked
+ * here by x86_q4_K_scales. */
 static inline __attribute__((always_inline)) void r16_tile(const uint8_t *codes, const uint8_t *head, const int k,
                                                            const float *tab, const edgellm_block_q8_K *const *x,
-                                                           int64_t nb, const int C, __m512 *v, const size_t pf,
-                                                           const uint64_t *scp)
+                                                           int64_t i0, int64_t i1, const int C, const size_t pf,
+                                                           const uint64_t *scp, __m512 *acc_io, __m256 *accm_io)
 {
+    /* local copies: the vector types may alias the float table, so accumulating through
+     * the pointers would keep them in memory */
+    __m512 acc[R16_TC];
+    __m256 accm[R16_TC];
+    X86_UNROLL
+    for (int t = 0; t < C; t++) acc[t] = acc_io[t], accm[t] = accm_io[t];
 #ifdef X86_K_GFNI
     const __m512i gf_lo = _mm512_set1_epi64(X86_GF_LOW4), gf_hi = _mm512_set1_epi64(X86_GF_HIGH4);
 #else
     const __m512i m4 = _mm512_set1_epi8(15);
 #endif
-    __m512 acc[R16_TC];
-    __m256 accm[R16_TC];
-    X86_UNROLL
-    for (int t = 0; t < C; t++) {
-        acc[t] = _mm512_setzero_ps();
-        accm[t] = _mm256_setzero_ps();
-    }
-    for (int64_t i = 0; i < nb; i++) {
+    for (int64_t i = i0; i < i1; i++) {
         const uint8_t *c = codes + (size_t)i * 128;
         x86_prefetch_l2(c, pf, 128);
         uint64_t sc, mn;
@@ -151,6 +160,24 @@ static inline __attribute__((always_inline)) void r16_tile(const uint8_t *codes,
         }
     }
     X86_UNROLL
+    for (int t = 0; t < C; t++) acc_io[t] = acc[t], accm_io[t] = accm[t];
+}
+
+/* v[t] = the 16 lanes of dot(row k, x[t]) over all nb super-blocks (r16_tile from zero). */
+static inline __attribute__((always_inline)) void r16_row(const uint8_t *codes, const uint8_t *head, const int k,
+                                                          const float *tab, const edgellm_block_q8_K *const *x,
+                                                          int64_t nb, const int C, __m512 *v, const size_t pf,
+                                                          const uint64_t *scp)
+{
+    __m512 acc[R16_TC];
+    __m256 accm[R16_TC];
+    X86_UNROLL
+    for (int t = 0; t < C; t++) {
+        acc[t] = _mm512_setzero_ps();
+        accm[t] = _mm256_setzero_ps();
+    }
+    r16_tile(codes, head, k, tab, x, 0, nb, C, pf, scp, acc, accm);
+    X86_UNROLL
     for (int t = 0; t < C; t++) v[t] = _mm512_add_ps(acc[t], _mm512_zextps256_ps512(accm[t]));
 }
 
@@ -174,18 +201,41 @@ static inline __attribute__((always_inline)) void r16_rows(const edgellm_gemm_ar
         for (int64_t i = 0; i < nb; i++) r16_scales16(head + (size_t)i * R16_HEAD + 64, &sct[32 * i]);
         __m512 v[16];
         for (int64_t r = ra; r < ra + 16; r++) {
-            if (r < rb) r16_tile(a->w + (size_t)r * (size_t)nb * 128, head, (int)(r - 16 * g), tab, x, nb, 1, &v[r - ra],
+            if (r < rb) r16_row(a->w + (size_t)r * (size_t)nb * 128, head, (int)(r - 16 * g), tab, x, nb, 1, &v[r - ra],
                                  a->prefetch, &sct[(r - 16 * g) * 2]);
             else v[r - ra] = _mm512_setzero_ps();
         }
         gemm_hsum16x16_store(v, a->y + ra, (int)(rb - ra));
         return;
     }
-    for (int64_t r = ra; r < rb; r++) {
-        __m512 v[R16_TC];
-        r16_tile(a->w + (size_t)r * (size_t)nb * 128, head, (int)(r - 16 * g), tab, x, nb, C, v, 0, NULL);
-        for (int c = 0; c < C; c++) a->y[(t0 + c) * a->ldy + r] = x86_hsum16(v[c]);
+    if (nb < R16_KB_FROM) {
+        for (int64_t r = ra; r < rb; r++) {
+            __m512 v[R16_TC];
+            r16_row(a->w + (size_t)r * (size_t)nb * 128, head, (int)(r - 16 * g), tab, x, nb, C, v, 0, NULL);
+            for (int c = 0; c < C; c++) a->y[(t0 + c) * a->ldy + r] = x86_hsum16(v[c]);
+        }
+        return;
     }
+    /* Long rows: the C tokens' activations of all nb super-blocks no longer stay in L1
+     * across the 16 rows (4 tokens × 43 × 292 bytes at 11008 columns), so the rows walk
+     * them in pieces of at most R16_KB_MAX super-blocks, each row's accumulators kept in st
+     * between pieces: the same fma sequence, the same results. Measured on the Zen 5 dev
+     * VM (4 tokens, rows in L2): 0.70-0.89x the time at 28-56 super-blocks, but 1.05x at 22
+     * and 1.1-1.2x at 13, hence only from R16_KB_FROM on. */
+    const int64_t pieces = (nb + R16_KB_MAX - 1) / R16_KB_MAX, kb = (nb + pieces - 1) / pieces;
+    __m512 st[16][R16_TC];
+    __m256 stm[16][R16_TC];
+    for (int64_t r = 0; r < rb - ra; r++)
+        for (int c = 0; c < C; c++) st[r][c] = _mm512_setzero_ps(), stm[r][c] = _mm256_setzero_ps();
+    for (int64_t i0 = 0; i0 < nb; i0 += kb) {
+        const int64_t i1 = i0 + kb < nb ? i0 + kb : nb;
+        for (int64_t r = ra; r < rb; r++)
+            r16_tile(a->w + (size_t)r * (size_t)nb * 128, head, (int)(r - 16 * g), tab, x, i0, i1, C, 0, NULL,
+                     st[r - ra], stm[r - ra]);
+    }
+    for (int64_t r = ra; r < rb; r++)
+        for (int c = 0; c < C; c++)
+            a->y[(t0 + c) * a->ldy + r] = x86_hsum16(_mm512_add_ps(st[r - ra][c], _mm512_zextps256_ps512(stm[r - ra][c])));
 }
 
 #ifdef X86_K_GFNI
