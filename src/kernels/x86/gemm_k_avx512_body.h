@@ -14,6 +14,11 @@
  *   - prefill and a few tokens: 1 row × 4 tokens, so each weight super-block is unpacked
  *     once for 4 tokens whose accumulators stay in registers; the last 1-3 tokens in one
  *     tile of that many (B = 2 or 3 sequences decoding together: one unpack, not 2-3).
+ *     Rows in groups of 16, each 4-token tile over the group's rows before the next tile:
+ *     the tile's activations (4 × 292 bytes per super-block) stay in L1 across 16 rows and
+ *     the group's weights in L2, where walking every tile of one row before the next row
+ *     streamed all n tokens' activations from L2 per row (0.73-0.79x the kernel time for
+ *     Q4_K and Q6_K at 2048-11008 columns, 64 tokens, on the Zen 5 dev VM).
  * Activations are the plain Q8_K rows (no packing). Results equal
  * edgellm_dot_q4_K_q8_K_avx512 / _q5_K_ / _q6_K_ bit for bit whatever n
  * (tests/test_gemm.c compares with those).
@@ -47,24 +52,29 @@
             }                                                                                          \
             return;                                                                                    \
         }                                                                                              \
-        for (int64_t r = a->r0; r < a->r1; r++) {                                                      \
-            const block *w = (const block *)(a->w + (size_t)r * a->row_bytes);                        \
+        for (int64_t g0 = a->r0; g0 < a->r1; g0 += 16) {                                               \
+            const int64_t g1 = a->r1 - g0 < 16 ? a->r1 : g0 + 16;                                      \
             const edgellm_block_q8_K *x[TC];                                                           \
             __m512 v[TC];                                                                              \
             int64_t t = 0;                                                                             \
             for (; t + TC <= a->n; t += TC) {                                                          \
                 for (int c = 0; c < TC; c++)                                                           \
                     x[c] = (const edgellm_block_q8_K *)(a->xq + (size_t)(t + c) * a->xq_row_bytes);    \
-                tile_fn(w, x, nb, TC, v, 0);                                                           \
-                for (int c = 0; c < TC; c++) a->y[(t + c) * a->ldy + r] = x86_hsum16(v[c]);            \
+                for (int64_t r = g0; r < g1; r++) {                                                    \
+                    tile_fn((const block *)(a->w + (size_t)r * a->row_bytes), x, nb, TC, v, 0);        \
+                    for (int c = 0; c < TC; c++) a->y[(t + c) * a->ldy + r] = x86_hsum16(v[c]);        \
+                }                                                                                      \
             }                                                                                          \
             const int rest = (int)(a->n - t);                   /* 0-3 tokens: one more tile */  \
             for (int c = 0; c < rest; c++)                                                             \
                 x[c] = (const edgellm_block_q8_K *)(a->xq + (size_t)(t + c) * a->xq_row_bytes);        \
-            if (rest == 3) tile_fn(w, x, nb, 3, v, 0);                                                 \
-            else if (rest == 2) tile_fn(w, x, nb, 2, v, 0);                                            \
-            else if (rest == 1) tile_fn(w, x, nb, 1, v, 0);                                            \
-            for (int c = 0; c < rest; c++) a->y[(t + c) * a->ldy + r] = x86_hsum16(v[c]);              \
+            for (int64_t r = g0; r < g1 && rest; r++) {                                                \
+                const block *w = (const block *)(a->w + (size_t)r * a->row_bytes);                    \
+                if (rest == 3) tile_fn(w, x, nb, 3, v, 0);                                             \
+                else if (rest == 2) tile_fn(w, x, nb, 2, v, 0);                                        \
+                else tile_fn(w, x, nb, 1, v, 0);                                                       \
+                for (int c = 0; c < rest; c++) a->y[(t + c) * a->ldy + r] = x86_hsum16(v[c]);          \
+            }                                                                                          \
         }                                                                                              \
     }
 
