@@ -25,6 +25,10 @@
 #define ARM_FN(base) ARM_CAT(base, ARM_SUFFIX)
 
 #define TC 4                     /* tokens per register tile */
+/* Rows per group: each token tile runs over a group's rows before the next tile, so the
+ * tile's activations stay in L1 and the group's weights in L2 (as gemm_k_avx512_body.h);
+ * decode (n = 1) still reads the rows one after another. */
+#define ROW_GROUP 16
 
 /* sumi += ARM_DOT16(q[v0], y + 16·v0) + ARM_DOT16(q[v0 + 1], y + 16·(v0 + 1)) times the
  * scale in lane L of S (constant lane: a macro, not a loop). */
@@ -162,18 +166,24 @@ static inline __attribute__((always_inline)) void q6_K_tile(const edgellm_gemm_a
 
 void ARM_FN(edgellm_gemm_q4_K_)(const edgellm_gemm_args *a)
 {
-    for (int64_t r = a->r0; r < a->r1; r++) {
+    for (int64_t g0 = a->r0; g0 < a->r1; g0 += ROW_GROUP) {
+        const int64_t g1 = a->r1 - g0 < ROW_GROUP ? a->r1 : g0 + ROW_GROUP;
         int64_t t = 0;
-        for (; t + TC <= a->n; t += TC) q4_K_tile(a, r, t, TC);
-        for (; t < a->n; t++) q4_K_tile(a, r, t, 1);
+        for (; t + TC <= a->n; t += TC)
+            for (int64_t r = g0; r < g1; r++) q4_K_tile(a, r, t, TC);
+        for (; t < a->n; t++)
+            for (int64_t r = g0; r < g1; r++) q4_K_tile(a, r, t, 1);
     }
 }
 
 void ARM_FN(edgellm_gemm_q6_K_)(const edgellm_gemm_args *a)
 {
-    for (int64_t r = a->r0; r < a->r1; r++) {
+    for (int64_t g0 = a->r0; g0 < a->r1; g0 += ROW_GROUP) {
+        const int64_t g1 = a->r1 - g0 < ROW_GROUP ? a->r1 : g0 + ROW_GROUP;
         int64_t t = 0;
-        for (; t + TC <= a->n; t += TC) q6_K_tile(a, r, t, TC);
-        for (; t < a->n; t++) q6_K_tile(a, r, t, 1);
+        for (; t + TC <= a->n; t += TC)
+            for (int64_t r = g0; r < g1; r++) q6_K_tile(a, r, t, TC);
+        for (; t < a->n; t++)
+            for (int64_t r = g0; r < g1; r++) q6_K_tile(a, r, t, 1);
     }
 }
