@@ -826,6 +826,244 @@ static void test_q4_K_repack(void)
     CHECK(strlen(edgellm_kernels_repack_describe(buf, sizeof buf)) > 0);
 }
 
+#if defined(__x86_64__)
+/* Bytes of super-block i of row r of a q4_K_r16 scale test, round s: u = 16i + (r + s) % 16
+ * walks all 256 values for every row slot r % 16 over i < 16 and s < 16, and each of the
+ * 12 scale bytes is a bit permutation of u xor a constant, chosen so that the bits a
+ * scale or min is made of come from independent bits of u: a_j = u, b_j = u rotated by 4,
+ * c_j = u with bits 2-5 in 0-3 and bits 0-1 in 4-5. Then every row slot sees every value
+ * of every byte and every (a_j >> 6, c_j & 15) and (b_j >> 6, c_j >> 4) pair. */
+static void r16_scale_bytes(uint8_t q[12], int64_t i, int64_t r, int s)
+{
+    const unsigned u = (unsigned)(16 * i + (r + s) % 16) & 255;
+    for (int j = 0; j < 4; j++) {
+        q[j] = (uint8_t)(u ^ (0x5a * j));
+        q[4 + j] = (uint8_t)(((u << 4) | (u >> 4)) ^ (0x33 * j));
+        q[8 + j] = (uint8_t)((((u >> 2) & 0x0f) | ((u & 3) << 4) | (u & 0xc0)) ^ (0x69 * j));
+    }
+}
+
+/* y over rows [r0, r1) and tokens < n of the r16 kernel fn on the packed pk equals the
+ * in-place Q4_K kernel's on w bit for bit, and nothing else of y (sentinel) is written. */
+static bool r16_equals_inplace(edgellm_gemm_fn fn, const uint8_t *w, const uint8_t *pk, int64_t rows, int64_t cols,
+                               const uint8_t *xq, size_t xrb, int64_t n, int64_t r0, int64_t r1, float *y0, float *y1)
+{
+    const size_t rb = edgellm_type_row_size(EDGELLM_TYPE_Q4_K, cols);
+    edgellm_gemm_args a = {.w = w, .row_bytes = rb, .cols = cols, .r0 = r0, .r1 = r1, .xq = xq,
+                           .xq_row_bytes = xrb, .n = n, .y = y0, .ldy = rows, .prefetch = 9216};
+    memset(y0, 0x7f, sizeof(float) * (size_t)(9 * rows));
+    memset(y1, 0x7f, sizeof(float) * (size_t)(9 * rows));
+    edgellm_gemm_q4_K_avx512(&a);
+    a.w = pk;
+    a.w2 = pk + edgellm_repack_q4_K_r16_plane2(rows, cols);
+    a.y = y1;
+    fn(&a);
+    bool ok = !memcmp(y0, y1, sizeof(float) * (size_t)(9 * rows));
+    for (int64_t t = 0; t < 9; t++)   /* the in-place kernel wrote exactly the range too */
+        for (int64_t r = 0; r < rows; r++) {
+            uint32_t b;
+            memcpy(&b, &y0[t * rows + r], 4);
+            ok &= (b == 0x7f7f7f7fu) == !(t < n && r >= r0 && r < r1);
+        }
+    return ok;
+}
+#endif
+
+/* r16_scales16 (decode's vector unpack of the 16 rows' scale and min words of a group)
+ * through the q4_K_r16 kernels: scale bytes from r16_scale_bytes (every byte value at every
+ * byte position of every row slot of a group, every combination of the bits one 6-bit
+ * scale or min is made of), plus rounds of random bytes, random codes, d and dmin; decode
+ * and prefill equal the in-place kernel (x86_q4_K_scales row by row) bit for bit, whole
+ * and partial groups. */
+static void test_q4_K_r16_scales(void)
+{
+#if defined(__x86_64__)
+    if (!edgellm_cpu_get_features()->avx512) {
+        fprintf(stderr, "   SKIP: this CPU has no AVX-512 VNNI\n");
+        return;
+    }
+    const int64_t rows = 37, cols = 16 * 256, nb = cols / 256;
+    const size_t rb = edgellm_type_row_size(EDGELLM_TYPE_Q4_K, cols), xrb = edgellm_type_row_size(EDGELLM_TYPE_Q8_K, cols);
+    const size_t size = edgellm_repack_q4_K_r16_size(rows, cols);
+    uint8_t *w = malloc(rb * (size_t)rows), *pk = aligned_alloc(64, (size + 63) / 64 * 64), *xq = malloc(xrb * 9);
+    float *tmp = malloc(sizeof(float) * (size_t)cols), *x = malloc(sizeof(float) * (size_t)cols);
+    float *y0 = malloc(sizeof(float) * (size_t)(9 * rows)), *y1 = malloc(sizeof(float) * (size_t)(9 * rows));
+    for (int t = 0; t < 9; t++) {
+        for (int64_t i = 0; i < cols; i++) x[i] = frand() * (i % 5 == 0 ? 50.0f : 1.0f);
+        edgellm_type_get_traits(EDGELLM_TYPE_Q8_K)->from_float_ref(x, xq + (size_t)t * xrb, cols);
+    }
+    edgellm_gemm_fn fns[2] = {edgellm_gemm_q4_K_r16_avx512,
+                              edgellm_cpu_get_features()->gfni ? edgellm_gemm_q4_K_r16_avx512_gfni : NULL};
+    const int64_t ranges[][2] = {{0, rows}, {5, 30}, {17, 18}};
+    const int64_t ns[] = {1, 2, 5};
+    int64_t bad = 0;
+    for (int s = 0; s < 20; s++) {   /* 16 crafted rounds, 4 random */
+        for (int64_t r = 0; r < rows; r++) {
+            make_row(EDGELLM_TYPE_Q4_K, w + (size_t)r * rb, cols, 1, tmp);
+            for (int64_t i = 0; i < nb; i++) {
+                edgellm_block_q4_K *b = (edgellm_block_q4_K *)(w + (size_t)r * rb) + i;
+                if (s < 16) r16_scale_bytes(b->scales, i, r, s);
+            }
+        }
+        memset(pk, 0xa5, size);
+        edgellm_repack_q4_K_r16_pack(pk, rows, cols, 0, rows, w);
+        for (int f = 0; f < 2; f++)
+            for (size_t q = 0; q < sizeof ranges / sizeof ranges[0] && fns[f]; q++)
+                for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++)
+                    if (!r16_equals_inplace(fns[f], w, pk, rows, cols, xq, xrb, ns[ni], ranges[q][0], ranges[q][1], y0,
+                                            y1) &&
+                        bad++ < 3)
+                        fprintf(stderr, "   round %d kernel %d rows %d-%d n %d\n", s, f, (int)ranges[q][0],
+                                (int)ranges[q][1], (int)ns[ni]);
+    }
+    CHECK_EQ(bad, 0);
+    free(w);
+    free(pk);
+    free(xq);
+    free(tmp);
+    free(x);
+    free(y0);
+    free(y1);
+#else
+    fprintf(stderr, "   SKIP: not x86-64\n");
+#endif
+}
+
+/* The q4_K_r16 prefill in pieces (rows of 28 super-blocks and more) and decode at
+ * 7168, 9472, 11008 and EDGELLM_GEMM_R16_MAX_COLS columns (28, 37, 43 and 128
+ * super-blocks: pieces of 10, 10 + a last 7, 11, 12 + a last 8), rows ranges that start
+ * and end inside a 16-row group, lie inside one, or are whole groups, n = 1..9 (4-token
+ * tiles and every 1-3-token rest): equal to the in-place kernel bit for bit, rows and
+ * tokens outside untouched. */
+static void test_q4_K_r16_pieces(void)
+{
+#if defined(__x86_64__)
+    if (!edgellm_cpu_get_features()->avx512) {
+        fprintf(stderr, "   SKIP: this CPU has no AVX-512 VNNI\n");
+        return;
+    }
+    static const int64_t colss[] = {7168, 9472, 11008, EDGELLM_GEMM_R16_MAX_COLS};
+    const int64_t rows = 40;
+    const int64_t ranges[][2] = {{0, rows}, {5, 11}, {13, 35}, {16, 32}, {31, 33}, {39, 40}};
+    edgellm_gemm_fn fns[2] = {edgellm_gemm_q4_K_r16_avx512,
+                              edgellm_cpu_get_features()->gfni ? edgellm_gemm_q4_K_r16_avx512_gfni : NULL};
+    for (size_t ci = 0; ci < sizeof colss / sizeof colss[0]; ci++) {
+        const int64_t cols = colss[ci];
+        const size_t rb = edgellm_type_row_size(EDGELLM_TYPE_Q4_K, cols), xrb = edgellm_type_row_size(EDGELLM_TYPE_Q8_K, cols);
+        const size_t size = edgellm_repack_q4_K_r16_size(rows, cols);
+        uint8_t *w = malloc(rb * (size_t)rows), *pk = aligned_alloc(64, (size + 63) / 64 * 64), *xq = malloc(xrb * 9);
+        float *tmp = malloc(sizeof(float) * (size_t)cols), *x = malloc(sizeof(float) * (size_t)cols);
+        float *y0 = malloc(sizeof(float) * (size_t)(9 * rows)), *y1 = malloc(sizeof(float) * (size_t)(9 * rows));
+        for (int64_t r = 0; r < rows; r++) make_row(EDGELLM_TYPE_Q4_K, w + (size_t)r * rb, cols, (int)(r % 4), tmp);
+        for (int t = 0; t < 9; t++) {
+            for (int64_t i = 0; i < cols; i++) x[i] = t == 6 ? 0.0f : frand() * (i % 5 == 0 ? 50.0f : 1.0f);
+            edgellm_type_get_traits(EDGELLM_TYPE_Q8_K)->from_float_ref(x, xq + (size_t)t * xrb, cols);
+        }
+        memset(pk, 0xa5, size);
+        edgellm_repack_q4_K_r16_pack(pk, rows, cols, 0, rows, w);
+        int64_t bad = 0;
+        for (int f = 0; f < 2; f++)
+            for (size_t q = 0; q < sizeof ranges / sizeof ranges[0] && fns[f]; q++)
+                for (int64_t n = 1; n <= 9; n++)
+                    if (!r16_equals_inplace(fns[f], w, pk, rows, cols, xq, xrb, n, ranges[q][0], ranges[q][1], y0, y1) &&
+                        bad++ < 3)
+                        fprintf(stderr, "   %lld cols kernel %d rows %d-%d n %d\n", (long long)cols, f,
+                                (int)ranges[q][0], (int)ranges[q][1], (int)n);
+        CHECK_EQ(bad, 0);
+        free(w);
+        free(pk);
+        free(xq);
+        free(tmp);
+        free(x);
+        free(y0);
+        free(y1);
+    }
+#else
+    fprintf(stderr, "   SKIP: not x86-64\n");
+#endif
+}
+
+/* The in-place K-quant tile kernels of this CPU (AVX-512: Q4_K, Q5_K, Q6_K, plain and
+ * GFNI; AArch64: Q4_K, Q6_K at neon and dotprod) called directly on row ranges that start
+ * and end inside their 16-row groups (and lie inside one), n = 1..9: every (row, token) of
+ * the range equals that token's decode over all rows (n = 1) bit for bit, and nothing
+ * outside the range is written. */
+static void test_k_row_groups(void)
+{
+    typedef struct { int type; edgellm_gemm_fn fn; } kfn;
+    kfn k[6];
+    int nk = 0;
+#if defined(__x86_64__)
+    if (edgellm_cpu_get_features()->avx512) {
+        k[nk++] = (kfn){EDGELLM_TYPE_Q4_K, edgellm_gemm_q4_K_avx512};
+        k[nk++] = (kfn){EDGELLM_TYPE_Q5_K, edgellm_gemm_q5_K_avx512};
+        k[nk++] = (kfn){EDGELLM_TYPE_Q6_K, edgellm_gemm_q6_K_avx512};
+    }
+    if (edgellm_cpu_get_features()->gfni) {
+        k[nk++] = (kfn){EDGELLM_TYPE_Q4_K, edgellm_gemm_q4_K_avx512_gfni};
+        k[nk++] = (kfn){EDGELLM_TYPE_Q5_K, edgellm_gemm_q5_K_avx512_gfni};
+        k[nk++] = (kfn){EDGELLM_TYPE_Q6_K, edgellm_gemm_q6_K_avx512_gfni};
+    }
+#elif defined(__aarch64__)
+    k[nk++] = (kfn){EDGELLM_TYPE_Q4_K, edgellm_gemm_q4_K_neon};
+    k[nk++] = (kfn){EDGELLM_TYPE_Q6_K, edgellm_gemm_q6_K_neon};
+    if (edgellm_cpu_get_features()->dotprod) {
+        k[nk++] = (kfn){EDGELLM_TYPE_Q4_K, edgellm_gemm_q4_K_dotprod};
+        k[nk++] = (kfn){EDGELLM_TYPE_Q6_K, edgellm_gemm_q6_K_dotprod};
+    }
+#endif
+    if (!nk) {
+        fprintf(stderr, "   SKIP: no K-quant tile kernels on this CPU\n");
+        return;
+    }
+    const int64_t rows = 45, cols = 768;
+    const int64_t ranges[][2] = {{0, rows}, {3, 19}, {7, 8}, {17, 45}, {16, 32}, {20, 39}, {1, 44}};
+    const size_t xrb = edgellm_type_row_size(EDGELLM_TYPE_Q8_K, cols);
+    float *x = malloc(sizeof(float) * (size_t)cols), *tmp = malloc(sizeof(float) * (size_t)cols);
+    uint8_t *xq = malloc(xrb * 9);
+    float *yd = malloc(sizeof(float) * (size_t)(9 * rows)), *y = malloc(sizeof(float) * (size_t)(9 * rows));
+    for (int t = 0; t < 9; t++) {
+        for (int64_t i = 0; i < cols; i++) x[i] = t == 5 ? 0.0f : frand() * (i % 5 == 0 ? 50.0f : 1.0f);
+        edgellm_type_get_traits(EDGELLM_TYPE_Q8_K)->from_float_ref(x, xq + (size_t)t * xrb, cols);
+    }
+    for (int ki = 0; ki < nk; ki++) {
+        const size_t rb = edgellm_type_row_size(k[ki].type, cols);
+        uint8_t *w = malloc(rb * (size_t)rows);
+        for (int64_t r = 0; r < rows; r++) make_row(k[ki].type, w + (size_t)r * rb, cols, (int)(r % 4), tmp);
+        for (int t = 0; t < 9; t++) {   /* decode, token by token */
+            edgellm_gemm_args a = {.w = w, .row_bytes = rb, .cols = cols, .r0 = 0, .r1 = rows, .xq = xq + (size_t)t * xrb,
+                                   .xq_row_bytes = xrb, .n = 1, .y = yd + t * rows, .ldy = rows};
+            k[ki].fn(&a);
+        }
+        int64_t bad = 0;
+        for (size_t q = 0; q < sizeof ranges / sizeof ranges[0]; q++)
+            for (int64_t n = 1; n <= 9; n++) {
+                const int64_t r0 = ranges[q][0], r1 = ranges[q][1];
+                edgellm_gemm_args a = {.w = w, .row_bytes = rb, .cols = cols, .r0 = r0, .r1 = r1, .xq = xq,
+                                       .xq_row_bytes = xrb, .n = n, .y = y, .ldy = rows};
+                memset(y, 0x7f, sizeof(float) * (size_t)(9 * rows));
+                k[ki].fn(&a);
+                bool ok = true;
+                for (int64_t t = 0; t < 9; t++)
+                    for (int64_t r = 0; r < rows; r++) {
+                        const float *p = &y[t * rows + r];
+                        uint32_t b;
+                        memcpy(&b, p, 4);
+                        ok &= t < n && r >= r0 && r < r1 ? !memcmp(p, &yd[t * rows + r], 4) : b == 0x7f7f7f7fu;
+                    }
+                if (!ok && bad++ < 3)
+                    fprintf(stderr, "   kernel %d (type %d) rows %d-%d n %d\n", ki, k[ki].type, (int)r0, (int)r1, (int)n);
+            }
+        CHECK_EQ(bad, 0);
+        free(w);
+    }
+    free(x);
+    free(tmp);
+    free(xq);
+    free(yd);
+    free(y);
+}
+
 int main(void)
 {
     RUN(test_q8_0_activation_kernels);
@@ -834,6 +1072,9 @@ int main(void)
     RUN(test_k_gfni_equals_plain);
     RUN(test_arm_k_levels);
     RUN(test_q4_K_repack);
+    RUN(test_q4_K_r16_scales);
+    RUN(test_q4_K_r16_pieces);
+    RUN(test_k_row_groups);
     RUN(test_decode_prefetch_is_a_hint);
     RUN(test_cpu_family_matches_proc);
     RUN(test_lower_levels);
