@@ -15,7 +15,7 @@
 #        separated), --rounds 1 (each file and thread count measured that many times);
 #        --layout q4_K_r16: edgellm reads a copy of each K-quant file with its Q4_K matrices
 #        in the stored layout (`edgellm quantize --layout`, cached beside it), llama.cpp the
-#        file itself;
+#        file itself (that older stored layout is unpacked at load: it measures the load cost);
 #        COMPARE_DIR: the cache folder (default /tmp/edgellm-compare; ~4.1 GB for all five);
 #        EDGELLM (default build/edgellm), LLAMA_BENCH (default llama-bench), LLAMA_MMAP
 #        (default 0,1: llama.cpp with and without mmap, the faster counted): as kquant.sh.

@@ -577,8 +577,8 @@ int cmd_quantize(int argc, char **argv)
          .help = "type of output.weight (a tied token_embd too)"},
         {CLI_CUSTOM(NULL, "--embd-type", "TYPE", &p.embd_type, parse_type), .help = "type of token_embd.weight"},
         {CLI_STRING(NULL, "--layout", "NAME", &p.layout),
-         .help = "q4_K_r16: Q4_K matrices stored in the 16-row layout the AVX-512 kernels read (edgellm-only "
-                 "file; loads with no repacking pass and no second copy); plain: back to llama.cpp's layout. "
+         .help = "q4_K_r16: Q4_K matrices stored in an older 16-row layout (edgellm-only file; no kernel "
+                 "reads it any more, it is unpacked at load); plain: back to llama.cpp's layout. "
                  "Without --type and --target: every tensor keeps its type, only the layout changes"},
         {CLI_OPT_THREADS(&p.n_threads)},
         {CLI_CUSTOM(NULL, "--report", "FILE", &report_path, parse_report),

@@ -35,14 +35,12 @@ set(EDGELLM_X86_AVX512_SOURCES
   x86/dot_q5_K_avx512.c
   x86/gemm_f16_avx512.c
   x86/gemm_k_avx512.c
-  x86/gemm_q4_K_r16_avx512.c
   x86/gemm_q8_avx512.c)
 set(EDGELLM_X86_AVX512_FLAGS -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni -mavx2 -mfma -mf16c)
 
 # x86-64, the AVX-512 set + GFNI
 set(EDGELLM_X86_AVX512_GFNI_SOURCES
-  x86/gemm_k_avx512_gfni.c
-  x86/gemm_q4_K_r16_avx512_gfni.c)
+  x86/gemm_k_avx512_gfni.c)
 set(EDGELLM_X86_AVX512_GFNI_FLAGS ${EDGELLM_X86_AVX512_FLAGS} -mgfni)
 
 # AArch64, Advanced SIMD (baseline: no flags)

@@ -124,6 +124,30 @@ static float model_q45_K(const uint8_t *w, const edgellm_block_q8_K *x, int64_t 
     return tree16(v);
 }
 
+/* Model of k_avx512.h for Q4_K (its float chain per row and token): per super-block the
+ * exact S = Σ_j sc_j·Σ q·x and M = Σ_j m_j·(bsums_2j + bsums_2j+1), then
+ * y = fma(S, d·d_x, y), y = fma(-M, dmin·d_x, y). */
+static float model_q4_K_chain(const uint8_t *w, const edgellm_block_q8_K *x, int64_t cols)
+{
+    float y = 0.0f;
+    for (int64_t i = 0; i < cols / 256; i++) {
+        const edgellm_block_q4_K *b = (const edgellm_block_q4_K *)w + i;
+        uint8_t sc[8], m[8];
+        for (int j = 0; j < 8; j++) edgellm_k_scale_min(j, b->scales, &sc[j], &m[j]);
+        int32_t S = 0, M = 0;
+        for (int c = 0; c < 4; c++)
+            for (int p = 0; p < 64; p++) {
+                const int code = p < 32 ? b->qs[32 * c + p] & 15 : b->qs[32 * c + p - 32] >> 4;
+                S += sc[2 * c + p / 32] * code * x[i].qs[64 * c + p];
+            }
+        for (int j = 0; j < 8; j++) M += m[j] * (x[i].bsums[2 * j] + x[i].bsums[2 * j + 1]);
+        const float dd = edgellm_f16_to_f32(b->d) * x[i].d, dm = edgellm_f16_to_f32(b->dmin) * x[i].d;
+        y = fmaf((float)S, dd, y);
+        y = fmaf(-(float)M, dm, y);
+    }
+    return y;
+}
+
 /* Model of k_avx512.h for Q6_K: codes u = q + 32 (layout in blocks.h); lane l of vector
  * q (elements 64q..64q+63) sums elements 64q + 4l .. +3 times their sub-block's scale;
  * lanes 0-7 also take -32·(sc_2l·bsums_2l + sc_2l+1·bsums_2l+1). */
@@ -217,7 +241,9 @@ static bool model(int type, const uint8_t *w, const void *xq, int64_t cols, floa
         return true;
     }
     if (lanes == 16 && (type == EDGELLM_TYPE_Q4_K || type == EDGELLM_TYPE_Q5_K || type == EDGELLM_TYPE_Q6_K)) {
-        *out = type == EDGELLM_TYPE_Q6_K ? model_q6_K(w, xq, cols) : model_q45_K(w, xq, cols, type == EDGELLM_TYPE_Q5_K);
+        *out = type == EDGELLM_TYPE_Q6_K ? model_q6_K(w, xq, cols)
+               : type == EDGELLM_TYPE_Q4_K ? model_q4_K_chain(w, xq, cols)
+                                           : model_q45_K(w, xq, cols, 1);
         *alt = edgellm_kernels_vec_dot(type)(cols, w, xq);
         return true;
     }
@@ -552,6 +578,25 @@ static void test_decode_prefetch_is_a_hint(void)
             CHECK(!memcmp(y0, y1, sizeof(float) * (size_t)rows));
             if (test_failures != f0) fprintf(stderr, "   type %d prefetch %zu\n", k[ki].type, dists[di]);
         }
+        /* the load-time layout the dispatcher offers for this type, with its own kernel */
+        const edgellm_repack *rp = edgellm_kernels_repack(k[ki].type, cols);
+        if (rp && rp->gemm.gemm) {
+            uint8_t *pk = aligned_alloc(64, (rp->size(rows, cols) + 63) / 64 * 64);
+            rp->pack(pk, rows, cols, 0, rows, w);
+            edgellm_gemm_args b = a;
+            b.w = pk;
+            b.w2 = pk + rp->plane2(rows, cols);
+            for (size_t di = 0; di < sizeof dists / sizeof dists[0]; di++) {
+                memset(y1, 0x7f, sizeof(float) * (size_t)rows);
+                b.y = y1;
+                b.prefetch = di ? dists[di] : 0;
+                rp->gemm.gemm(&b);
+                const int f0 = test_failures;
+                CHECK(!memcmp(y0, y1, sizeof(float) * (size_t)rows));
+                if (test_failures != f0) fprintf(stderr, "   layout %s prefetch %zu\n", rp->name, b.prefetch);
+            }
+            free(pk);
+        }
         free(w);
         free(xq);
     }
@@ -587,7 +632,11 @@ static void test_cpu_family_matches_proc(void)
     CHECK_EQ(cf->model, model);
     CHECK_EQ(cf->amd, !strcmp(vendor, "AuthenticAMD"));
     if (!getenv("EDGELLM_PREFETCH"))
-        CHECK_EQ(edgellm_kernels_decode_prefetch(), cf->amd && cf->family == 0x19 && cf->avx512 ? 9216 : 0);
+    {
+        const bool zen45 = cf->amd && (cf->family == 0x19 || cf->family == 0x1a) && cf->avx512;
+        CHECK_EQ(edgellm_kernels_decode_prefetch(1), zen45 ? 9216 : 0);
+        CHECK_EQ(edgellm_kernels_decode_prefetch(2), zen45 && cf->family == 0x1a ? 9216 : 0);
+    }
 #else
     fprintf(stderr, "   SKIP: not x86-64 Linux\n");
 #endif
@@ -710,13 +759,11 @@ static void test_batch_equals_separate(void)
     free(tmp);
 }
 
-/* The load-time layout q4_K_r16 (kernels/repack.h): packing then unpacking gives every
- * plain row back; its tile kernels (plain AVX-512 and GFNI) equal the in-place Q4_K
- * kernel bit for bit for every make_row mode, decode and prefill, whole and partial
- * 16-row groups, rows short and long (from 28 super-blocks the prefill walks them in
- * pieces); and edgellm_matmul over the repacked tensor equals it over the plain
- * one at every kernel level of this CPU (below avx512 through unpacked rows), with 1
- * and 3 threads. */
+/* The layout q4_K_r16 (kernels/repack.h), which `quantize --layout` stores: packing then
+ * unpacking gives every plain row back, for whole and partial 16-row groups, short and
+ * long rows; and edgellm_matmul over a repacked tensor equals it over the plain one at
+ * every kernel level that has a kernel for it (none at present: the loop then checks
+ * that no level offers one it cannot run), with 1 and 3 threads. */
 static void test_q4_K_repack(void)
 {
     static const int64_t shapes_r[][2] = {{37, 768}, {16, 256}, {48, 2048}, {5, 5632}, {21, 7168}, {17, 11008}};
@@ -744,34 +791,6 @@ static void test_q4_K_repack(void)
         CHECK(same);
         for (int64_t i = 0; i < 9 * cols; i++) x[i] = i >= 2 * cols && i < 3 * cols ? 0.0f : frand() * (i % 5 == 0 ? 50.0f : 1.0f);
         for (int t = 0; t < 9; t++) q8k->from_float_ref(x + t * cols, xq + (size_t)t * xrb, cols);
-#if defined(__x86_64__)
-        if (edgellm_cpu_get_features()->avx512) {
-            edgellm_gemm_fn fns[2] = {edgellm_gemm_q4_K_r16_avx512,
-                                      edgellm_cpu_get_features()->gfni ? edgellm_gemm_q4_K_r16_avx512_gfni : NULL};
-            const int64_t ranges[][2] = {{0, rows}, {rows > 20 ? 3 : 0, rows > 20 ? rows - 2 : rows}};
-            for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++)
-                for (int f = 0; f < 2; f++)
-                    for (int q = 0; q < 2 && fns[f]; q++) {
-                        const int64_t r0 = ranges[q][0], r1 = ranges[q][1];
-                        edgellm_gemm_args a = {.w = w, .row_bytes = rb, .cols = cols, .r0 = r0, .r1 = r1, .xq = xq,
-                                               .xq_row_bytes = xrb, .n = ns[ni], .y = y0, .ldy = rows,
-                                               .prefetch = q ? 9216 : 0};
-                        memset(y0, 0x7f, sizeof(float) * (size_t)(9 * rows));
-                        memset(y1, 0x7f, sizeof(float) * (size_t)(9 * rows));
-                        edgellm_gemm_q4_K_avx512(&a);
-                        a.w = pk;
-                        a.w2 = pk + edgellm_repack_q4_K_r16_plane2(rows, cols);
-                        a.y = y1;
-                        fns[f](&a);
-                        const int f0 = test_failures;
-                        CHECK(!memcmp(y0, y1, sizeof(float) * (size_t)(9 * rows)));
-                        if (test_failures != f0)
-                            fprintf(stderr, "   %lldx%lld n %d kernel %d rows %d-%d\n", (long long)rows,
-                                    (long long)cols, (int)ns[ni], f, (int)r0, (int)r1);
-                    }
-        } else
-            fprintf(stderr, "   SKIP (kernels): this CPU has no AVX-512 VNNI\n");
-#endif
         /* matmul over the repacked tensor at every level of this CPU */
         edgellm_kernels_set_repack(true);
         static const char *lv[] = {"ref", "scalar", "avx2", "avx512", "neon", "dotprod"};
@@ -783,8 +802,20 @@ static void test_q4_K_repack(void)
             if (!use) use = edgellm_kernels_repack(EDGELLM_TYPE_Q4_K, cols);   /* unpacked below this level */
             edgellm_kernels_force(lv[l]);
             if (!use) continue;
+            /* the layout the dispatcher offers, packed in two ranges (second first) */
+            const size_t usz = use->size(rows, cols);
+            uint8_t *pu = aligned_alloc(64, (usz + 63) / 64 * 64);
+            memset(pu, 0x5a, usz);
+            use->pack(pu, rows, cols, half, rows, w + (size_t)half * rb);
+            use->pack(pu, rows, cols, 0, half, w);
+            bool back = true;
+            for (int64_t r = 0; r < rows; r++) {
+                use->unpack_row(pu, rows, cols, r, row);
+                back &= !memcmp(row, w + (size_t)r * rb, rb);
+            }
+            CHECK(back);
             edgellm_tensor P = {w, EDGELLM_TYPE_Q4_K, cols, rows, rb, NULL}, R = P;
-            R.data = pk;
+            R.data = pu;
             R.repack = use;
             CHECK(edgellm_kernels_repack_usable(use) == (rp != NULL));
             const size_t ss = edgellm_matmul_scratch_size(&P, 9);
@@ -806,6 +837,7 @@ static void test_q4_K_repack(void)
                 edgellm_threadpool_free(pool);
             }
             free(scratch);
+            free(pu);
         }
         edgellm_kernels_force("auto");
         free(w);
@@ -824,163 +856,6 @@ static void test_q4_K_repack(void)
     CHECK(edgellm_kernels_repack(EDGELLM_TYPE_Q6_K, 2048) == NULL);
     char buf[96];
     CHECK(strlen(edgellm_kernels_repack_describe(buf, sizeof buf)) > 0);
-}
-
-#if defined(__x86_64__)
-/* Bytes of super-block i of row r of a q4_K_r16 scale test, round s: u = 16i + (r + s) % 16
- * walks all 256 values for every row slot r % 16 over i < 16 and s < 16, and each of the
- * 12 scale bytes is a bit permutation of u xor a constant, chosen so that the bits a
- * scale or min is made of come from independent bits of u: a_j = u, b_j = u rotated by 4,
- * c_j = u with bits 2-5 in 0-3 and bits 0-1 in 4-5. Then every row slot sees every value
- * of every byte and every (a_j >> 6, c_j & 15) and (b_j >> 6, c_j >> 4) pair. */
-static void r16_scale_bytes(uint8_t q[12], int64_t i, int64_t r, int s)
-{
-    const unsigned u = (unsigned)(16 * i + (r + s) % 16) & 255;
-    for (int j = 0; j < 4; j++) {
-        q[j] = (uint8_t)(u ^ (0x5a * j));
-        q[4 + j] = (uint8_t)(((u << 4) | (u >> 4)) ^ (0x33 * j));
-        q[8 + j] = (uint8_t)((((u >> 2) & 0x0f) | ((u & 3) << 4) | (u & 0xc0)) ^ (0x69 * j));
-    }
-}
-
-/* y over rows [r0, r1) and tokens < n of the r16 kernel fn on the packed pk equals the
- * in-place Q4_K kernel's on w bit for bit, and nothing else of y (sentinel) is written. */
-static bool r16_equals_inplace(edgellm_gemm_fn fn, const uint8_t *w, const uint8_t *pk, int64_t rows, int64_t cols,
-                               const uint8_t *xq, size_t xrb, int64_t n, int64_t r0, int64_t r1, float *y0, float *y1)
-{
-    const size_t rb = edgellm_type_row_size(EDGELLM_TYPE_Q4_K, cols);
-    edgellm_gemm_args a = {.w = w, .row_bytes = rb, .cols = cols, .r0 = r0, .r1 = r1, .xq = xq,
-                           .xq_row_bytes = xrb, .n = n, .y = y0, .ldy = rows, .prefetch = 9216};
-    memset(y0, 0x7f, sizeof(float) * (size_t)(9 * rows));
-    memset(y1, 0x7f, sizeof(float) * (size_t)(9 * rows));
-    edgellm_gemm_q4_K_avx512(&a);
-    a.w = pk;
-    a.w2 = pk + edgellm_repack_q4_K_r16_plane2(rows, cols);
-    a.y = y1;
-    fn(&a);
-    bool ok = !memcmp(y0, y1, sizeof(float) * (size_t)(9 * rows));
-    for (int64_t t = 0; t < 9; t++)   /* the in-place kernel wrote exactly the range too */
-        for (int64_t r = 0; r < rows; r++) {
-            uint32_t b;
-            memcpy(&b, &y0[t * rows + r], 4);
-            ok &= (b == 0x7f7f7f7fu) == !(t < n && r >= r0 && r < r1);
-        }
-    return ok;
-}
-#endif
-
-/* r16_scales16 (decode's vector unpack of the 16 rows' scale and min words of a group)
- * through the q4_K_r16 kernels: scale bytes from r16_scale_bytes (every byte value at every
- * byte position of every row slot of a group, every combination of the bits one 6-bit
- * scale or min is made of), plus rounds of random bytes, random codes, d and dmin; decode
- * and prefill equal the in-place kernel (x86_q4_K_scales row by row) bit for bit, whole
- * and partial groups. */
-static void test_q4_K_r16_scales(void)
-{
-#if defined(__x86_64__)
-    if (!edgellm_cpu_get_features()->avx512) {
-        fprintf(stderr, "   SKIP: this CPU has no AVX-512 VNNI\n");
-        return;
-    }
-    const int64_t rows = 37, cols = 16 * 256, nb = cols / 256;
-    const size_t rb = edgellm_type_row_size(EDGELLM_TYPE_Q4_K, cols), xrb = edgellm_type_row_size(EDGELLM_TYPE_Q8_K, cols);
-    const size_t size = edgellm_repack_q4_K_r16_size(rows, cols);
-    uint8_t *w = malloc(rb * (size_t)rows), *pk = aligned_alloc(64, (size + 63) / 64 * 64), *xq = malloc(xrb * 9);
-    float *tmp = malloc(sizeof(float) * (size_t)cols), *x = malloc(sizeof(float) * (size_t)cols);
-    float *y0 = malloc(sizeof(float) * (size_t)(9 * rows)), *y1 = malloc(sizeof(float) * (size_t)(9 * rows));
-    for (int t = 0; t < 9; t++) {
-        for (int64_t i = 0; i < cols; i++) x[i] = frand() * (i % 5 == 0 ? 50.0f : 1.0f);
-        edgellm_type_get_traits(EDGELLM_TYPE_Q8_K)->from_float_ref(x, xq + (size_t)t * xrb, cols);
-    }
-    edgellm_gemm_fn fns[2] = {edgellm_gemm_q4_K_r16_avx512,
-                              edgellm_cpu_get_features()->gfni ? edgellm_gemm_q4_K_r16_avx512_gfni : NULL};
-    const int64_t ranges[][2] = {{0, rows}, {5, 30}, {17, 18}};
-    const int64_t ns[] = {1, 2, 5};
-    int64_t bad = 0;
-    for (int s = 0; s < 20; s++) {   /* 16 crafted rounds, 4 random */
-        for (int64_t r = 0; r < rows; r++) {
-            make_row(EDGELLM_TYPE_Q4_K, w + (size_t)r * rb, cols, 1, tmp);
-            for (int64_t i = 0; i < nb; i++) {
-                edgellm_block_q4_K *b = (edgellm_block_q4_K *)(w + (size_t)r * rb) + i;
-                if (s < 16) r16_scale_bytes(b->scales, i, r, s);
-            }
-        }
-        memset(pk, 0xa5, size);
-        edgellm_repack_q4_K_r16_pack(pk, rows, cols, 0, rows, w);
-        for (int f = 0; f < 2; f++)
-            for (size_t q = 0; q < sizeof ranges / sizeof ranges[0] && fns[f]; q++)
-                for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++)
-                    if (!r16_equals_inplace(fns[f], w, pk, rows, cols, xq, xrb, ns[ni], ranges[q][0], ranges[q][1], y0,
-                                            y1) &&
-                        bad++ < 3)
-                        fprintf(stderr, "   round %d kernel %d rows %d-%d n %d\n", s, f, (int)ranges[q][0],
-                                (int)ranges[q][1], (int)ns[ni]);
-    }
-    CHECK_EQ(bad, 0);
-    free(w);
-    free(pk);
-    free(xq);
-    free(tmp);
-    free(x);
-    free(y0);
-    free(y1);
-#else
-    fprintf(stderr, "   SKIP: not x86-64\n");
-#endif
-}
-
-/* The q4_K_r16 prefill in pieces (rows of 28 super-blocks and more) and decode at
- * 7168, 9472, 11008 and EDGELLM_GEMM_R16_MAX_COLS columns (28, 37, 43 and 128
- * super-blocks: pieces of 10, 10 + a last 7, 11, 12 + a last 8), rows ranges that start
- * and end inside a 16-row group, lie inside one, or are whole groups, n = 1..9 (4-token
- * tiles and every 1-3-token rest): equal to the in-place kernel bit for bit, rows and
- * tokens outside untouched. */
-static void test_q4_K_r16_pieces(void)
-{
-#if defined(__x86_64__)
-    if (!edgellm_cpu_get_features()->avx512) {
-        fprintf(stderr, "   SKIP: this CPU has no AVX-512 VNNI\n");
-        return;
-    }
-    static const int64_t colss[] = {7168, 9472, 11008, EDGELLM_GEMM_R16_MAX_COLS};
-    const int64_t rows = 40;
-    const int64_t ranges[][2] = {{0, rows}, {5, 11}, {13, 35}, {16, 32}, {31, 33}, {39, 40}};
-    edgellm_gemm_fn fns[2] = {edgellm_gemm_q4_K_r16_avx512,
-                              edgellm_cpu_get_features()->gfni ? edgellm_gemm_q4_K_r16_avx512_gfni : NULL};
-    for (size_t ci = 0; ci < sizeof colss / sizeof colss[0]; ci++) {
-        const int64_t cols = colss[ci];
-        const size_t rb = edgellm_type_row_size(EDGELLM_TYPE_Q4_K, cols), xrb = edgellm_type_row_size(EDGELLM_TYPE_Q8_K, cols);
-        const size_t size = edgellm_repack_q4_K_r16_size(rows, cols);
-        uint8_t *w = malloc(rb * (size_t)rows), *pk = aligned_alloc(64, (size + 63) / 64 * 64), *xq = malloc(xrb * 9);
-        float *tmp = malloc(sizeof(float) * (size_t)cols), *x = malloc(sizeof(float) * (size_t)cols);
-        float *y0 = malloc(sizeof(float) * (size_t)(9 * rows)), *y1 = malloc(sizeof(float) * (size_t)(9 * rows));
-        for (int64_t r = 0; r < rows; r++) make_row(EDGELLM_TYPE_Q4_K, w + (size_t)r * rb, cols, (int)(r % 4), tmp);
-        for (int t = 0; t < 9; t++) {
-            for (int64_t i = 0; i < cols; i++) x[i] = t == 6 ? 0.0f : frand() * (i % 5 == 0 ? 50.0f : 1.0f);
-            edgellm_type_get_traits(EDGELLM_TYPE_Q8_K)->from_float_ref(x, xq + (size_t)t * xrb, cols);
-        }
-        memset(pk, 0xa5, size);
-        edgellm_repack_q4_K_r16_pack(pk, rows, cols, 0, rows, w);
-        int64_t bad = 0;
-        for (int f = 0; f < 2; f++)
-            for (size_t q = 0; q < sizeof ranges / sizeof ranges[0] && fns[f]; q++)
-                for (int64_t n = 1; n <= 9; n++)
-                    if (!r16_equals_inplace(fns[f], w, pk, rows, cols, xq, xrb, n, ranges[q][0], ranges[q][1], y0, y1) &&
-                        bad++ < 3)
-                        fprintf(stderr, "   %lld cols kernel %d rows %d-%d n %d\n", (long long)cols, f,
-                                (int)ranges[q][0], (int)ranges[q][1], (int)n);
-        CHECK_EQ(bad, 0);
-        free(w);
-        free(pk);
-        free(xq);
-        free(tmp);
-        free(x);
-        free(y0);
-        free(y1);
-    }
-#else
-    fprintf(stderr, "   SKIP: not x86-64\n");
-#endif
 }
 
 /* The in-place K-quant tile kernels of this CPU (AVX-512: Q4_K, Q5_K, Q6_K, plain and
@@ -1072,8 +947,6 @@ int main(void)
     RUN(test_k_gfni_equals_plain);
     RUN(test_arm_k_levels);
     RUN(test_q4_K_repack);
-    RUN(test_q4_K_r16_scales);
-    RUN(test_q4_K_r16_pieces);
     RUN(test_k_row_groups);
     RUN(test_decode_prefetch_is_a_hint);
     RUN(test_cpu_family_matches_proc);

@@ -227,12 +227,14 @@ typedef struct {
     unsigned needs;             /* ISA bits beyond the level's                        */
     const edgellm_repack *r;
 } repack_variant;
+/* Q4_K at avx512: q4_K_x16 (16 rows as lanes, the blocks x86_q4_K_x16_step reads). A stored
+ * q4_K_r16 matrix has no kernel any more and is unpacked into plain rows at load. */
 #if defined(__x86_64__)
-static const edgellm_repack q4_K_r16_avx512_gfni = EDGELLM_REPACK_Q4_K_R16(edgellm_gemm_q4_K_r16_avx512_gfni);
-static const edgellm_repack q4_K_r16_avx512 = EDGELLM_REPACK_Q4_K_R16(edgellm_gemm_q4_K_r16_avx512);
+static const edgellm_repack q4_K_x16_avx512_gfni = EDGELLM_REPACK_Q4_K_X16(edgellm_gemm_q4_K_x16_avx512_gfni);
+static const edgellm_repack q4_K_x16_avx512 = EDGELLM_REPACK_Q4_K_X16(edgellm_gemm_q4_K_x16_avx512);
 static const repack_variant repacks[] = {
-    {EDGELLM_KERNELS_AVX512, ISA_GFNI, &q4_K_r16_avx512_gfni},
-    {EDGELLM_KERNELS_AVX512, 0, &q4_K_r16_avx512},
+    {EDGELLM_KERNELS_AVX512, ISA_GFNI, &q4_K_x16_avx512_gfni},
+    {EDGELLM_KERNELS_AVX512, 0, &q4_K_x16_avx512},
 };
 #else
 static const repack_variant repacks[1] = {{EDGELLM_KERNELS_REF, 0, NULL}};
@@ -269,6 +271,7 @@ static const kernel_level levels[] = {
 #define N_LEVELS ((int)(sizeof levels / sizeof levels[0]))
 
 static size_t decode_prefetch;  /* edgellm_kernels_decode_prefetch                   */
+static bool prefetch_threads;   /* ... also when several threads share a product    */
 static unsigned cpu_isa;        /* ISA bits of this CPU                              */
 static int best_level;          /* highest level this CPU runs                       */
 static int default_level;       /* best_level, or what EDGELLM_KERNELS asked for      */
@@ -301,7 +304,9 @@ static void pick_variants(void)
     const int want = env ? level_index(env) : -1;
     if (want >= 0) default_level = EDGELLM_MIN(want, best_level);
     atomic_store(&active_level, default_level);
-    decode_prefetch = f->amd && f->family == 0x19 && f->avx512 ? 9216 : 0;   /* Zen 4: 32 Q4_0 groups */
+    /* Zen 4 and Zen 5: 32 Q4_0 groups, 4 q4_K_x16 blocks; Zen 5 with any thread count */
+    decode_prefetch = f->amd && (f->family == 0x19 || f->family == 0x1a) && f->avx512 ? 9216 : 0;
+    prefetch_threads = f->amd && f->family == 0x1a;
     const char *pf = getenv("EDGELLM_PREFETCH");
     if (pf && *pf) (void)edgellm_kernels_parse_prefetch(pf, &decode_prefetch);   /* empty: as unset */
 }
@@ -317,10 +322,10 @@ bool edgellm_kernels_parse_prefetch(const char *s, size_t *bytes)
     return true;
 }
 
-size_t edgellm_kernels_decode_prefetch(void)
+size_t edgellm_kernels_decode_prefetch(int nth)
 {
     pthread_once(&init_once, pick_variants);
-    return decode_prefetch;
+    return nth <= 1 || prefetch_threads ? decode_prefetch : 0;
 }
 
 enum { FN_VEC_DOT, FN_FROM_FLOAT, FN_TO_FLOAT };

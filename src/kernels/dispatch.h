@@ -152,15 +152,17 @@ const char *edgellm_kernels_name(void);
 edgellm_kernel_level edgellm_kernels_level(void);
 
 /* Software prefetch of decode: how many bytes past the weights being read the avx512
- * decode tile kernels of Q4_0, Q4_K and Q6_K prefetch into L2 (PREFETCHT1, one line per
- * 64 bytes read), when one thread computes a whole matrix product of one token (matmul.c);
- * 0 = none. Default 9216 on AMD family 0x19 with AVX-512 (Zen 4), where one thread then
- * decodes a tinyllama-shape Q4_0 model ~30 % faster (README "Kernels, threads and
- * speed"); 0 elsewhere: with two threads it was slower, and on a Zen 5 a prefetch of whole
- * rows ahead was measured 10-30 % slower. EDGELLM_PREFETCH=BYTES (read once) overrides it:
- * see edgellm_kernels_parse_prefetch; an empty value or one that does not parse is
- * ignored. Kernels of other levels never prefetch. */
-size_t edgellm_kernels_decode_prefetch(void);
+ * decode kernels of Q4_0, Q4_K (both layouts) and Q6_K prefetch into L2 (PREFETCHT1, one
+ * line per 64 bytes read) when nth threads share a matrix product of one token
+ * (matmul.c); 0 = none. Default 9216 on AMD with AVX-512 of family 0x19 (Zen 4) at one
+ * thread, where one thread then decodes a tinyllama-shape Q4_0 model ~30 % faster and two
+ * threads were slower, and of family 0x1a (Zen 5) at any thread count, where the
+ * q4_K_x16 decode needs it (~1.5x the matrix time at 1 and 2 threads; Q4_0 and Q6_K
+ * 0-10 % faster, Q8_0 level: docs/kernels.md); 0 elsewhere. EDGELLM_PREFETCH=BYTES (read
+ * once) overrides the distance, the thread rule stays the CPU's: see
+ * edgellm_kernels_parse_prefetch; an empty value or one that does not parse is ignored.
+ * Kernels of other levels never prefetch. Thread-safe. */
+size_t edgellm_kernels_decode_prefetch(int nth);
 /* Parse an EDGELLM_PREFETCH value: decimal bytes in [0, 1048576], nothing else; false
  * otherwise (*bytes unchanged). */
 bool edgellm_kernels_parse_prefetch(const char *s, size_t *bytes);

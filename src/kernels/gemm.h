@@ -88,12 +88,12 @@ void edgellm_gemm_q6_K_avx512(const edgellm_gemm_args *a);
 void edgellm_gemm_q4_K_avx512_gfni(const edgellm_gemm_args *a);
 void edgellm_gemm_q5_K_avx512_gfni(const edgellm_gemm_args *a);
 void edgellm_gemm_q6_K_avx512_gfni(const edgellm_gemm_args *a);
-/* Q4_K in the repacked layout q4_K_r16 (repack.h; gemm_q4_K_r16_avx512*.c): w = codes
- * plane, w2 = head plane, rows [r0, r1) of the layout; equal bit for bit to
- * edgellm_gemm_q4_K_avx512 on the plain rows. cols <= EDGELLM_GEMM_R16_MAX_COLS. */
+/* Q4_K in the load-time layout q4_K_x16 (repack.h; gemm_k_avx512_body.h): w = the blocks,
+ * rows [r0, r1); equal bit for bit to edgellm_gemm_q4_K_avx512 on the plain rows. */
+void edgellm_gemm_q4_K_x16_avx512(const edgellm_gemm_args *a);
+void edgellm_gemm_q4_K_x16_avx512_gfni(const edgellm_gemm_args *a);
+/* Widest rows `quantize --layout q4_K_r16` writes in that layout (repack.h). */
 #define EDGELLM_GEMM_R16_MAX_COLS 32768
-void edgellm_gemm_q4_K_r16_avx512(const edgellm_gemm_args *a);
-void edgellm_gemm_q4_K_r16_avx512_gfni(const edgellm_gemm_args *a);
 /* F16 × F32 (no prep: xq are the float activation rows), edgellm_dot_f16_avx512's arithmetic. */
 void edgellm_gemm_f16_avx512(const edgellm_gemm_args *a);
 void edgellm_gemm_prep_q4_0_avx2(const void *xq, int64_t t, int64_t cols, uint8_t *xp);

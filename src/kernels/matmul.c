@@ -292,10 +292,9 @@ void edgellm_matmul_batch_sched(edgellm_threadpool *pool, const edgellm_matmul_j
     }
     m.tb = EDGELLM_MAX((int64_t)(BLOCK_BYTES / (m.xq_row_bytes ? m.xq_row_bytes : 1)), 1);
     m.nth = nth;
-    /* software prefetch helps one thread streaming a matrix alone (it hides memory
-     * latency the core's own prefetchers leave); with more threads sharing the memory
-     * bus it was measured slower (dispatch.h) */
-    m.prefetch = n == 1 && nth == 1 ? edgellm_kernels_decode_prefetch() : 0;
+    /* software prefetch hides memory latency the core's own prefetchers leave; whether
+     * it pays with several threads sharing the memory bus depends on the CPU (dispatch.h) */
+    m.prefetch = n == 1 ? edgellm_kernels_decode_prefetch(nth) : 0;
     m.first_tile[0] = 0;
     for (int j = 0; j < k; j++) m.first_tile[j + 1] = m.first_tile[j] + (jobs[j].W->ne1 + TILE_ROWS - 1) / TILE_ROWS;
     m.sched = m.first_tile[k] < ((int64_t)1 << 31) ? sched : EDGELLM_MATMUL_IN_ORDER;   /* range_pack */

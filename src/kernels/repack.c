@@ -79,3 +79,48 @@ void edgellm_repack_q4_K_r16_unpack_row(const uint8_t *base, int64_t rows, int64
 }
 
 const edgellm_repack edgellm_repack_q4_K_r16_portable = EDGELLM_REPACK_Q4_K_R16(NULL);
+
+/* q4_K_x16: one block of X16_BLOCK bytes per 16-row group and super-block (repack.h). */
+#define X16_BLOCK EDGELLM_X16_BLOCK
+
+size_t edgellm_repack_q4_K_x16_size(int64_t rows, int64_t cols) { return edgellm_repack_q4_K_r16_size(rows, cols); }
+
+size_t edgellm_repack_q4_K_x16_plane2(int64_t rows, int64_t cols) { return edgellm_repack_q4_K_r16_size(rows, cols); }
+
+void edgellm_repack_q4_K_x16_pack(uint8_t *dst, int64_t rows, int64_t cols, int64_t r0, int64_t r1, const void *src)
+{
+    const int64_t nb = cols / EDGELLM_QK_K, rp = (rows + 15) / 16 * 16;
+    const edgellm_block_q4_K *s = src;
+    for (int64_t r = r0; r < (r1 == rows ? rp : r1); r++) {
+        const int64_t g = r / 16, k = r % 16;
+        for (int64_t i = 0; i < nb; i++) {
+            uint8_t *o = dst + ((size_t)g * (size_t)nb + (size_t)i) * X16_BLOCK;
+            if (r >= rows) {                                /* padding row */
+                for (int q = 0; q < 32; q++) memset(o + EDGELLM_X16_CODES + 64 * q + 4 * k, 0, 4);
+                memset(o + EDGELLM_X16_D + 2 * k, 0, 2);
+                memset(o + EDGELLM_X16_DMIN + 2 * k, 0, 2);
+                memset(o + EDGELLM_X16_SCALES + 12 * k, 0, 12);
+                continue;
+            }
+            const edgellm_block_q4_K *b = &s[(size_t)(r - r0) * (size_t)nb + (size_t)i];
+            for (int q = 0; q < 32; q++) memcpy(o + EDGELLM_X16_CODES + 64 * q + 4 * k, b->qs + 4 * q, 4);
+            memcpy(o + EDGELLM_X16_D + 2 * k, &b->d, 2);
+            memcpy(o + EDGELLM_X16_DMIN + 2 * k, &b->dmin, 2);
+            memcpy(o + EDGELLM_X16_SCALES + 12 * k, b->scales, 12);
+        }
+    }
+}
+
+void edgellm_repack_q4_K_x16_unpack_row(const uint8_t *base, int64_t rows, int64_t cols, int64_t r, void *out)
+{
+    (void)rows;
+    const int64_t nb = cols / EDGELLM_QK_K, g = r / 16, k = r % 16;
+    edgellm_block_q4_K *b = out;
+    for (int64_t i = 0; i < nb; i++) {
+        const uint8_t *o = base + ((size_t)g * (size_t)nb + (size_t)i) * X16_BLOCK;
+        for (int q = 0; q < 32; q++) memcpy(b[i].qs + 4 * q, o + EDGELLM_X16_CODES + 64 * q + 4 * k, 4);
+        memcpy(&b[i].d, o + EDGELLM_X16_D + 2 * k, 2);
+        memcpy(&b[i].dmin, o + EDGELLM_X16_DMIN + 2 * k, 2);
+        memcpy(b[i].scales, o + EDGELLM_X16_SCALES + 12 * k, 12);
+    }
+}

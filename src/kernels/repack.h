@@ -26,10 +26,11 @@
  *
  * Stored in a file: a GGUF tensor of type EDGELLM_TYPE_Q4_K_R16 (edgellm-only, id 1012)
  * holds exactly these bytes for a {cols, R} matrix with R a multiple of 16 (no padding
- * rows), written by `edgellm quantize --layout q4_K_r16`. The loader then uses the mapped
- * bytes with the tile kernel directly (no load-time pass, no second copy), or unpacks them
- * into plain Q4_K rows where the active kernel level has no kernel for the layout (or the
- * data is not 64-byte aligned); EDGELLM_REPACK does not apply.
+ * rows), written by `edgellm quantize --layout q4_K_r16`. The loader would use the mapped
+ * bytes with a tile kernel for the layout directly, and unpacks them into plain Q4_K rows
+ * where the active level has none (or the data is not 64-byte aligned); no level has one at
+ * present (dispatch.c: the in-place Q4_K kernels of k_avx512.h are faster), so such files are
+ * always unpacked. EDGELLM_REPACK does not apply.
  */
 #ifndef EDGELLM_REPACK_H
 #define EDGELLM_REPACK_H
@@ -68,5 +69,27 @@ void edgellm_repack_q4_K_r16_unpack_row(const uint8_t *base, int64_t rows, int64
      {NULL, GEMM, 0, 256}}
 /* The layout without a kernel (gemm.gemm NULL): packing and unpacking on any CPU. */
 extern const edgellm_repack edgellm_repack_q4_K_r16_portable;
+
+/* Q4_K, 16 rows as lanes ("q4_K_x16"), load-time only: one 2304-byte block per 16-row group
+ * g and super-block i, at (g·nb + i)·2304, groups in order, rows padded to 16·G with zeros;
+ * the head first, so that a block is read at rising addresses:
+ *   0 + 2k, 32 + 2k                  d, dmin of row 16g + k (halves)
+ *   64 + 12k .. 75 + 12k             its 12 packed scale bytes
+ *   256 + 64q + 4k .. + 3            dword q (q < 32) of row 16g + k's 128 code bytes
+ *                                    (one 64-byte load: dword q of the 16 rows)
+ * k_avx512.h's x86_q4_K_x16_step reads a block as it is (x86_q4_K_x16_build makes the same
+ * codes from plain rows on the fly). One plane (plane2 = size: .w2 unused). */
+#define EDGELLM_X16_BLOCK 2304
+#define EDGELLM_X16_D 0
+#define EDGELLM_X16_DMIN 32
+#define EDGELLM_X16_SCALES 64
+#define EDGELLM_X16_CODES 256
+size_t edgellm_repack_q4_K_x16_size(int64_t rows, int64_t cols);
+size_t edgellm_repack_q4_K_x16_plane2(int64_t rows, int64_t cols);
+void edgellm_repack_q4_K_x16_pack(uint8_t *dst, int64_t rows, int64_t cols, int64_t r0, int64_t r1, const void *src);
+void edgellm_repack_q4_K_x16_unpack_row(const uint8_t *base, int64_t rows, int64_t cols, int64_t r, void *out);
+#define EDGELLM_REPACK_Q4_K_X16(GEMM)                                                                  \
+    {"q4_K_x16", EDGELLM_TYPE_Q4_K, -1, edgellm_repack_q4_K_x16_size, edgellm_repack_q4_K_x16_plane2,  \
+     edgellm_repack_q4_K_x16_pack, edgellm_repack_q4_K_x16_unpack_row, {NULL, GEMM, 0, 256}}
 
 #endif

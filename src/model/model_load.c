@@ -516,6 +516,12 @@ static edgellm_status repack_weights(loader *L, const char *path, int fd, uint64
     const edgellm_gguf_tensor *t0t = edgellm_gguf_tensor_at(m->gguf, 0);
     j.section = (const uint8_t *)t0t->data - t0t->offset;
     j.section_pos = file_off + edgellm_gguf_data_offset(m->gguf);
+    /* the threads read the matrices in file order: a larger read-ahead, and the pages of
+     * the data section asked for now, so a cold disk reads while the first ones pack */
+    if (j.fd >= 0) {
+        (void)posix_fadvise(j.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+        (void)posix_fadvise(j.fd, (off_t)j.section_pos, 0, POSIX_FADV_WILLNEED);
+    }
     void *buf = NULL;
     if (posix_memalign(&buf, 64, total)) {
         rc = edgellm_fail_nomem(L->err, L->path);

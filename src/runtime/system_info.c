@@ -14,9 +14,11 @@ int edgellm_kernels_describe(char *buf, size_t size)
     /* GFNI is used by the avx512 Q4_K/Q6_K kernels only, and only the avx512 decode tile
      * kernels prefetch (dispatch.h) */
     const int avx512 = !strcmp(level, "avx512");
-    const size_t prefetch = avx512 ? edgellm_kernels_decode_prefetch() : 0;
+    const size_t prefetch = avx512 ? edgellm_kernels_decode_prefetch(1) : 0;
     char pf[64] = "";
-    if (prefetch) snprintf(pf, sizeof pf, ", 1-thread decode prefetch %zu bytes", prefetch);
+    if (prefetch)
+        snprintf(pf, sizeof pf, ", %sdecode prefetch %zu bytes", edgellm_kernels_decode_prefetch(2) ? "" : "1-thread ",
+                 prefetch);
     /* the load-time weight layout of this level (dispatch.h), when it has one */
     char rp[96], lay[128] = "";
     if (strncmp(edgellm_kernels_repack_describe(rp, sizeof rp), "none", 4))

@@ -40,7 +40,7 @@ size_t edgellm_env_check(char *buf, size_t size)
     size_t bytes;
     if (pf && *pf && !edgellm_kernels_parse_prefetch(pf, &bytes))
         append(buf, size, &o, "EDGELLM_PREFETCH=%s is not a byte count in [0, 1048576]; decode prefetch stays at this "
-                              "CPU's default (%zu bytes)\n", pf, edgellm_kernels_decode_prefetch());
+                              "CPU's default (%zu bytes)\n", pf, edgellm_kernels_decode_prefetch(1));
     return o;
 }
 

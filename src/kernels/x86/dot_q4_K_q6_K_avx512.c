@@ -15,9 +15,9 @@
 float edgellm_dot_q4_K_q8_K_avx512(int64_t n, const void *w, const void *x)
 {
     const edgellm_block_q8_K *xr[1] = {x};
-    __m512 v;
-    x86_q4_K_tile(w, xr, n / EDGELLM_QK_K, 1, &v, 0);
-    return x86_hsum16(v);
+    float y;
+    x86_q4_K_row(w, xr, n / EDGELLM_QK_K, 1, &y, 0);
+    return y;
 }
 
 float edgellm_dot_q6_K_q8_K_avx512(int64_t n, const void *w, const void *x)

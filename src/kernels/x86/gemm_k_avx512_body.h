@@ -28,6 +28,7 @@
 #if defined(__x86_64__) && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
     defined(__AVX512VNNI__)
 #include "../gemm.h"
+#include "../repack.h"
 #include "kernels_x86.h"
 #include "gemm_avx512.h"
 #include "k_avx512.h"
@@ -84,7 +85,194 @@
 #else
 #define K_NAME(f) f
 #endif
-K_GEMM(K_NAME(edgellm_gemm_q4_K_avx512), edgellm_block_q4_K, x86_q4_K_tile)
+
+/* Q4_K (k_avx512.h's float chain per row and token): fewer than Q4K_X16_MIN tokens by the
+ * row form, rows one after another (decode streams them in order); more in the rows-as-lanes
+ * form, per group of 16 rows and piece of at most Q4K_KB super-blocks: the piece is
+ * transposed once (x86_q4_K_x16_build, 3200 bytes per super-block, on the stack) and every
+ * tile of 4 tokens (the last 1-3 in one tile) runs over it, its chains carried in y between
+ * pieces (masked to the rows [r0, r1)). */
+#define Q4K_X16_MIN 4
+#define Q4K_KB 8
+static inline __attribute__((always_inline)) void q4_K_x16_tiles(const edgellm_gemm_args *a, const x86_q4_K_x16 *B,
+                                                                 int64_t i0, int64_t nk, int64_t g0, __mmask16 live,
+                                                                 int64_t t, const int C)
+{
+    const edgellm_block_q8_K *x[X86_K_MAX_C];
+    __m512 y[X86_K_MAX_C];
+    for (int c = 0; c < C; c++) {
+        x[c] = (const edgellm_block_q8_K *)(a->xq + (size_t)(t + c) * a->xq_row_bytes) + i0;
+        y[c] = i0 ? _mm512_maskz_loadu_ps(live, a->y + (t + c) * a->ldy + g0) : _mm512_setzero_ps();
+    }
+    x86_q4_K_x16_tile(B, nk, x, C, y);
+    for (int c = 0; c < C; c++) _mm512_mask_storeu_ps(a->y + (t + c) * a->ldy + g0, live, y[c]);
+}
+
+/* Decode and 2-3 tokens: rows one after another (one stream), each row's super-blocks by the
+ * chunk steps; their lanes summed 16 super-blocks at a time (x86_reduce16) into tables
+ * [row][super-block] of the group's 16 rows (S and M per token, d and dmin), in pieces of at
+ * most Q4K_SP super-blocks; then the float chains with rows as lanes, the tables transposed 16
+ * super-blocks at a time, carried in y from piece to piece. */
+#define Q4K_SP 64
+static inline __attribute__((always_inline)) void q4_K_small(const edgellm_gemm_args *a, int64_t nb, const int C)
+{
+    int32_t ST[X86_K_MAX_C - 1][16][Q4K_SP] __attribute__((aligned(64)));
+    int32_t MT[X86_K_MAX_C - 1][16][Q4K_SP] __attribute__((aligned(64)));
+    float DT[16][Q4K_SP] __attribute__((aligned(64))), MDT[16][Q4K_SP] __attribute__((aligned(64)));
+    const edgellm_block_q8_K *x[X86_K_MAX_C];
+    for (int c = 0; c < C; c++) x[c] = (const edgellm_block_q8_K *)(a->xq + (size_t)c * a->xq_row_bytes);
+    for (int64_t g0 = a->r0; g0 < a->r1; g0 += 16) {
+        const int m = a->r1 - g0 < 16 ? (int)(a->r1 - g0) : 16;
+        const __mmask16 live = (__mmask16)((1u << m) - 1);
+        for (int64_t i0 = 0; i0 < nb; i0 += Q4K_SP) {
+            const int np = nb - i0 < Q4K_SP ? (int)(nb - i0) : Q4K_SP;
+            const int npp = (np + 15) / 16 * 16;
+            for (int k = 0; k < 16; k++) {
+                if (k >= m) {                              /* rows past the range: zeros */
+                    for (int c = 0; c < C; c++) memset(ST[c][k], 0, sizeof ST[c][k]), memset(MT[c][k], 0, sizeof MT[c][k]);
+                    memset(DT[k], 0, sizeof DT[k]);
+                    memset(MDT[k], 0, sizeof MDT[k]);
+                    continue;
+                }
+                const edgellm_block_q4_K *w = (const edgellm_block_q4_K *)(a->w + (size_t)(g0 + k) * a->row_bytes);
+                for (int j0 = 0; j0 < npp; j0 += 16) {
+                    __m512i sv[X86_K_MAX_C - 1][16], mv[X86_K_MAX_C - 1][16];
+                    for (int j = 0; j < 16; j++) {
+                        const int64_t i = i0 + j0 + j;
+                        __m512i S[X86_K_MAX_C], M[X86_K_MAX_C];
+                        if (j0 + j < np) {
+                            x86_prefetch_l2(&w[i], C == 1 ? a->prefetch : 0, sizeof w[i]);
+                            x86_q4_K_sb(&w[i], x, i, C, S, M);
+                            DT[k][j0 + j] = _cvtsh_ss(w[i].d);
+                            MDT[k][j0 + j] = _cvtsh_ss(w[i].dmin);
+                        } else {
+                            for (int c = 0; c < C; c++) S[c] = M[c] = _mm512_setzero_si512();
+                            DT[k][j0 + j] = MDT[k][j0 + j] = 0.0f;
+                        }
+                        for (int c = 0; c < C; c++) sv[c][j] = S[c], mv[c][j] = M[c];
+                    }
+                    for (int c = 0; c < C; c++) {
+                        _mm512_store_si512((void *)&ST[c][k][j0], x86_reduce16(sv[c]));
+                        _mm512_store_si512((void *)&MT[c][k][j0], x86_reduce16(mv[c]));
+                    }
+                }
+            }
+            /* float chains, rows as lanes */
+            __m512 y[X86_K_MAX_C];
+            for (int c = 0; c < C; c++)
+                y[c] = i0 ? _mm512_maskz_loadu_ps(live, a->y + c * a->ldy + g0) : _mm512_setzero_ps();
+            for (int j0 = 0; j0 < np; j0 += 16) {
+                __m512i dv[16], mdv[16];
+                for (int k = 0; k < 16; k++) {
+                    dv[k] = _mm512_load_si512((const void *)&DT[k][j0]);
+                    mdv[k] = _mm512_load_si512((const void *)&MDT[k][j0]);
+                }
+                x86_transpose16x16(dv);
+                x86_transpose16x16(mdv);
+                for (int c = 0; c < C; c++) {
+                    __m512i sv[16], mv[16];
+                    for (int k = 0; k < 16; k++) {
+                        sv[k] = _mm512_load_si512((const void *)&ST[c][k][j0]);
+                        mv[k] = _mm512_load_si512((const void *)&MT[c][k][j0]);
+                    }
+                    x86_transpose16x16(sv);
+                    x86_transpose16x16(mv);
+                    const int nj = np - j0 < 16 ? np - j0 : 16;
+                    for (int j = 0; j < nj; j++) {
+                        const __m512 dx = _mm512_set1_ps(x[c][i0 + j0 + j].d);
+                        y[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sv[j]), _mm512_mul_ps(_mm512_castsi512_ps(dv[j]), dx), y[c]);
+                        y[c] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(mv[j]), _mm512_mul_ps(_mm512_castsi512_ps(mdv[j]), dx), y[c]);
+                    }
+                }
+            }
+            for (int c = 0; c < C; c++) _mm512_mask_storeu_ps(a->y + c * a->ldy + g0, live, y[c]);
+        }
+    }
+}
+
+void K_NAME(edgellm_gemm_q4_K_avx512)(const edgellm_gemm_args *a)
+{
+    const int64_t nb = a->cols / EDGELLM_QK_K;
+    if (a->n < Q4K_X16_MIN) {
+        if (a->n == 1) q4_K_small(a, nb, 1);
+        else if (a->n == 2) q4_K_small(a, nb, 2);
+        else q4_K_small(a, nb, 3);
+        return;
+    }
+    x86_q4_K_x16 B[Q4K_KB] __attribute__((aligned(64)));
+    for (int64_t g0 = a->r0; g0 < a->r1; g0 += 16) {
+        const int m = a->r1 - g0 < 16 ? (int)(a->r1 - g0) : 16;
+        const __mmask16 live = (__mmask16)((1u << m) - 1);
+        const edgellm_block_q4_K *w[16];
+        for (int k = 0; k < 16; k++)
+            w[k] = (const edgellm_block_q4_K *)(a->w + (size_t)(g0 + (k < m ? k : 0)) * a->row_bytes);
+        for (int64_t i0 = 0; i0 < nb; i0 += Q4K_KB) {
+            const int64_t nk = nb - i0 < Q4K_KB ? nb - i0 : Q4K_KB;
+            for (int64_t k = 0; k < nk; k++) x86_q4_K_x16_build(w, i0 + k, &B[k]);
+            int64_t t = 0;
+            for (; t + 4 <= a->n; t += 4) q4_K_x16_tiles(a, B, i0, nk, g0, live, t, 4);
+            const int64_t rest = a->n - t;
+            if (rest == 3) q4_K_x16_tiles(a, B, i0, nk, g0, live, t, 3);
+            else if (rest == 2) q4_K_x16_tiles(a, B, i0, nk, g0, live, t, 2);
+            else if (rest == 1) q4_K_x16_tiles(a, B, i0, nk, g0, live, t, 1);
+        }
+    }
+}
 K_GEMM(K_NAME(edgellm_gemm_q5_K_avx512), edgellm_block_q5_K, x86_q5_K_tile)
 K_GEMM(K_NAME(edgellm_gemm_q6_K_avx512), edgellm_block_q6_K, x86_q6_K_tile)
+
+/* Q4_K in the layout q4_K_x16 (repack.h): per 16-row group, per tile of 4 tokens (the last
+ * 1-3 in one tile; decode: one token), each block's head unpacked to 16 lanes and
+ * x86_q4_K_x16_step over its codes as they lie; the rows outside [r0, r1) masked. */
+static inline __attribute__((always_inline)) void q4_K_x16_layout_tile(const edgellm_gemm_args *a, int64_t nb,
+                                                                       int64_t g, __mmask16 live, int64_t t,
+                                                                       const int C)
+{
+    const edgellm_block_q8_K *x[X86_K_MAX_C];
+    __m512 acc[X86_K_MAX_C];
+    for (int c = 0; c < C; c++) {
+        x[c] = (const edgellm_block_q8_K *)(a->xq + (size_t)(t + c) * a->xq_row_bytes);
+        acc[c] = _mm512_setzero_ps();
+    }
+    /* 16-lane index of dword 3r, 3r + 1, 3r + 2 of the 192 scale bytes */
+    static const int32_t ix[3][16] __attribute__((aligned(64))) = {
+        {0, 3, 6, 9, 12, 15, 18, 21, 24, 27, 30, 33, 36, 39, 42, 45},
+        {1, 4, 7, 10, 13, 16, 19, 22, 25, 28, 31, 34, 37, 40, 43, 46},
+        {2, 5, 8, 11, 14, 17, 20, 23, 26, 29, 32, 35, 38, 41, 44, 47}};
+    const uint8_t *blk = a->w + (size_t)g * (size_t)nb * EDGELLM_X16_BLOCK;
+    for (int64_t i = 0; i < nb; i++, blk += EDGELLM_X16_BLOCK) {
+        x86_prefetch_l2(blk, C == 1 ? a->prefetch : 0, EDGELLM_X16_BLOCK);
+        const __m512 d = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(blk + EDGELLM_X16_D)));
+        const __m512 dmin = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(blk + EDGELLM_X16_DMIN)));
+        const __m512i z0 = _mm512_load_si512((const void *)(blk + EDGELLM_X16_SCALES)), z1 = _mm512_load_si512((const void *)(blk + EDGELLM_X16_SCALES + 64)),
+                      z2 = _mm512_load_si512((const void *)(blk + EDGELLM_X16_SCALES + 128));
+        __m512i v[3];
+        for (int j = 0; j < 3; j++) {
+            const __m512i id = _mm512_load_si512((const void *)ix[j]);
+            const __mmask16 hi = _mm512_test_epi32_mask(id, _mm512_set1_epi32(32));
+            v[j] = _mm512_mask_permutexvar_epi32(_mm512_permutex2var_epi32(z0, id, z1), hi, id, z2);
+        }
+        __m512i sc[8], mp[8];
+        x86_q4_K_scales16(v[0], v[1], v[2], sc, mp);
+        const edgellm_block_q8_K *xi[X86_K_MAX_C];
+        for (int c = 0; c < C; c++) xi[c] = x[c] + i;
+        x86_q4_K_x16_step((const __m512i *)(blk + EDGELLM_X16_CODES), sc, mp, d, dmin, xi, 0, C, acc);
+    }
+    for (int c = 0; c < C; c++) _mm512_mask_storeu_ps(a->y + (t + c) * a->ldy + 16 * g, live, acc[c]);
+}
+
+void K_NAME(edgellm_gemm_q4_K_x16_avx512)(const edgellm_gemm_args *a)
+{
+    const int64_t nb = a->cols / EDGELLM_QK_K;
+    for (int64_t g = a->r0 / 16; g * 16 < a->r1; g++) {
+        const int64_t lo = g * 16 > a->r0 ? g * 16 : a->r0, hi = g * 16 + 16 < a->r1 ? g * 16 + 16 : a->r1;
+        const __mmask16 live = (__mmask16)(((1u << (hi - 16 * g)) - 1) & ~((1u << (lo - 16 * g)) - 1));
+        int64_t t = 0;
+        for (; t + 4 <= a->n; t += 4) q4_K_x16_layout_tile(a, nb, g, live, t, 4);
+        const int64_t rest = a->n - t;
+        if (rest == 3) q4_K_x16_layout_tile(a, nb, g, live, t, 3);
+        else if (rest == 2) q4_K_x16_layout_tile(a, nb, g, live, t, 2);
+        else if (rest == 1) q4_K_x16_layout_tile(a, nb, g, live, t, 1);
+    }
+}
 #endif

@@ -179,13 +179,265 @@ static inline __attribute__((always_inline)) void x86_q45_K_tile(const uint8_t *
     for (int t = 0; t < C; t++) v[t] = _mm512_add_ps(acc[t], _mm512_zextps256_ps512(accm[t]));
 }
 
-/* x86_q45_K_tile over Q4_K super-blocks. */
-static inline __attribute__((always_inline)) void x86_q4_K_tile(const edgellm_block_q4_K *w,
-                                                                const edgellm_block_q8_K *const *x, int64_t nb,
-                                                                const int C, __m512 *v, const size_t pf)
+/* ---- Q4_K: one float chain per (row, token) ----
+ *
+ * Every AVX-512 Q4_K kernel (vec_dot, the in-place tile kernels, whatever n) computes, for
+ * a row and a token, over the super-blocks i in order from y = 0:
+ *     S_i = Σ_j sc_j · Σ_{e in sub-block j} q_e·x_e          exact int32 (|S| < 2^25)
+ *     M_i = Σ_j m_j · (bsums_2j + bsums_2j+1)                exact int32
+ *     y = fma(float(S_i), d_i·d_x,i, y),  y = fnmadd(float(M_i), dmin_i·d_x,i, y)
+ * (d·d_x and dmin·d_x one float multiply each), so any way of getting the two integers gives
+ * the same y bit for bit. Two ways:
+ *   x86_q4_K_row   one row: the chunk steps of x86_q45_K_tile (16 lanes of S, 8 of M),
+ *                  each reduced to its exact sum;
+ *   x86_q4_K_x16   16 rows at once, a row per lane (rows as lanes): the 128 code bytes of
+ *                  each row's super-block transposed by dwords (x86_q4_K_x16_build), so that
+ *                  one VPDPBUSD multiplies 4 codes of each of 16 rows by the same 4
+ *                  activation bytes (broadcast) and sums them into that row's lane:
+ *                      P = Σ_l VPDPBUSD(codes & 15 | codes >> 4, x[4 bytes])   (per sub-block)
+ *                      S = Σ_j VPMULLD(P_j, sc_j),  M = Σ_j VPDPWSSD([m_j m_j], bsums pair j)
+ *                  then the same two float steps on 16 lanes. One VPDPBUSD per 64
+ *                  multiply-adds, where the row form needs a VPMADDUBSW and a VPDPWSSD.
+ */
+
+/* Super-block b (index i of the activation rows) of one row, tokens t < C, by the chunk
+ * steps: S[t] 16 lanes whose sum is S_i, M[t] 8 lanes (upper 8 zero) whose sum is M_i. */
+static inline __attribute__((always_inline)) void x86_q4_K_sb(const edgellm_block_q4_K *b,
+                                                              const edgellm_block_q8_K *const *x, int64_t i,
+                                                              const int C, __m512i *S, __m512i *M)
 {
-    x86_q45_K_tile((const uint8_t *)w, sizeof *w, 0, x, nb, C, v, pf);
+#ifdef X86_K_GFNI
+    const __m512i gf_nib = x86_join(_mm256_set1_epi64x(X86_GF_LOW4), _mm256_set1_epi64x(X86_GF_HIGH4));
+#else
+    const __m512i sh4 = x86_join(_mm256_setzero_si256(), _mm256_set1_epi16(4)), m4 = _mm512_set1_epi8(15);
+#endif
+    uint64_t sc, mn;
+    x86_q4_K_scales(b->scales, &sc, &mn);
+    const __m512i bsc = _mm512_set1_epi64((long long)sc);
+    const __m256i mins = _mm256_shuffle_epi8(_mm256_set1_epi64x((long long)mn),
+                                             _mm256_load_si256((const __m256i *)x86_q4_K_ctl[4]));
+    X86_UNROLL
+    for (int t = 0; t < C; t++) S[t] = _mm512_setzero_si512();
+    X86_UNROLL
+    for (int c = 0; c < 4; c++) {
+        const __m512i q = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(b->qs + 32 * c)));
+#ifdef X86_K_GFNI
+        const __m512i u = _mm512_gf2p8affine_epi64_epi8(q, gf_nib, 0);
+#else
+        const __m512i u = _mm512_and_si512(_mm512_srlv_epi16(q, sh4), m4);
+#endif
+        const __m512i s = _mm512_shuffle_epi8(bsc, _mm512_load_si512((const void *)x86_q4_K_ctl[c]));
+        X86_UNROLL
+        for (int t = 0; t < C; t++) {
+            const __m512i xv = _mm512_loadu_si512((const void *)(x[t][i].qs + 64 * c));
+            S[t] = _mm512_dpwssd_epi32(S[t], _mm512_maddubs_epi16(u, xv), s);
+        }
+    }
+    X86_UNROLL
+    for (int t = 0; t < C; t++)
+        M[t] = _mm512_zextsi256_si512(_mm256_madd_epi16(mins, _mm256_loadu_si256((const __m256i *)x[t][i].bsums)));
 }
+
+/* y[t] = dot(row w, x[t]) over nb Q4_K super-blocks, t < C, by the row form, each
+ * super-block's lanes summed on their own (the vec_dot; the tile kernels sum 16 super-blocks'
+ * lanes at once, x86_reduce16); pf: x86_prefetch_l2's distance (0 = none). */
+static inline __attribute__((always_inline)) void x86_q4_K_row(const edgellm_block_q4_K *w,
+                                                               const edgellm_block_q8_K *const *x, int64_t nb,
+                                                               const int C, float *y, const size_t pf)
+{
+    float acc[X86_K_MAX_C];
+    X86_UNROLL
+    for (int t = 0; t < C; t++) acc[t] = 0.0f;
+    for (int64_t i = 0; i < nb; i++) {
+        const edgellm_block_q4_K *b = &w[i];
+        x86_prefetch_l2(b, pf, sizeof *b);
+        __m512i S[X86_K_MAX_C], M[X86_K_MAX_C];
+        x86_q4_K_sb(b, x, i, C, S, M);
+        const float d = _cvtsh_ss(b->d), dmin = _cvtsh_ss(b->dmin);
+        X86_UNROLL
+        for (int t = 0; t < C; t++) {
+            const int32_t si = _mm512_reduce_add_epi32(S[t]), mi = _mm512_reduce_add_epi32(M[t]);
+            const float dx = x[t][i].d;
+            acc[t] = __builtin_fmaf((float)si, d * dx, acc[t]);
+            acc[t] = __builtin_fmaf(-(float)mi, dmin * dx, acc[t]);
+        }
+    }
+    X86_UNROLL
+    for (int t = 0; t < C; t++) y[t] = acc[t];
+}
+
+/* One super-block of 16 Q4_K rows, rows as lanes (lane r = row r): q[8c + l] holds in dword
+ * r the code bytes 32c + 4l .. 32c + 4l + 3 of row r (low nibbles: elements 64c + 4l ..,
+ * sub-block 2c; high nibbles: elements 64c + 32 + 4l .., sub-block 2c + 1); sc[j] row r's
+ * scale of sub-block j, mp[j] its min in both 16-bit halves; d, dmin converted. 3200 bytes. */
+typedef struct {
+    __m512i q[32];
+    __m512i sc[8];
+    __m512i mp[8];
+    __m512 d, dmin;
+} x86_q4_K_x16;
+
+/* 16 × 16 dwords transposed in registers: v[k] lane r <- v[r] lane k (unpacks of dwords
+ * and qwords, then two 128-bit shuffles; 64 instructions). */
+static inline __attribute__((always_inline)) void x86_transpose16x16(__m512i *v)
+{
+    __m512i t[16], u[16];
+    X86_UNROLL
+    for (int k = 0; k < 8; k++) {
+        t[2 * k] = _mm512_unpacklo_epi32(v[2 * k], v[2 * k + 1]);
+        t[2 * k + 1] = _mm512_unpackhi_epi32(v[2 * k], v[2 * k + 1]);
+    }
+    X86_UNROLL
+    for (int k = 0; k < 4; k++) {
+        u[4 * k] = _mm512_unpacklo_epi64(t[4 * k], t[4 * k + 2]);
+        u[4 * k + 1] = _mm512_unpackhi_epi64(t[4 * k], t[4 * k + 2]);
+        u[4 * k + 2] = _mm512_unpacklo_epi64(t[4 * k + 1], t[4 * k + 3]);
+        u[4 * k + 3] = _mm512_unpackhi_epi64(t[4 * k + 1], t[4 * k + 3]);
+    }
+    /* u[4k + m] holds, per 128-bit lane L, dword m of rows 4k..4k+3 at column 4L + m */
+    X86_UNROLL
+    for (int k = 0; k < 4; k++) {
+        t[k] = _mm512_shuffle_i32x4(u[k], u[4 + k], 0x88);
+        t[4 + k] = _mm512_shuffle_i32x4(u[k], u[4 + k], 0xdd);
+        t[8 + k] = _mm512_shuffle_i32x4(u[8 + k], u[12 + k], 0x88);
+        t[12 + k] = _mm512_shuffle_i32x4(u[8 + k], u[12 + k], 0xdd);
+    }
+    X86_UNROLL
+    for (int k = 0; k < 4; k++) {
+        v[k] = _mm512_shuffle_i32x4(t[k], t[8 + k], 0x88);
+        v[8 + k] = _mm512_shuffle_i32x4(t[k], t[8 + k], 0xdd);
+        v[4 + k] = _mm512_shuffle_i32x4(t[4 + k], t[12 + k], 0x88);
+        v[12 + k] = _mm512_shuffle_i32x4(t[4 + k], t[12 + k], 0xdd);
+    }
+}
+
+/* Lane r = the (exact, wrapping) sum of the 16 lanes of v[r], r < 16 (v is overwritten). */
+static inline __attribute__((always_inline)) __m512i x86_reduce16(__m512i *v)
+{
+    x86_transpose16x16(v);
+    __m512i s = v[0];
+    X86_UNROLL
+    for (int k = 1; k < 16; k++) s = _mm512_add_epi32(s, v[k]);
+    return s;
+}
+
+/* The scales and mins of 16 rows as lanes from their packed bytes 0-3 (a), 4-7 (b), 8-11 (c)
+ * one dword per lane (x86_q4_K_scales's operations on 16 lanes). */
+static inline __attribute__((always_inline)) void x86_q4_K_scales16(__m512i a, __m512i b, __m512i c, __m512i *sc,
+                                                                    __m512i *mp)
+{
+    const __m512i m3f = _mm512_set1_epi32(0x3f3f3f3f), m0f = _mm512_set1_epi32(0x0f0f0f0f),
+                  m30 = _mm512_set1_epi32(0x30303030), ff = _mm512_set1_epi32(0xff);
+    const __m512i sc4[2] = {_mm512_and_si512(a, m3f),
+                            _mm512_or_si512(_mm512_and_si512(c, m0f), _mm512_and_si512(_mm512_srli_epi32(a, 2), m30))};
+    const __m512i m4[2] = {_mm512_and_si512(b, m3f),
+                           _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(c, 4), m0f),
+                                           _mm512_and_si512(_mm512_srli_epi32(b, 2), m30))};
+    X86_UNROLL
+    for (int j = 0; j < 8; j++) {
+        sc[j] = _mm512_and_si512(_mm512_srli_epi32(sc4[j / 4], 8 * (j % 4)), ff);
+        const __m512i mj = _mm512_and_si512(_mm512_srli_epi32(m4[j / 4], 8 * (j % 4)), ff);
+        mp[j] = _mm512_or_si512(mj, _mm512_slli_epi32(mj, 16));
+    }
+}
+
+/* o = super-block i of the 16 rows w[0..15] (each a row of Q4_K blocks; repeat a row to
+ * fill a partial group): the codes by two 16 × 16 transposes, the scales, mins, d and dmin
+ * gathered a dword per row and unpacked on 16 lanes (x86_q4_K_scales's operations). */
+static inline void x86_q4_K_x16_build(const edgellm_block_q4_K *const *w, int64_t i, x86_q4_K_x16 *o)
+{
+    X86_UNROLL
+    for (int h = 0; h < 2; h++) {
+        __m512i v[16];
+        X86_UNROLL
+        for (int r = 0; r < 16; r++) v[r] = _mm512_loadu_si512((const void *)(w[r][i].qs + 64 * h));
+        x86_transpose16x16(v);
+        X86_UNROLL
+        for (int k = 0; k < 16; k++) _mm512_store_si512((void *)&o->q[16 * h + k], v[k]);
+    }
+    const uint8_t *b0 = (const uint8_t *)&w[0][i];
+    int32_t off[16] __attribute__((aligned(64)));
+    for (int r = 0; r < 16; r++) off[r] = (int32_t)((const uint8_t *)&w[r][i] - b0);
+    const __m512i ix = _mm512_load_si512((const void *)off);
+    const __m512i dd = _mm512_i32gather_epi32(ix, (const void *)b0, 1);        /* d | dmin << 16 */
+    const __m512i a = _mm512_i32gather_epi32(ix, (const void *)(b0 + 4), 1);   /* scale bytes 0-3 */
+    const __m512i b = _mm512_i32gather_epi32(ix, (const void *)(b0 + 8), 1);   /* 4-7 */
+    const __m512i c = _mm512_i32gather_epi32(ix, (const void *)(b0 + 12), 1);  /* 8-11 */
+    o->d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dd));
+    o->dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dd, 16)));
+    x86_q4_K_scales16(a, b, c, o->sc, o->mp);
+}
+
+/* One super-block of 16 rows as lanes: q[8c + l] the transposed code dwords, sc/mp/d/dmin
+ * as in x86_q4_K_x16; x[t][k] the activations; continues acc[t], t < C. */
+static inline __attribute__((always_inline)) void x86_q4_K_x16_step(const __m512i *q, const __m512i *sc,
+                                                                    const __m512i *mp, __m512 d, __m512 dmin,
+                                                                    const edgellm_block_q8_K *const *x, int64_t k,
+                                                                    const int C, __m512 *acc)
+{
+#ifdef X86_K_GFNI
+    const __m512i gf_lo = _mm512_set1_epi64(X86_GF_LOW4), gf_hi = _mm512_set1_epi64(X86_GF_HIGH4);
+#else
+    const __m512i m4 = _mm512_set1_epi8(15);
+#endif
+    __m512i S[X86_K_MAX_C], M[X86_K_MAX_C];
+    X86_UNROLL
+    for (int t = 0; t < C; t++) S[t] = _mm512_setzero_si512(), M[t] = _mm512_setzero_si512();
+    X86_UNROLL
+    for (int c = 0; c < 4; c++) {
+        __m512i P0[X86_K_MAX_C], P1[X86_K_MAX_C];
+        X86_UNROLL
+        for (int t = 0; t < C; t++) P0[t] = _mm512_setzero_si512(), P1[t] = _mm512_setzero_si512();
+        X86_UNROLL
+        for (int l = 0; l < 8; l++) {
+            const __m512i v = _mm512_load_si512((const void *)&q[8 * c + l]);
+#ifdef X86_K_GFNI
+            const __m512i u0 = _mm512_gf2p8affine_epi64_epi8(v, gf_lo, 0), u1 = _mm512_gf2p8affine_epi64_epi8(v, gf_hi, 0);
+#else
+            const __m512i u0 = _mm512_and_si512(v, m4), u1 = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+#endif
+            X86_UNROLL
+            for (int t = 0; t < C; t++) {
+                int32_t a0, a1;
+                memcpy(&a0, x[t][k].qs + 64 * c + 4 * l, 4);
+                memcpy(&a1, x[t][k].qs + 64 * c + 32 + 4 * l, 4);
+                P0[t] = _mm512_dpbusd_epi32(P0[t], u0, _mm512_set1_epi32(a0));
+                P1[t] = _mm512_dpbusd_epi32(P1[t], u1, _mm512_set1_epi32(a1));
+            }
+        }
+        X86_UNROLL
+        for (int t = 0; t < C; t++)
+            S[t] = _mm512_add_epi32(S[t], _mm512_add_epi32(_mm512_mullo_epi32(P0[t], sc[2 * c]),
+                                                           _mm512_mullo_epi32(P1[t], sc[2 * c + 1])));
+    }
+    X86_UNROLL
+    for (int t = 0; t < C; t++) {
+        X86_UNROLL
+        for (int j = 0; j < 8; j++) {
+            int32_t bp;
+            memcpy(&bp, x[t][k].bsums + 2 * j, 4);
+            M[t] = _mm512_dpwssd_epi32(M[t], mp[j], _mm512_set1_epi32(bp));
+        }
+        const __m512 dx = _mm512_set1_ps(x[t][k].d);
+        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(S[t]), _mm512_mul_ps(d, dx), acc[t]);
+        acc[t] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(M[t]), _mm512_mul_ps(dmin, dx), acc[t]);
+    }
+}
+
+/* y[t] (lane r: row r) continues the float chain of the 16 rows over the nk super-blocks
+ * B[0 .. nk-1], whose activations are x[t][0 .. nk-1], t < C. */
+static inline __attribute__((always_inline)) void x86_q4_K_x16_tile(const x86_q4_K_x16 *B, int64_t nk,
+                                                                    const edgellm_block_q8_K *const *x,
+                                                                    const int C, __m512 *y)
+{
+    __m512 acc[X86_K_MAX_C];
+    X86_UNROLL
+    for (int t = 0; t < C; t++) acc[t] = y[t];
+    for (int64_t k = 0; k < nk; k++) x86_q4_K_x16_step(B[k].q, B[k].sc, B[k].mp, B[k].d, B[k].dmin, x, k, C, acc);
+    X86_UNROLL
+    for (int t = 0; t < C; t++) y[t] = acc[t];
+}
+
 
 /* x86_q45_K_tile over Q5_K super-blocks. */
 static inline __attribute__((always_inline)) void x86_q5_K_tile(const edgellm_block_q5_K *w,
