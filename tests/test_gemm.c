@@ -858,6 +858,148 @@ static void test_q4_K_repack(void)
     CHECK(strlen(edgellm_kernels_repack_describe(buf, sizeof buf)) > 0);
 }
 
+#if defined(__x86_64__)
+/* Scale bytes of super-block i of row r, round s: u = 16i + (r + s) % 16 walks all 256
+ * values for every row slot r % 16 over i < 16 and s < 16; each of the 12 bytes is a bit
+ * permutation of u xor a constant, so that the bits a 6-bit scale or min is made of come
+ * from independent bits of u (a_j = u, b_j = u rotated by 4, c_j = u with bits 2-5 in 0-3
+ * and bits 0-1 in 4-5): every row slot sees every value of every byte and every
+ * (a_j >> 6, c_j & 15) and (b_j >> 6, c_j >> 4) pair. */
+static void q4_K_scale_bytes(uint8_t q[12], int64_t i, int64_t r, int s)
+{
+    const unsigned u = (unsigned)(16 * i + (r + s) % 16) & 255;
+    for (int j = 0; j < 4; j++) {
+        q[j] = (uint8_t)(u ^ (0x5a * j));
+        q[4 + j] = (uint8_t)(((u << 4) | (u >> 4)) ^ (0x33 * j));
+        q[8 + j] = (uint8_t)((((u >> 2) & 0x0f) | ((u & 3) << 4) | (u & 0xc0)) ^ (0x69 * j));
+    }
+}
+
+/* Q8_K activation row t of a chain test, written directly (bsums consistent): t % 9 == 3
+ * every code -128, 5 zeros, 7 every code 127, else random codes; d random, either sign. */
+static void q4_K_chain_acts(edgellm_block_q8_K *x, int64_t nb, int t)
+{
+    for (int64_t i = 0; i < nb; i++) {
+        x[i].d = (rnd() & 1 ? -1.0f : 1.0f) * (float)ldexp(1.0 + (double)(rnd() % 1000) / 1000.0, -(int)(rnd() % 12));
+        for (int e = 0; e < 256; e++)
+            x[i].qs[e] = (int8_t)(t % 9 == 3 ? -128 : t % 9 == 5 ? 0 : t % 9 == 7 ? 127 : (int)(rnd() & 255) - 128);
+        for (int j = 0; j < 16; j++) {
+            int s = 0;
+            for (int e = 0; e < 16; e++) s += x[i].qs[16 * j + e];
+            x[i].bsums[j] = (int16_t)s;
+        }
+    }
+}
+
+/* Rows [r0, r1), tokens < n of y equal want bit for bit; every other float of y (9 × rows)
+ * still the sentinel 0x7f7f7f7f. */
+static bool q4_K_chain_ok(const float *y, const float *want, int64_t rows, int64_t n, int64_t r0, int64_t r1)
+{
+    bool ok = true;
+    for (int64_t t = 0; t < 9; t++)
+        for (int64_t r = 0; r < rows; r++) {
+            uint32_t b;
+            memcpy(&b, &y[t * rows + r], 4);
+            ok &= t < n && r >= r0 && r < r1 ? !memcmp(&y[t * rows + r], &want[t * rows + r], 4) : b == 0x7f7f7f7fu;
+        }
+    return ok;
+}
+#endif
+
+/* The AVX-512 Q4_K kernels (k_avx512.h: one float chain per row and token) against
+ * model_q4_K_chain bit for bit, called directly: in place (plain and GFNI; 1-3 tokens by
+ * rows in tables of Q4K_SP = 64 super-blocks, 4 and more by 16-row blocks built in pieces
+ * of Q4K_KB = 8) and over the layout q4_K_x16 (packed in two ranges, the first ending
+ * inside a 16-row group, 8 padding rows), and the vec_dot. Super-blocks per row 1-3, 7-9,
+ * 15-17, 33, 63-65, 80, 129 (pieces and tables whole, partial, one past); row ranges
+ * inside one group, across groups, ending in the padding group; n = 1..9; prefetch off and
+ * 1 MiB (past the end of every buffer). Weights: every make_row mode, and 16 rounds of
+ * crafted scale bytes (q4_K_scale_bytes) over 16 super-blocks; activations random, all
+ * -128 (|S| at its bound with mode 3), zero, all 127. Nothing outside the range written;
+ * the pack/unpack round trip and the zeroed padding rows. */
+static void test_q4_K_chain(void)
+{
+#if defined(__x86_64__)
+    if (!edgellm_cpu_get_features()->avx512) {
+        fprintf(stderr, "   SKIP: this CPU has no AVX-512 VNNI\n");
+        return;
+    }
+    const bool gf = edgellm_cpu_get_features()->gfni;
+    const edgellm_gemm_fn fns[4] = {edgellm_gemm_q4_K_avx512, gf ? edgellm_gemm_q4_K_avx512_gfni : NULL,
+                                    edgellm_gemm_q4_K_x16_avx512, gf ? edgellm_gemm_q4_K_x16_avx512_gfni : NULL};
+    static const int64_t nbs[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 33, 63, 64, 65, 80, 129};
+    const int64_t rows = 40, rp = 48;
+    const int64_t ranges[][2] = {{0, rows}, {5, 11}, {13, 35}, {16, 32}, {31, 33}, {39, 40}, {3, 19}, {32, 40}};
+    const int n_scale_rounds = 16;
+    int64_t bad = 0, bad_dot = 0, bad_pack = 0;
+    for (size_t si = 0; si < sizeof nbs / sizeof nbs[0] + (size_t)n_scale_rounds; si++) {
+        const bool scale_round = si >= sizeof nbs / sizeof nbs[0];
+        const int s = scale_round ? (int)(si - sizeof nbs / sizeof nbs[0]) : -1;
+        const int64_t nb = scale_round ? 16 : nbs[si], cols = 256 * nb;
+        const size_t rb = edgellm_type_row_size(EDGELLM_TYPE_Q4_K, cols);
+        const size_t xrb = edgellm_type_row_size(EDGELLM_TYPE_Q8_K, cols);
+        const size_t size = edgellm_repack_q4_K_x16_size(rows, cols);
+        CHECK_EQ(size, (size_t)(rp / 16) * (size_t)nb * EDGELLM_X16_BLOCK);
+        uint8_t *w = malloc(rb * (size_t)rows), *pk = aligned_alloc(64, (size + 63) / 64 * 64), *xq = malloc(xrb * 9);
+        uint8_t *row = malloc(rb);
+        float *tmp = malloc(sizeof(float) * (size_t)cols), *want = malloc(sizeof(float) * (size_t)(9 * rows));
+        float *y = malloc(sizeof(float) * (size_t)(9 * rows));
+        for (int64_t r = 0; r < rows; r++) {
+            make_row(EDGELLM_TYPE_Q4_K, w + (size_t)r * rb, cols, scale_round ? 1 : (int)((r + si) % 4), tmp);
+            if (scale_round)
+                for (int64_t i = 0; i < nb; i++)
+                    q4_K_scale_bytes(((edgellm_block_q4_K *)(w + (size_t)r * rb) + i)->scales, i, r, s);
+        }
+        for (int t = 0; t < 9; t++) q4_K_chain_acts((edgellm_block_q8_K *)(xq + (size_t)t * xrb), nb, t);
+        for (int t = 0; t < 9; t++)
+            for (int64_t r = 0; r < rows; r++) {
+                const uint8_t *wr = w + (size_t)r * rb, *xt = xq + (size_t)t * xrb;
+                want[t * rows + r] = model_q4_K_chain(wr, (const edgellm_block_q8_K *)xt, cols);
+                if (tile_lanes() == 16) {
+                    const float v = edgellm_kernels_vec_dot(EDGELLM_TYPE_Q4_K)(cols, wr, xt);
+                    if (memcmp(&v, &want[t * rows + r], 4) && bad_dot++ < 3)
+                        fprintf(stderr, "   vec_dot %lld sb row %d token %d: %.9g, model %.9g\n", (long long)nb, (int)r,
+                                t, v, want[t * rows + r]);
+                }
+            }
+        memset(pk, 0xa5, size);
+        edgellm_repack_q4_K_x16_pack(pk, rows, cols, 13, rows, w + 13 * rb);
+        edgellm_repack_q4_K_x16_pack(pk, rows, cols, 0, 13, w);
+        for (int64_t r = 0; r < rp; r++) {
+            edgellm_repack_q4_K_x16_unpack_row(pk, rows, cols, r, row);
+            bool same = true;
+            for (size_t b = 0; b < rb; b++) same &= row[b] == (r < rows ? w[(size_t)r * rb + b] : 0);
+            if (!same && bad_pack++ < 3) fprintf(stderr, "   x16 pack %lld sb: row %d\n", (long long)nb, (int)r);
+        }
+        for (int f = 0; f < 4; f++)
+            for (size_t q = 0; q < sizeof ranges / sizeof ranges[0] && fns[f]; q++)
+                for (int64_t n = 1; n <= 9; n++) {
+                    const int64_t r0 = ranges[q][0], r1 = ranges[q][1];
+                    edgellm_gemm_args a = {.w = f < 2 ? w : pk, .row_bytes = rb, .cols = cols, .r0 = r0, .r1 = r1,
+                                           .xq = xq, .xq_row_bytes = xrb, .n = n, .y = y, .ldy = rows,
+                                           .prefetch = n % 2 ? 1048576 : 0};
+                    memset(y, 0x7f, sizeof(float) * (size_t)(9 * rows));
+                    fns[f](&a);
+                    if (!q4_K_chain_ok(y, want, rows, n, r0, r1) && bad++ < 3)
+                        fprintf(stderr, "   %lld sb round %d kernel %d rows %d-%d n %d\n", (long long)nb, s, f, (int)r0,
+                                (int)r1, (int)n);
+                }
+        free(w);
+        free(pk);
+        free(xq);
+        free(row);
+        free(tmp);
+        free(want);
+        free(y);
+    }
+    CHECK_EQ(bad, 0);
+    CHECK_EQ(bad_dot, 0);
+    CHECK_EQ(bad_pack, 0);
+#else
+    fprintf(stderr, "   SKIP: not x86-64\n");
+#endif
+}
+
 /* The in-place K-quant tile kernels of this CPU (AVX-512: Q4_K, Q5_K, Q6_K, plain and
  * GFNI; AArch64: Q4_K, Q6_K at neon and dotprod) called directly on row ranges that start
  * and end inside their 16-row groups (and lie inside one), n = 1..9: every (row, token) of
@@ -947,6 +1089,7 @@ int main(void)
     RUN(test_k_gfni_equals_plain);
     RUN(test_arm_k_levels);
     RUN(test_q4_K_repack);
+    RUN(test_q4_K_chain);
     RUN(test_k_row_groups);
     RUN(test_decode_prefetch_is_a_hint);
     RUN(test_cpu_family_matches_proc);
