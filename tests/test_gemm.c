@@ -912,9 +912,9 @@ static bool q4_K_chain_ok(const float *y, const float *want, int64_t rows, int64
  * of Q4K_KB = 8) and over the layout q4_K_x16 (packed in two ranges, the first ending
  * inside a 16-row group, 8 padding rows), and the vec_dot. Super-blocks per row 1-3, 7-9,
  * 15-17, 33, 63-65, 80, 129 (pieces and tables whole, partial, one past); row ranges
- * inside one group, across groups, ending in the padding group; n = 1..9; prefetch off and
- * 1 MiB (past the end of every buffer). Weights: every make_row mode, and 16 rounds of
- * crafted scale bytes (q4_K_scale_bytes) over 16 super-blocks; activations random, all
+ * inside one group, across groups, ending in the padding group; n = 1..9 (n = 0 writes
+ * nothing); prefetch off and 1 MiB (past the end of every buffer). Weights: every make_row
+ * mode, and 16 rounds of crafted scale bytes (q4_K_scale_bytes) over 16 super-blocks; activations random, all
  * -128 (|S| at its bound with mode 3), zero, all 127. Nothing outside the range written;
  * the pack/unpack round trip and the zeroed padding rows. */
 static void test_q4_K_chain(void)
@@ -973,7 +973,7 @@ static void test_q4_K_chain(void)
         }
         for (int f = 0; f < 4; f++)
             for (size_t q = 0; q < sizeof ranges / sizeof ranges[0] && fns[f]; q++)
-                for (int64_t n = 1; n <= 9; n++) {
+                for (int64_t n = 0; n <= 9; n++) {
                     const int64_t r0 = ranges[q][0], r1 = ranges[q][1];
                     edgellm_gemm_args a = {.w = f < 2 ? w : pk, .row_bytes = rb, .cols = cols, .r0 = r0, .r1 = r1,
                                            .xq = xq, .xq_row_bytes = xrb, .n = n, .y = y, .ldy = rows,

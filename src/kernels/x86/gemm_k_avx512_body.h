@@ -196,7 +196,7 @@ void K_NAME(edgellm_gemm_q4_K_avx512)(const edgellm_gemm_args *a)
     if (a->n < Q4K_X16_MIN) {
         if (a->n == 1) q4_K_small(a, nb, 1);
         else if (a->n == 2) q4_K_small(a, nb, 2);
-        else q4_K_small(a, nb, 3);
+        else if (a->n == 3) q4_K_small(a, nb, 3);   /* n <= 0: nothing */
         return;
     }
     x86_q4_K_x16 B[Q4K_KB] __attribute__((aligned(64)));
