@@ -2,7 +2,8 @@
  * a Q4_K_M model rewritten into the layout and back is byte-identical to the original
  * file; the layout file loads with its matrices used where they are mapped (AVX-512) or
  * unpacked at load (other CPUs, repacking off), and its logits equal the plain file's with
- * the in-place kernels bit for bit (prefill and token-by-token decode, 1 and 2 threads);
+ * the in-place kernels bit for bit (prefill and token-by-token decode, 1 and 2 threads),
+ * as do the plain file's with its Q4_K matrices repacked at load (q4_K_x16 at avx512);
  * requantizing from the layout gives the same file as from the plain one; a layout tensor
  * whose rows are not a multiple of 16 is refused by the GGUF reader; the low-memory mode
  * works on the mapped layout and refuses an unpacked copy. */
@@ -175,6 +176,14 @@ static void compare_at_level(const char *level)
     edgellm_kernels_set_repack(true);
     float *on = all_logits(r16_path(), tok, N, V, c);
     CHECK(off != NULL && on != NULL);
+    /* the plain file repacked at load into the level's layout (q4_K_x16 at avx512) */
+    int rep_c[3];
+    float *rep = all_logits(q4km_path(), tok, N, V, rep_c);
+    CHECK(rep != NULL);
+    const bool layout = edgellm_kernels_repack(EDGELLM_TYPE_Q4_K, 512) != NULL;
+    CHECK(layout ? rep_c[2] >= 8 : rep_c[2] == 0);
+    CHECK_EQ(rep_c[0] + rep_c[1], 0);
+    fprintf(stderr, "  level %s: plain file, %d matrices repacked at load\n", level, rep_c[2]);
     const bool kernel = edgellm_kernels_layout(EDGELLM_TYPE_Q4_K_R16, 512) != NULL;
     fprintf(stderr, "  level %s: layout kernel %s; stored %d, unpacked %d, repacked %d\n", level,
             kernel ? "yes" : "no", c[0], c[1], c[2]);
@@ -185,11 +194,13 @@ static void compare_at_level(const char *level)
     if (ref && off && on) {
         CHECK(memcmp(ref, off, n * sizeof(float)) == 0);
         CHECK(memcmp(ref, on, n * sizeof(float)) == 0);
+        CHECK(rep == NULL || memcmp(ref, rep, n * sizeof(float)) == 0);
         CHECK(stddev(ref, n) > 0.01);   /* real logits, not zeros */
     }
     free(ref);
     free(off);
     free(on);
+    free(rep);
 }
 
 static void test_layout_logits_equal_plain(void)
