@@ -3,9 +3,10 @@
  *
  *  - bit-identical to a scalar model of their arithmetic (gemm.h, kernel files): exact
  *    integer block sums, per lane fma(float(isum), d_w·d_x, acc) in block order with the
- *    lane of block b = perm(b mod 16), then the fixed 16-lane tree; for Q4_K / Q5_K / Q6_K
+ *    lane of block b = perm(b mod 16), then the fixed 16-lane tree; for Q5_K / Q6_K
  *    (k_avx512.h) the exact per-lane super-block sums, fma by d·d_x (and fnmadd of the
- *    mins by dmin·d_x), the same tree; and equal to their vec_dot, whose arithmetic they
+ *    mins by dmin·d_x), the same tree; for Q4_K one float chain over the exact per
+ *    super-block sums (model_q4_K_chain); and equal to their vec_dot, whose arithmetic they
  *    promise (the AArch64 kernels: Q4_0 / Q8_0 their vec_dot only; Q4_K / Q6_K at the
  *    neon and dotprod levels also a model of their 4 lanes). The model is computed
  *    here from the converted activations, independently of n, of the row tile and of the

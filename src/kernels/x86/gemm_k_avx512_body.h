@@ -5,8 +5,10 @@
  * X86_K_GFNI defined, by gemm_k_avx512_gfni.c (the same names with _gfni).
  *
  * Arithmetic: k_avx512.h's, the very steps of the vec_dot kernels of dot_q4_K_q6_K_avx512.c,
- * for every (row, token): 16 float lanes per (row, token), summed by the fixed tree of
- * x86_hsum16. Only the loop changes:
+ * for every (row, token): Q5_K and Q6_K 16 float lanes per (row, token), summed by the
+ * fixed tree of x86_hsum16; Q4_K one float chain per (row, token) over exact per
+ * super-block integers (its loops below, edgellm_gemm_q4_K_avx512). Only the loop changes
+ * (Q5_K and Q6_K):
  *   - decode (n = 1): rows one after another (one sequential stream, as the hardware
  *     prefetchers like it: two rows interleaved super-block by super-block ran 2.5x
  *     slower from DRAM on the Zen 5 dev machine), the lanes of 16 rows reduced at once by

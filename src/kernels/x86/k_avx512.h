@@ -17,11 +17,14 @@
  *         (pairs <= 2·15·128 = 3840; the scale words come from one VPSHUFB of the
  *         broadcast scale bytes: words 0-15 sc_2c, 16-31 sc_2c+1). Mins through Q8_K's
  *         bsums: M = VPMADDWD([m0 m0 m1 m1 .. m7 m7], bsums) (8 lanes, lane j = m_j·Σ of
- *         sub-block j). Then, d and dmin converted together and times d_x:
+ *         sub-block j). Q4_K then sums S's 16 and M's 8 lanes exactly per super-block and
+ *         runs one float chain per (row, token) ("Q4_K: one float chain" below; the
+ *         rows-as-lanes form x86_q4_K_x16 gets the same two integers another way).
+ *   Q5_K  as Q4_K's chunk steps, each code byte or-ed with its 5th bit moved to bit 4
+ *         (then, d and dmin converted together and times d_x:
  *             acc  = fma(float(S), d·d_x, acc)            (16 lanes)
  *             accm = fnmadd(float(M), dmin·d_x, accm)      (8 lanes)
- *         y = x86_hsum16(acc + [accm | 0]).
- *   Q5_K  as Q4_K, each code byte or-ed with its 5th bit moved to bit 4: the 32 qh bytes
+ *         y = x86_hsum16(acc + [accm | 0])): the 32 qh bytes
  *         (broadcast to both halves) hold it in bit 2c (low half of chunk c) and 2c+1
  *         (high half); pairs <= 2·31·128 = 7936, |S| <= 256·63·31·128 < 2^26. The layout
  *         is GGUF's block_q5_K (ggml-common.h and dequantize_row_q5_K in ggml-quants.c of
