@@ -149,12 +149,11 @@ static float model_q4_K_chain(const uint8_t *w, const edgellm_block_q8_K *x, int
     return y;
 }
 
-/* Model of k_avx512.h for Q6_K: codes u = q + 32 (layout in blocks.h); lane l of vector
- * q (elements 64q..64q+63) sums elements 64q + 4l .. +3 times their sub-block's scale;
- * lanes 0-7 also take -32·(sc_2l·bsums_2l + sc_2l+1·bsums_2l+1). */
+/* Model of k_avx512.h for Q6_K: per super-block the exact S = Σ_e sc_{e/16}·(u_e - 32)·x_e
+ * (u the 6-bit codes, layout in blocks.h), then y = fma(float(S), d·d_x, y). */
 static float model_q6_K(const uint8_t *w, const edgellm_block_q8_K *x, int64_t cols)
 {
-    float acc[16] = {0};
+    float y = 0.0f;
     for (int64_t i = 0; i < cols / 256; i++) {
         const edgellm_block_q6_K *b = (const edgellm_block_q6_K *)w + i;
         int u[256];
@@ -166,14 +165,11 @@ static float model_q6_K(const uint8_t *w, const edgellm_block_q8_K *x, int64_t c
                 u[128 * h + l + 64] = (lo >> 4) | (qh >> 4 & 3) << 4;
                 u[128 * h + l + 96] = (hi >> 4) | (qh >> 6 & 3) << 4;
             }
-        int32_t S[16] = {0};
-        for (int e = 0; e < 256; e++) S[(e % 64) / 4] += b->scales[e / 16] * u[e] * x[i].qs[e];
-        for (int l = 0; l < 8; l++)
-            S[l] += -32 * b->scales[2 * l] * x[i].bsums[2 * l] + -32 * b->scales[2 * l + 1] * x[i].bsums[2 * l + 1];
-        const float dd = edgellm_f16_to_f32(b->d) * x[i].d;
-        for (int l = 0; l < 16; l++) acc[l] = fmaf((float)S[l], dd, acc[l]);
+        int32_t S = 0;
+        for (int e = 0; e < 256; e++) S += b->scales[e / 16] * (u[e] - 32) * x[i].qs[e];
+        y = fmaf((float)S, edgellm_f16_to_f32(b->d) * x[i].d, y);
     }
-    return tree16(acc);
+    return y;
 }
 
 /* Model of the AArch64 Q4_K / Q6_K tile kernels (arm/gemm_k_body.h), which promise the
@@ -760,36 +756,40 @@ static void test_batch_equals_separate(void)
     free(tmp);
 }
 
-/* The layout q4_K_r16 (kernels/repack.h), which `quantize --layout` stores: packing then
- * unpacking gives every plain row back, for whole and partial 16-row groups, short and
- * long rows; and edgellm_matmul over a repacked tensor equals it over the plain one at
- * every kernel level that has a kernel for it (none at present: the loop then checks
- * that no level offers one it cannot run), with 1 and 3 threads. */
+/* The K-quant layouts (kernels/repack.h), Q4_K and Q6_K: the stored q4_K_r16 and the
+ * load-time layout the dispatcher offers (q4_K_x16, q6_K_x16 at avx512): packing in two
+ * ranges then unpacking gives every plain row back, for whole and partial 16-row groups,
+ * short and long rows; and edgellm_matmul over the repacked tensor equals it over the plain
+ * one bit for bit at every kernel level of this CPU (below avx512 matmul unpacks the
+ * layout's rows), n = 1..9, with 1 and 3 threads. */
 static void test_q4_K_repack(void)
 {
     static const int64_t shapes_r[][2] = {{37, 768}, {16, 256}, {48, 2048}, {5, 5632}, {21, 7168}, {17, 11008}};
     const int64_t ns[] = {1, 2, 3, 4, 5, 7, 9};
     const edgellm_type_traits *q8k = edgellm_type_get_traits(EDGELLM_TYPE_Q8_K);
-    for (size_t si = 0; si < sizeof shapes_r / sizeof shapes_r[0]; si++) {
-        const int64_t rows = shapes_r[si][0], cols = shapes_r[si][1];
-        const size_t rb = edgellm_type_row_size(EDGELLM_TYPE_Q4_K, cols), xrb = edgellm_type_row_size(EDGELLM_TYPE_Q8_K, cols);
-        const size_t size = edgellm_repack_q4_K_r16_size(rows, cols);
-        CHECK_EQ(size, (size_t)((rows + 15) / 16 * 16) * rb);
+    for (size_t si = 0; si < 2 * sizeof shapes_r / sizeof shapes_r[0]; si++) {
+        const int type = si % 2 ? EDGELLM_TYPE_Q6_K : EDGELLM_TYPE_Q4_K;
+        const int64_t rows = shapes_r[si / 2][0], cols = shapes_r[si / 2][1];
+        const size_t rb = edgellm_type_row_size(type, cols), xrb = edgellm_type_row_size(EDGELLM_TYPE_Q8_K, cols);
+        const size_t size = (size_t)((rows + 15) / 16 * 16) * rb;
+        if (type == EDGELLM_TYPE_Q4_K) CHECK_EQ(edgellm_repack_q4_K_r16_size(rows, cols), size);
         uint8_t *w = malloc(rb * (size_t)rows), *pk = aligned_alloc(64, (size + 63) / 64 * 64), *row = malloc(rb);
         float *tmp = malloc(sizeof(float) * (size_t)cols), *x = malloc(sizeof(float) * (size_t)(9 * cols));
         uint8_t *xq = malloc(xrb * 9);
         float *y0 = malloc(sizeof(float) * (size_t)(9 * rows)), *y1 = malloc(sizeof(float) * (size_t)(9 * rows));
-        for (int64_t r = 0; r < rows; r++) make_row(EDGELLM_TYPE_Q4_K, w + (size_t)r * rb, cols, (int)(r % 4), tmp);
+        for (int64_t r = 0; r < rows; r++) make_row(type, w + (size_t)r * rb, cols, (int)(r % 4), tmp);
         memset(pk, 0xa5, size);
         const int64_t half = rows / 2;                  /* two ranges, the second one first */
-        edgellm_repack_q4_K_r16_pack(pk, rows, cols, half, rows, w + (size_t)half * rb);
-        edgellm_repack_q4_K_r16_pack(pk, rows, cols, 0, half, w);
-        bool same = true;
-        for (int64_t r = 0; r < rows; r++) {
-            edgellm_repack_q4_K_r16_unpack_row(pk, rows, cols, r, row);
-            same &= !memcmp(row, w + (size_t)r * rb, rb);
+        if (type == EDGELLM_TYPE_Q4_K) {
+            edgellm_repack_q4_K_r16_pack(pk, rows, cols, half, rows, w + (size_t)half * rb);
+            edgellm_repack_q4_K_r16_pack(pk, rows, cols, 0, half, w);
+            bool same = true;
+            for (int64_t r = 0; r < rows; r++) {
+                edgellm_repack_q4_K_r16_unpack_row(pk, rows, cols, r, row);
+                same &= !memcmp(row, w + (size_t)r * rb, rb);
+            }
+            CHECK(same);
         }
-        CHECK(same);
         for (int64_t i = 0; i < 9 * cols; i++) x[i] = i >= 2 * cols && i < 3 * cols ? 0.0f : frand() * (i % 5 == 0 ? 50.0f : 1.0f);
         for (int t = 0; t < 9; t++) q8k->from_float_ref(x + t * cols, xq + (size_t)t * xrb, cols);
         /* matmul over the repacked tensor at every level of this CPU */
@@ -797,10 +797,10 @@ static void test_q4_K_repack(void)
         static const char *lv[] = {"ref", "scalar", "avx2", "avx512", "neon", "dotprod"};
         for (size_t l = 0; l < sizeof lv / sizeof lv[0]; l++) {
             if (!edgellm_kernels_force(lv[l])) continue;
-            const edgellm_repack *rp = edgellm_kernels_repack(EDGELLM_TYPE_Q4_K, cols);
+            const edgellm_repack *rp = edgellm_kernels_repack(type, cols);
             const edgellm_repack *use = rp;
             edgellm_kernels_force("auto");
-            if (!use) use = edgellm_kernels_repack(EDGELLM_TYPE_Q4_K, cols);   /* unpacked below this level */
+            if (!use) use = edgellm_kernels_repack(type, cols);   /* unpacked below this level */
             edgellm_kernels_force(lv[l]);
             if (!use) continue;
             /* the layout the dispatcher offers, packed in two ranges (second first) */
@@ -815,7 +815,8 @@ static void test_q4_K_repack(void)
                 back &= !memcmp(row, w + (size_t)r * rb, rb);
             }
             CHECK(back);
-            edgellm_tensor P = {w, EDGELLM_TYPE_Q4_K, cols, rows, rb, NULL}, R = P;
+            CHECK(use->type == type);
+            edgellm_tensor P = {w, type, cols, rows, rb, NULL}, R = P;
             R.data = pu;
             R.repack = use;
             CHECK(edgellm_kernels_repack_usable(use) == (rp != NULL));
@@ -832,8 +833,8 @@ static void test_q4_K_repack(void)
                     const int f0 = test_failures;
                     CHECK(!memcmp(y0, y1, sizeof(float) * (size_t)(ns[ni] * rows)));
                     if (test_failures != f0)
-                        fprintf(stderr, "   matmul level %s %lldx%lld n %d threads %d\n", lv[l], (long long)rows,
-                                (long long)cols, (int)ns[ni], th);
+                        fprintf(stderr, "   matmul %s level %s %lldx%lld n %d threads %d\n", use->name, lv[l],
+                                (long long)rows, (long long)cols, (int)ns[ni], th);
                 }
                 edgellm_threadpool_free(pool);
             }
@@ -854,7 +855,7 @@ static void test_q4_K_repack(void)
     edgellm_kernels_set_repack(false);
     CHECK(edgellm_kernels_repack(EDGELLM_TYPE_Q4_K, 2048) == NULL);
     edgellm_kernels_set_repack(true);
-    CHECK(edgellm_kernels_repack(EDGELLM_TYPE_Q6_K, 2048) == NULL);
+    CHECK(edgellm_kernels_repack(EDGELLM_TYPE_Q5_K, 2048) == NULL);
     char buf[96];
     CHECK(strlen(edgellm_kernels_repack_describe(buf, sizeof buf)) > 0);
 }
@@ -918,7 +919,7 @@ static bool q4_K_chain_ok(const float *y, const float *want, int64_t rows, int64
  * mode, and 16 rounds of crafted scale bytes (q4_K_scale_bytes) over 16 super-blocks; activations random, all
  * -128 (|S| at its bound with mode 3), zero, all 127. Nothing outside the range written;
  * the pack/unpack round trip and the zeroed padding rows. */
-static void test_q4_K_chain(void)
+static void k_chain_case(const int type)
 {
 #if defined(__x86_64__)
     if (!edgellm_cpu_get_features()->avx512) {
@@ -926,8 +927,13 @@ static void test_q4_K_chain(void)
         return;
     }
     const bool gf = edgellm_cpu_get_features()->gfni;
-    const edgellm_gemm_fn fns[4] = {edgellm_gemm_q4_K_avx512, gf ? edgellm_gemm_q4_K_avx512_gfni : NULL,
-                                    edgellm_gemm_q4_K_x16_avx512, gf ? edgellm_gemm_q4_K_x16_avx512_gfni : NULL};
+    const bool six = type == EDGELLM_TYPE_Q6_K;
+    const edgellm_gemm_fn fns[4] = {
+        six ? edgellm_gemm_q6_K_avx512 : edgellm_gemm_q4_K_avx512,
+        gf ? (six ? edgellm_gemm_q6_K_avx512_gfni : edgellm_gemm_q4_K_avx512_gfni) : NULL,
+        six ? edgellm_gemm_q6_K_x16_avx512 : edgellm_gemm_q4_K_x16_avx512,
+        gf ? (six ? edgellm_gemm_q6_K_x16_avx512_gfni : edgellm_gemm_q4_K_x16_avx512_gfni) : NULL};
+    const edgellm_repack lay = six ? (edgellm_repack)EDGELLM_REPACK_Q6_K_X16(NULL) : (edgellm_repack)EDGELLM_REPACK_Q4_K_X16(NULL);
     static const int64_t nbs[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 33, 63, 64, 65, 80, 129};
     const int64_t rows = 40, rp = 48;
     const int64_t ranges[][2] = {{0, rows}, {5, 11}, {13, 35}, {16, 32}, {31, 33}, {39, 40}, {3, 19}, {32, 40}};
@@ -937,40 +943,46 @@ static void test_q4_K_chain(void)
         const bool scale_round = si >= sizeof nbs / sizeof nbs[0];
         const int s = scale_round ? (int)(si - sizeof nbs / sizeof nbs[0]) : -1;
         const int64_t nb = scale_round ? 16 : nbs[si], cols = 256 * nb;
-        const size_t rb = edgellm_type_row_size(EDGELLM_TYPE_Q4_K, cols);
+        const size_t rb = edgellm_type_row_size(type, cols);
         const size_t xrb = edgellm_type_row_size(EDGELLM_TYPE_Q8_K, cols);
-        const size_t size = edgellm_repack_q4_K_x16_size(rows, cols);
-        CHECK_EQ(size, (size_t)(rp / 16) * (size_t)nb * EDGELLM_X16_BLOCK);
+        const size_t size = lay.size(rows, cols);
+        CHECK_EQ(size, (size_t)(rp / 16) * (size_t)nb * (six ? EDGELLM_Q6X16_BLOCK : EDGELLM_X16_BLOCK));
         uint8_t *w = malloc(rb * (size_t)rows), *pk = aligned_alloc(64, (size + 63) / 64 * 64), *xq = malloc(xrb * 9);
         uint8_t *row = malloc(rb);
         float *tmp = malloc(sizeof(float) * (size_t)cols), *want = malloc(sizeof(float) * (size_t)(9 * rows));
         float *y = malloc(sizeof(float) * (size_t)(9 * rows));
         for (int64_t r = 0; r < rows; r++) {
-            make_row(EDGELLM_TYPE_Q4_K, w + (size_t)r * rb, cols, scale_round ? 1 : (int)((r + si) % 4), tmp);
+            make_row(type, w + (size_t)r * rb, cols, scale_round ? 1 : (int)((r + si) % 4), tmp);
             if (scale_round)
-                for (int64_t i = 0; i < nb; i++)
-                    q4_K_scale_bytes(((edgellm_block_q4_K *)(w + (size_t)r * rb) + i)->scales, i, r, s);
+                for (int64_t i = 0; i < nb; i++) {
+                    if (!six) q4_K_scale_bytes(((edgellm_block_q4_K *)(w + (size_t)r * rb) + i)->scales, i, r, s);
+                    else                       /* every scale byte value over the rounds */
+                        for (int j = 0; j < 16; j++)
+                            ((edgellm_block_q6_K *)(w + (size_t)r * rb) + i)->scales[j] =
+                                (int8_t)(uint8_t)(16 * s + (j + 3 * r + 5 * i) % 16);
+                }
         }
         for (int t = 0; t < 9; t++) q4_K_chain_acts((edgellm_block_q8_K *)(xq + (size_t)t * xrb), nb, t);
         for (int t = 0; t < 9; t++)
             for (int64_t r = 0; r < rows; r++) {
                 const uint8_t *wr = w + (size_t)r * rb, *xt = xq + (size_t)t * xrb;
-                want[t * rows + r] = model_q4_K_chain(wr, (const edgellm_block_q8_K *)xt, cols);
+                want[t * rows + r] = six ? model_q6_K(wr, (const edgellm_block_q8_K *)xt, cols)
+                                         : model_q4_K_chain(wr, (const edgellm_block_q8_K *)xt, cols);
                 if (tile_lanes() == 16) {
-                    const float v = edgellm_kernels_vec_dot(EDGELLM_TYPE_Q4_K)(cols, wr, xt);
+                    const float v = edgellm_kernels_vec_dot(type)(cols, wr, xt);
                     if (memcmp(&v, &want[t * rows + r], 4) && bad_dot++ < 3)
                         fprintf(stderr, "   vec_dot %lld sb row %d token %d: %.9g, model %.9g\n", (long long)nb, (int)r,
                                 t, v, want[t * rows + r]);
                 }
             }
         memset(pk, 0xa5, size);
-        edgellm_repack_q4_K_x16_pack(pk, rows, cols, 13, rows, w + 13 * rb);
-        edgellm_repack_q4_K_x16_pack(pk, rows, cols, 0, 13, w);
+        lay.pack(pk, rows, cols, 13, rows, w + 13 * rb);
+        lay.pack(pk, rows, cols, 0, 13, w);
         for (int64_t r = 0; r < rp; r++) {
-            edgellm_repack_q4_K_x16_unpack_row(pk, rows, cols, r, row);
+            lay.unpack_row(pk, rows, cols, r, row);
             bool same = true;
             for (size_t b = 0; b < rb; b++) same &= row[b] == (r < rows ? w[(size_t)r * rb + b] : 0);
-            if (!same && bad_pack++ < 3) fprintf(stderr, "   x16 pack %lld sb: row %d\n", (long long)nb, (int)r);
+            if (!same && bad_pack++ < 3) fprintf(stderr, "   %s pack %lld sb: row %d\n", lay.name, (long long)nb, (int)r);
         }
         for (int f = 0; f < 4; f++)
             for (size_t q = 0; q < sizeof ranges / sizeof ranges[0] && fns[f]; q++)
@@ -982,8 +994,8 @@ static void test_q4_K_chain(void)
                     memset(y, 0x7f, sizeof(float) * (size_t)(9 * rows));
                     fns[f](&a);
                     if (!q4_K_chain_ok(y, want, rows, n, r0, r1) && bad++ < 3)
-                        fprintf(stderr, "   %lld sb round %d kernel %d rows %d-%d n %d\n", (long long)nb, s, f, (int)r0,
-                                (int)r1, (int)n);
+                        fprintf(stderr, "   %s %lld sb round %d kernel %d rows %d-%d n %d\n", edgellm_type_name(type),
+                                (long long)nb, s, f, (int)r0, (int)r1, (int)n);
                 }
         free(w);
         free(pk);
@@ -997,9 +1009,13 @@ static void test_q4_K_chain(void)
     CHECK_EQ(bad_dot, 0);
     CHECK_EQ(bad_pack, 0);
 #else
+    (void)type;
     fprintf(stderr, "   SKIP: not x86-64\n");
 #endif
 }
+
+static void test_q4_K_chain(void) { k_chain_case(EDGELLM_TYPE_Q4_K); }
+static void test_q6_K_chain(void) { k_chain_case(EDGELLM_TYPE_Q6_K); }
 
 /* The in-place K-quant tile kernels of this CPU (AVX-512: Q4_K, Q5_K, Q6_K, plain and
  * GFNI; AArch64: Q4_K, Q6_K at neon and dotprod) called directly on row ranges that start
@@ -1091,6 +1107,7 @@ int main(void)
     RUN(test_arm_k_levels);
     RUN(test_q4_K_repack);
     RUN(test_q4_K_chain);
+    RUN(test_q6_K_chain);
     RUN(test_k_row_groups);
     RUN(test_decode_prefetch_is_a_hint);
     RUN(test_cpu_family_matches_proc);

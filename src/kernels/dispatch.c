@@ -227,14 +227,19 @@ typedef struct {
     unsigned needs;             /* ISA bits beyond the level's                        */
     const edgellm_repack *r;
 } repack_variant;
-/* Q4_K at avx512: q4_K_x16 (16 rows as lanes, the blocks x86_q4_K_x16_step reads). A stored
+/* Q4_K and Q6_K at avx512: q4_K_x16 and q6_K_x16 (16 rows as lanes, the blocks
+ * x86_q4_K_x16_step and x86_q6_K_x16_step read). A stored
  * q4_K_r16 matrix has no kernel any more and is unpacked into plain rows at load. */
 #if defined(__x86_64__)
 static const edgellm_repack q4_K_x16_avx512_gfni = EDGELLM_REPACK_Q4_K_X16(edgellm_gemm_q4_K_x16_avx512_gfni);
 static const edgellm_repack q4_K_x16_avx512 = EDGELLM_REPACK_Q4_K_X16(edgellm_gemm_q4_K_x16_avx512);
+static const edgellm_repack q6_K_x16_avx512_gfni = EDGELLM_REPACK_Q6_K_X16(edgellm_gemm_q6_K_x16_avx512_gfni);
+static const edgellm_repack q6_K_x16_avx512 = EDGELLM_REPACK_Q6_K_X16(edgellm_gemm_q6_K_x16_avx512);
 static const repack_variant repacks[] = {
     {EDGELLM_KERNELS_AVX512, ISA_GFNI, &q4_K_x16_avx512_gfni},
     {EDGELLM_KERNELS_AVX512, 0, &q4_K_x16_avx512},
+    {EDGELLM_KERNELS_AVX512, ISA_GFNI, &q6_K_x16_avx512_gfni},
+    {EDGELLM_KERNELS_AVX512, 0, &q6_K_x16_avx512},
 };
 #else
 static const repack_variant repacks[1] = {{EDGELLM_KERNELS_REF, 0, NULL}};
@@ -507,11 +512,19 @@ bool edgellm_kernels_repack_usable(const edgellm_repack *r)
 
 const char *edgellm_kernels_repack_describe(char *buf, size_t n)
 {
-    const edgellm_repack *r = repack_of_level(EDGELLM_TYPE_Q4_K, false, EDGELLM_QK_K);
-    if (!r) snprintf(buf, n, "none at level %s", edgellm_kernels_name());
-    else if (!repack_enabled())
-        snprintf(buf, n, "off");
-    else
-        snprintf(buf, n, "%s for %s", r->name, edgellm_type_name(r->type));
+    /* every type with a layout at this level, in the order of repacks[] */
+    size_t o = 0;
+    if (n) buf[0] = 0;
+    for (size_t i = 0; i < N_REPACKS; i++) {
+        const edgellm_repack *r = repacks[i].r ? repack_of_level(repacks[i].r->type, false, EDGELLM_QK_K) : NULL;
+        if (!r || r != repacks[i].r) continue;      /* the type's layout at this level, once */
+        if (!repack_enabled()) {
+            snprintf(buf, n, "off");
+            return buf;
+        }
+        const int w = snprintf(buf + o, n > o ? n - o : 0, "%s%s for %s", o ? ", " : "", r->name, edgellm_type_name(r->type));
+        if (w > 0) o += (size_t)w;
+    }
+    if (!o) snprintf(buf, n, "none at level %s", edgellm_kernels_name());
     return buf;
 }

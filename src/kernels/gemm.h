@@ -88,10 +88,13 @@ void edgellm_gemm_q6_K_avx512(const edgellm_gemm_args *a);
 void edgellm_gemm_q4_K_avx512_gfni(const edgellm_gemm_args *a);
 void edgellm_gemm_q5_K_avx512_gfni(const edgellm_gemm_args *a);
 void edgellm_gemm_q6_K_avx512_gfni(const edgellm_gemm_args *a);
-/* Q4_K in the load-time layout q4_K_x16 (repack.h; gemm_k_avx512_body.h): w = the blocks,
- * rows [r0, r1); equal bit for bit to edgellm_gemm_q4_K_avx512 on the plain rows. */
+/* Q4_K / Q6_K in the load-time layouts q4_K_x16 / q6_K_x16 (repack.h; gemm_k_avx512_body.h):
+ * w = the blocks, rows [r0, r1); equal bit for bit to edgellm_gemm_q4_K_avx512 /
+ * edgellm_gemm_q6_K_avx512 on the plain rows. */
 void edgellm_gemm_q4_K_x16_avx512(const edgellm_gemm_args *a);
 void edgellm_gemm_q4_K_x16_avx512_gfni(const edgellm_gemm_args *a);
+void edgellm_gemm_q6_K_x16_avx512(const edgellm_gemm_args *a);
+void edgellm_gemm_q6_K_x16_avx512_gfni(const edgellm_gemm_args *a);
 /* Widest rows `quantize --layout q4_K_r16` writes in that layout (repack.h). */
 #define EDGELLM_GEMM_R16_MAX_COLS 32768
 /* F16 × F32 (no prep: xq are the float activation rows), edgellm_dot_f16_avx512's arithmetic. */

@@ -124,3 +124,55 @@ void edgellm_repack_q4_K_x16_unpack_row(const uint8_t *base, int64_t rows, int64
         memcpy(b[i].scales, o + EDGELLM_X16_SCALES + 12 * k, 12);
     }
 }
+
+/* q6_K_x16: one block of EDGELLM_Q6X16_BLOCK bytes per 16-row group and super-block
+ * (repack.h). */
+size_t edgellm_repack_q6_K_x16_size(int64_t rows, int64_t cols)
+{
+    size_t b;
+    const int64_t g = (rows + 15) / 16;
+    if (rows < 0 || cols < 0 || !edgellm_mul_size((size_t)g, (size_t)(cols / EDGELLM_QK_K) * EDGELLM_Q6X16_BLOCK, &b))
+        return 0;
+    return b;
+}
+
+size_t edgellm_repack_q6_K_x16_plane2(int64_t rows, int64_t cols) { return edgellm_repack_q6_K_x16_size(rows, cols); }
+
+void edgellm_repack_q6_K_x16_pack(uint8_t *dst, int64_t rows, int64_t cols, int64_t r0, int64_t r1, const void *src)
+{
+    const int64_t nb = cols / EDGELLM_QK_K, rp = (rows + 15) / 16 * 16;
+    const edgellm_block_q6_K *s = src;
+    for (int64_t r = r0; r < (r1 == rows ? rp : r1); r++) {
+        const int64_t g = r / 16, k = r % 16;
+        for (int64_t i = 0; i < nb; i++) {
+            uint8_t *o = dst + ((size_t)g * (size_t)nb + (size_t)i) * EDGELLM_Q6X16_BLOCK;
+            if (k == 0) memset(o + EDGELLM_Q6X16_D + 32, 0, 32);
+            if (r >= rows) {                                /* padding row */
+                memset(o + EDGELLM_Q6X16_D + 2 * k, 0, 2);
+                for (int j = 0; j < 16; j++) o[EDGELLM_Q6X16_SCALES + 16 * j + k] = 0;
+                for (int p = 0; p < 32; p++) memset(o + EDGELLM_Q6X16_QL + 64 * p + 4 * k, 0, 4);
+                for (int q = 0; q < 16; q++) memset(o + EDGELLM_Q6X16_QH + 64 * q + 4 * k, 0, 4);
+                continue;
+            }
+            const edgellm_block_q6_K *b = &s[(size_t)(r - r0) * (size_t)nb + (size_t)i];
+            memcpy(o + EDGELLM_Q6X16_D + 2 * k, &b->d, 2);
+            for (int j = 0; j < 16; j++) o[EDGELLM_Q6X16_SCALES + 16 * j + k] = (uint8_t)b->scales[j];
+            for (int p = 0; p < 32; p++) memcpy(o + EDGELLM_Q6X16_QL + 64 * p + 4 * k, b->ql + 4 * p, 4);
+            for (int q = 0; q < 16; q++) memcpy(o + EDGELLM_Q6X16_QH + 64 * q + 4 * k, b->qh + 4 * q, 4);
+        }
+    }
+}
+
+void edgellm_repack_q6_K_x16_unpack_row(const uint8_t *base, int64_t rows, int64_t cols, int64_t r, void *out)
+{
+    (void)rows;
+    const int64_t nb = cols / EDGELLM_QK_K, g = r / 16, k = r % 16;
+    edgellm_block_q6_K *b = out;
+    for (int64_t i = 0; i < nb; i++) {
+        const uint8_t *o = base + ((size_t)g * (size_t)nb + (size_t)i) * EDGELLM_Q6X16_BLOCK;
+        memcpy(&b[i].d, o + EDGELLM_Q6X16_D + 2 * k, 2);
+        for (int j = 0; j < 16; j++) b[i].scales[j] = (int8_t)o[EDGELLM_Q6X16_SCALES + 16 * j + k];
+        for (int p = 0; p < 32; p++) memcpy(b[i].ql + 4 * p, o + EDGELLM_Q6X16_QL + 64 * p + 4 * k, 4);
+        for (int q = 0; q < 16; q++) memcpy(b[i].qh + 4 * q, o + EDGELLM_Q6X16_QH + 64 * q + 4 * k, 4);
+    }
+}

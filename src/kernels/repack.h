@@ -92,4 +92,26 @@ void edgellm_repack_q4_K_x16_unpack_row(const uint8_t *base, int64_t rows, int64
     {"q4_K_x16", EDGELLM_TYPE_Q4_K, -1, edgellm_repack_q4_K_x16_size, edgellm_repack_q4_K_x16_plane2,  \
      edgellm_repack_q4_K_x16_pack, edgellm_repack_q4_K_x16_unpack_row, {NULL, GEMM, 0, 256}}
 
+/* Q6_K, 16 rows as lanes ("q6_K_x16"), load-time only: one 3392-byte block per 16-row group
+ * g and super-block i, at (g·nb + i)·3392, groups in order, rows padded to 16·G with zeros;
+ * head first, every part at a 64-byte boundary:
+ *   0 + 2k                           d of row 16g + k (half); bytes 32-63 zero
+ *   64 + 16j + k                     scale j (j < 16) of row 16g + k
+ *   320 + 64p + 4k .. + 3            ql bytes 4p .. 4p + 3 (p < 32) of row 16g + k
+ *   2368 + 64q + 4k .. + 3           qh bytes 4q .. 4q + 3 (q < 16) of row 16g + k
+ * 1.5 % larger than the plain rows (3360 bytes of them). k_avx512.h's x86_q6_K_x16_step
+ * reads a block as it is (x86_q6_K_x16_build makes the same code dwords from plain rows). */
+#define EDGELLM_Q6X16_BLOCK 3392
+#define EDGELLM_Q6X16_D 0
+#define EDGELLM_Q6X16_SCALES 64
+#define EDGELLM_Q6X16_QL 320
+#define EDGELLM_Q6X16_QH 2368
+size_t edgellm_repack_q6_K_x16_size(int64_t rows, int64_t cols);
+size_t edgellm_repack_q6_K_x16_plane2(int64_t rows, int64_t cols);
+void edgellm_repack_q6_K_x16_pack(uint8_t *dst, int64_t rows, int64_t cols, int64_t r0, int64_t r1, const void *src);
+void edgellm_repack_q6_K_x16_unpack_row(const uint8_t *base, int64_t rows, int64_t cols, int64_t r, void *out);
+#define EDGELLM_REPACK_Q6_K_X16(GEMM)                                                                  \
+    {"q6_K_x16", EDGELLM_TYPE_Q6_K, -1, edgellm_repack_q6_K_x16_size, edgellm_repack_q6_K_x16_plane2,  \
+     edgellm_repack_q6_K_x16_pack, edgellm_repack_q6_K_x16_unpack_row, {NULL, GEMM, 0, 256}}
+
 #endif

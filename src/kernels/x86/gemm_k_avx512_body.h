@@ -5,10 +5,10 @@
  * X86_K_GFNI defined, by gemm_k_avx512_gfni.c (the same names with _gfni).
  *
  * Arithmetic: k_avx512.h's, the very steps of the vec_dot kernels of dot_q4_K_q6_K_avx512.c,
- * for every (row, token): Q5_K and Q6_K 16 float lanes per (row, token), summed by the
- * fixed tree of x86_hsum16; Q4_K one float chain per (row, token) over exact per
- * super-block integers (its loops below, edgellm_gemm_q4_K_avx512). Only the loop changes
- * (Q5_K and Q6_K):
+ * for every (row, token): Q5_K 16 float lanes per (row, token), summed by the fixed tree
+ * of x86_hsum16; Q4_K and Q6_K one float chain per (row, token) over exact per super-block
+ * integers (their loops below: k_small, the x16 blocks built per group, the layout
+ * kernels). Only the loop changes (Q5_K):
  *   - decode (n = 1): rows one after another (one sequential stream, as the hardware
  *     prefetchers like it: two rows interleaved super-block by super-block ran 2.5x
  *     slower from DRAM on the Zen 5 dev machine), the lanes of 16 rows reduced at once by
@@ -110,52 +110,66 @@ static inline __attribute__((always_inline)) void q4_K_x16_tiles(const edgellm_g
     for (int c = 0; c < C; c++) _mm512_mask_storeu_ps(a->y + (t + c) * a->ldy + g0, live, y[c]);
 }
 
-/* Decode and 2-3 tokens: rows one after another (one stream), each row's super-blocks by the
- * chunk steps; their lanes summed 16 super-blocks at a time (x86_reduce16) into tables
- * [row][super-block] of the group's 16 rows (S and M per token, d and dmin), in pieces of at
- * most Q4K_SP super-blocks; then the float chains with rows as lanes, the tables transposed 16
+/* Q4_K (six = 0) and Q6_K (six = 1) decode and 2-3 tokens: rows one after another (one
+ * stream), each row's super-blocks by the chunk steps (x86_q4_K_sb / x86_q6_K_sb); their lanes
+ * summed 16 super-blocks at a time (x86_reduce16) into tables [row][super-block] of the
+ * group's 16 rows (S per token, Q4_K also M; d, Q4_K also dmin), in pieces of at most K_SP
+ * super-blocks; then the float chains with rows as lanes, the tables transposed 16
  * super-blocks at a time, carried in y from piece to piece. */
-#define Q4K_SP 64
-static inline __attribute__((always_inline)) void q4_K_small(const edgellm_gemm_args *a, int64_t nb, const int C)
+#define K_SP 64
+static inline __attribute__((always_inline)) void k_small(const edgellm_gemm_args *a, int64_t nb, const int C,
+                                                          const int six)
 {
-    int32_t ST[X86_K_MAX_C - 1][16][Q4K_SP] __attribute__((aligned(64)));
-    int32_t MT[X86_K_MAX_C - 1][16][Q4K_SP] __attribute__((aligned(64)));
-    float DT[16][Q4K_SP] __attribute__((aligned(64))), MDT[16][Q4K_SP] __attribute__((aligned(64)));
+    int32_t ST[X86_K_MAX_C - 1][16][K_SP] __attribute__((aligned(64)));
+    int32_t MT[X86_K_MAX_C - 1][16][K_SP] __attribute__((aligned(64)));
+    float DT[16][K_SP] __attribute__((aligned(64))), MDT[16][K_SP] __attribute__((aligned(64)));
     const edgellm_block_q8_K *x[X86_K_MAX_C];
     for (int c = 0; c < C; c++) x[c] = (const edgellm_block_q8_K *)(a->xq + (size_t)c * a->xq_row_bytes);
     for (int64_t g0 = a->r0; g0 < a->r1; g0 += 16) {
         const int m = a->r1 - g0 < 16 ? (int)(a->r1 - g0) : 16;
         const __mmask16 live = (__mmask16)((1u << m) - 1);
-        for (int64_t i0 = 0; i0 < nb; i0 += Q4K_SP) {
-            const int np = nb - i0 < Q4K_SP ? (int)(nb - i0) : Q4K_SP;
+        for (int64_t i0 = 0; i0 < nb; i0 += K_SP) {
+            const int np = nb - i0 < K_SP ? (int)(nb - i0) : K_SP;
             const int npp = (np + 15) / 16 * 16;
             for (int k = 0; k < 16; k++) {
                 if (k >= m) {                              /* rows past the range: zeros */
-                    for (int c = 0; c < C; c++) memset(ST[c][k], 0, sizeof ST[c][k]), memset(MT[c][k], 0, sizeof MT[c][k]);
+                    for (int c = 0; c < C; c++) {
+                        memset(ST[c][k], 0, sizeof ST[c][k]);
+                        if (!six) memset(MT[c][k], 0, sizeof MT[c][k]);
+                    }
                     memset(DT[k], 0, sizeof DT[k]);
-                    memset(MDT[k], 0, sizeof MDT[k]);
+                    if (!six) memset(MDT[k], 0, sizeof MDT[k]);
                     continue;
                 }
-                const edgellm_block_q4_K *w = (const edgellm_block_q4_K *)(a->w + (size_t)(g0 + k) * a->row_bytes);
+                const uint8_t *row = a->w + (size_t)(g0 + k) * a->row_bytes;
                 for (int j0 = 0; j0 < npp; j0 += 16) {
                     __m512i sv[X86_K_MAX_C - 1][16], mv[X86_K_MAX_C - 1][16];
                     for (int j = 0; j < 16; j++) {
                         const int64_t i = i0 + j0 + j;
                         __m512i S[X86_K_MAX_C], M[X86_K_MAX_C];
-                        if (j0 + j < np) {
-                            x86_prefetch_l2(&w[i], C == 1 ? a->prefetch : 0, sizeof w[i]);
-                            x86_q4_K_sb(&w[i], x, i, C, S, M);
-                            DT[k][j0 + j] = _cvtsh_ss(w[i].d);
-                            MDT[k][j0 + j] = _cvtsh_ss(w[i].dmin);
-                        } else {
+                        if (j0 + j >= np) {
                             for (int c = 0; c < C; c++) S[c] = M[c] = _mm512_setzero_si512();
                             DT[k][j0 + j] = MDT[k][j0 + j] = 0.0f;
+                        } else if (six) {
+                            const edgellm_block_q6_K *w = (const edgellm_block_q6_K *)row + i;
+                            x86_prefetch_l2(w, C == 1 ? a->prefetch : 0, sizeof *w);
+                            x86_q6_K_sb(w, x, i, C, S);
+                            DT[k][j0 + j] = x86_h2f(w->d);
+                        } else {
+                            const edgellm_block_q4_K *w = (const edgellm_block_q4_K *)row + i;
+                            x86_prefetch_l2(w, C == 1 ? a->prefetch : 0, sizeof *w);
+                            x86_q4_K_sb(w, x, i, C, S, M);
+                            DT[k][j0 + j] = _cvtsh_ss(w->d);
+                            MDT[k][j0 + j] = _cvtsh_ss(w->dmin);
                         }
-                        for (int c = 0; c < C; c++) sv[c][j] = S[c], mv[c][j] = M[c];
+                        for (int c = 0; c < C; c++) {
+                            sv[c][j] = S[c];
+                            if (!six) mv[c][j] = M[c];
+                        }
                     }
                     for (int c = 0; c < C; c++) {
                         _mm512_store_si512((void *)&ST[c][k][j0], x86_reduce16(sv[c]));
-                        _mm512_store_si512((void *)&MT[c][k][j0], x86_reduce16(mv[c]));
+                        if (!six) _mm512_store_si512((void *)&MT[c][k][j0], x86_reduce16(mv[c]));
                     }
                 }
             }
@@ -167,23 +181,24 @@ static inline __attribute__((always_inline)) void q4_K_small(const edgellm_gemm_
                 __m512i dv[16], mdv[16];
                 for (int k = 0; k < 16; k++) {
                     dv[k] = _mm512_load_si512((const void *)&DT[k][j0]);
-                    mdv[k] = _mm512_load_si512((const void *)&MDT[k][j0]);
+                    if (!six) mdv[k] = _mm512_load_si512((const void *)&MDT[k][j0]);
                 }
                 x86_transpose16x16(dv);
-                x86_transpose16x16(mdv);
+                if (!six) x86_transpose16x16(mdv);
                 for (int c = 0; c < C; c++) {
                     __m512i sv[16], mv[16];
                     for (int k = 0; k < 16; k++) {
                         sv[k] = _mm512_load_si512((const void *)&ST[c][k][j0]);
-                        mv[k] = _mm512_load_si512((const void *)&MT[c][k][j0]);
+                        if (!six) mv[k] = _mm512_load_si512((const void *)&MT[c][k][j0]);
                     }
                     x86_transpose16x16(sv);
-                    x86_transpose16x16(mv);
+                    if (!six) x86_transpose16x16(mv);
                     const int nj = np - j0 < 16 ? np - j0 : 16;
                     for (int j = 0; j < nj; j++) {
                         const __m512 dx = _mm512_set1_ps(x[c][i0 + j0 + j].d);
                         y[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sv[j]), _mm512_mul_ps(_mm512_castsi512_ps(dv[j]), dx), y[c]);
-                        y[c] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(mv[j]), _mm512_mul_ps(_mm512_castsi512_ps(mdv[j]), dx), y[c]);
+                        if (!six)
+                            y[c] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(mv[j]), _mm512_mul_ps(_mm512_castsi512_ps(mdv[j]), dx), y[c]);
                     }
                 }
             }
@@ -196,9 +211,9 @@ void K_NAME(edgellm_gemm_q4_K_avx512)(const edgellm_gemm_args *a)
 {
     const int64_t nb = a->cols / EDGELLM_QK_K;
     if (a->n < Q4K_X16_MIN) {
-        if (a->n == 1) q4_K_small(a, nb, 1);
-        else if (a->n == 2) q4_K_small(a, nb, 2);
-        else if (a->n == 3) q4_K_small(a, nb, 3);   /* n <= 0: nothing */
+        if (a->n == 1) k_small(a, nb, 1, 0);
+        else if (a->n == 2) k_small(a, nb, 2, 0);
+        else if (a->n == 3) k_small(a, nb, 3, 0);   /* n <= 0: nothing */
         return;
     }
     x86_q4_K_x16 B[Q4K_KB] __attribute__((aligned(64)));
@@ -221,7 +236,53 @@ void K_NAME(edgellm_gemm_q4_K_avx512)(const edgellm_gemm_args *a)
     }
 }
 K_GEMM(K_NAME(edgellm_gemm_q5_K_avx512), edgellm_block_q5_K, x86_q5_K_tile)
-K_GEMM(K_NAME(edgellm_gemm_q6_K_avx512), edgellm_block_q6_K, x86_q6_K_tile)
+
+/* Q6_K in place: as Q4_K (k_small below 4 tokens; from 4, per group of 16 rows and piece of
+ * at most Q6K_KB super-blocks, x86_q6_K_x16_build on the stack (4160 bytes each) and every
+ * 4-token tile over it, chains carried in y between pieces). */
+#define Q6K_KB 6
+static inline __attribute__((always_inline)) void q6_K_x16_tiles(const edgellm_gemm_args *a, const x86_q6_K_x16 *B,
+                                                                 int64_t i0, int64_t nk, int64_t g0, __mmask16 live,
+                                                                 int64_t t, const int C)
+{
+    const edgellm_block_q8_K *x[X86_K_MAX_C];
+    __m512 y[X86_K_MAX_C];
+    for (int c = 0; c < C; c++) {
+        x[c] = (const edgellm_block_q8_K *)(a->xq + (size_t)(t + c) * a->xq_row_bytes) + i0;
+        y[c] = i0 ? _mm512_maskz_loadu_ps(live, a->y + (t + c) * a->ldy + g0) : _mm512_setzero_ps();
+    }
+    x86_q6_K_x16_tile(B, nk, x, C, y);
+    for (int c = 0; c < C; c++) _mm512_mask_storeu_ps(a->y + (t + c) * a->ldy + g0, live, y[c]);
+}
+
+void K_NAME(edgellm_gemm_q6_K_avx512)(const edgellm_gemm_args *a)
+{
+    const int64_t nb = a->cols / EDGELLM_QK_K;
+    if (a->n < Q4K_X16_MIN) {
+        if (a->n == 1) k_small(a, nb, 1, 1);
+        else if (a->n == 2) k_small(a, nb, 2, 1);
+        else if (a->n == 3) k_small(a, nb, 3, 1);   /* n <= 0: nothing */
+        return;
+    }
+    x86_q6_K_x16 B[Q6K_KB] __attribute__((aligned(64)));
+    for (int64_t g0 = a->r0; g0 < a->r1; g0 += 16) {
+        const int m = a->r1 - g0 < 16 ? (int)(a->r1 - g0) : 16;
+        const __mmask16 live = (__mmask16)((1u << m) - 1);
+        const edgellm_block_q6_K *w[16];
+        for (int k = 0; k < 16; k++)
+            w[k] = (const edgellm_block_q6_K *)(a->w + (size_t)(g0 + (k < m ? k : 0)) * a->row_bytes);
+        for (int64_t i0 = 0; i0 < nb; i0 += Q6K_KB) {
+            const int64_t nk = nb - i0 < Q6K_KB ? nb - i0 : Q6K_KB;
+            for (int64_t k = 0; k < nk; k++) x86_q6_K_x16_build(w, i0 + k, &B[k]);
+            int64_t t = 0;
+            for (; t + 4 <= a->n; t += 4) q6_K_x16_tiles(a, B, i0, nk, g0, live, t, 4);
+            const int64_t rest = a->n - t;
+            if (rest == 3) q6_K_x16_tiles(a, B, i0, nk, g0, live, t, 3);
+            else if (rest == 2) q6_K_x16_tiles(a, B, i0, nk, g0, live, t, 2);
+            else if (rest == 1) q6_K_x16_tiles(a, B, i0, nk, g0, live, t, 1);
+        }
+    }
+}
 
 /* Q4_K in the layout q4_K_x16 (repack.h): per 16-row group, per tile of 4 tokens (the last
  * 1-3 in one tile; decode: one token), each block's head unpacked to 16 lanes and
@@ -275,6 +336,48 @@ void K_NAME(edgellm_gemm_q4_K_x16_avx512)(const edgellm_gemm_args *a)
         if (rest == 3) q4_K_x16_layout_tile(a, nb, g, live, t, 3);
         else if (rest == 2) q4_K_x16_layout_tile(a, nb, g, live, t, 2);
         else if (rest == 1) q4_K_x16_layout_tile(a, nb, g, live, t, 1);
+    }
+}
+
+/* Q6_K in the layout q6_K_x16 (repack.h): as Q4_K's, each block's 16 scale lines
+ * sign-extended to 16 lanes and x86_q6_K_x16_step over its code lines as they lie. */
+static inline __attribute__((always_inline)) void q6_K_x16_layout_tile(const edgellm_gemm_args *a, int64_t nb,
+                                                                       int64_t g, __mmask16 live, int64_t t,
+                                                                       const int C)
+{
+    const edgellm_block_q8_K *x[X86_K_MAX_C];
+    __m512 acc[X86_K_MAX_C];
+    for (int c = 0; c < C; c++) {
+        x[c] = (const edgellm_block_q8_K *)(a->xq + (size_t)(t + c) * a->xq_row_bytes);
+        acc[c] = _mm512_setzero_ps();
+    }
+    const uint8_t *blk = a->w + (size_t)g * (size_t)nb * EDGELLM_Q6X16_BLOCK;
+    for (int64_t i = 0; i < nb; i++, blk += EDGELLM_Q6X16_BLOCK) {
+        x86_prefetch_l2(blk, C == 1 ? a->prefetch : 0, EDGELLM_Q6X16_BLOCK);
+        const __m512 d = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(blk + EDGELLM_Q6X16_D)));
+        __m512i sc[16];
+        for (int j = 0; j < 16; j++)
+            sc[j] = _mm512_cvtepi8_epi32(_mm_load_si128((const __m128i *)(blk + EDGELLM_Q6X16_SCALES + 16 * j)));
+        const edgellm_block_q8_K *xi[X86_K_MAX_C];
+        for (int c = 0; c < C; c++) xi[c] = x[c] + i;
+        x86_q6_K_x16_step((const __m512i *)(blk + EDGELLM_Q6X16_QL), (const __m512i *)(blk + EDGELLM_Q6X16_QH), sc, d,
+                          xi, 0, C, acc);
+    }
+    for (int c = 0; c < C; c++) _mm512_mask_storeu_ps(a->y + (t + c) * a->ldy + 16 * g, live, acc[c]);
+}
+
+void K_NAME(edgellm_gemm_q6_K_x16_avx512)(const edgellm_gemm_args *a)
+{
+    const int64_t nb = a->cols / EDGELLM_QK_K;
+    for (int64_t g = a->r0 / 16; g * 16 < a->r1; g++) {
+        const int64_t lo = g * 16 > a->r0 ? g * 16 : a->r0, hi = g * 16 + 16 < a->r1 ? g * 16 + 16 : a->r1;
+        const __mmask16 live = (__mmask16)(((1u << (hi - 16 * g)) - 1) & ~((1u << (lo - 16 * g)) - 1));
+        int64_t t = 0;
+        for (; t + 4 <= a->n; t += 4) q6_K_x16_layout_tile(a, nb, g, live, t, 4);
+        const int64_t rest = a->n - t;
+        if (rest == 3) q6_K_x16_layout_tile(a, nb, g, live, t, 3);
+        else if (rest == 2) q6_K_x16_layout_tile(a, nb, g, live, t, 2);
+        else if (rest == 1) q6_K_x16_layout_tile(a, nb, g, live, t, 1);
     }
 }
 #endif

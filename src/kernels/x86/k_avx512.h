@@ -38,8 +38,9 @@
  *         (pairs <= 2·63·128 = 16128; words 8k..8k+7 of vector q = sc_4q+k, by VPERMW),
  *         and the offset of the codes (w = u - 32) through bsums:
  *             S = VPDPWSSD(S, -32·sc (16 words), bsums)
- *             acc = fma(float(S), d·d_x, acc)               (16 lanes)
- *         y = x86_hsum16(acc).
+ *         then S's 16 lanes summed exactly per super-block and one float chain per (row,
+ *         token) ("Q6_K: one float chain" below; the rows-as-lanes form x86_q6_K_x16 gets
+ *         the same integer another way).
  * |S| < 2^31 in both: Q4_K |S| <= 256·63·15·128 < 2^25, Q6_K <= 256·128·63·128 < 2^29.
  * Tolerance against the ref (double sums), as the AVX2 twins: |fast - ref| <= (nb + 4)·
  * 2^-22·Σ(|w·x| + |offset/min terms|) (tests/test_kernels_simd.c, tests/test_gemm.c).
@@ -56,6 +57,7 @@
 
 #include "avx512_util.h"
 #include "../../tensor/blocks.h"
+#include <stddef.h>
 
 #define X86_K_MAX_C 4            /* tokens per tile, at most */
 /* Loops over tokens and chunks are unrolled so that the tile lives in registers. */
@@ -450,11 +452,26 @@ static inline __attribute__((always_inline)) void x86_q5_K_tile(const edgellm_bl
     x86_q45_K_tile((const uint8_t *)w, sizeof *w, 1, x, nb, C, v, pf);
 }
 
-/* v[t] = the 16 lanes whose x86_hsum16 is dot(row w, activations x[t]), over nb Q6_K
- * super-blocks, t < C; pf: x86_prefetch_l2's distance (0 = none). */
-static inline __attribute__((always_inline)) void x86_q6_K_tile(const edgellm_block_q6_K *w,
-                                                                const edgellm_block_q8_K *const *x, int64_t nb,
-                                                                const int C, __m512 *v, const size_t pf)
+/* ---- Q6_K: one float chain per (row, token) ----
+ *
+ * Every AVX-512 Q6_K kernel computes, for a row and a token, over the super-blocks i in order
+ * from y = 0:
+ *     S_i = Σ_j sc_j · Σ_{e in sub-block j} (u_e - 32)·x_e     exact int32 (|S| < 2^29)
+ *     y = fma(float(S_i), d_i·d_x,i, y)
+ * (u_e the 6-bit code, sc_j the 16 signed sub-block scales; d·d_x one float multiply), so
+ * any way of getting S_i gives the same y bit for bit. Two ways, as for Q4_K:
+ *   x86_q6_K_sb    one row: codes by VPMADDUBSW against the activations, scaled by VPDPWSSD,
+ *                  the -32 offset by a VPDPWSSD of -32·sc against the bsums; 16 lanes summed
+ *                  to S_i;
+ *   x86_q6_K_x16   16 rows as lanes: the ql and qh bytes transposed by dwords, one VPDPBUSD
+ *                  per 4 codes of 16 rows against 4 broadcast activation bytes into a
+ *                  sub-block sum P_j started at -32·bsums_j, then S = Σ_j VPMULLD(P_j, sc_j).
+ */
+
+/* Super-block i of one Q6_K row b, tokens t < C: S[t] 16 lanes whose (wrapping) sum is S_i. */
+static inline __attribute__((always_inline)) void x86_q6_K_sb(const edgellm_block_q6_K *b,
+                                                              const edgellm_block_q8_K *const *x, int64_t i,
+                                                              const int C, __m512i *S)
 {
     const __m512i m4 = _mm512_set1_epi8(15);
 #ifdef X86_K_GFNI
@@ -468,52 +485,185 @@ static inline __attribute__((always_inline)) void x86_q6_K_tile(const edgellm_bl
     const __m512i shl = x86_join(_mm256_set1_epi16(4), _mm256_set1_epi16(2));
     const __m512i shr = x86_join(_mm256_set1_epi16(0), _mm256_set1_epi16(2));
 #endif
-    __m512 acc[X86_K_MAX_C];
+    const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)b->scales));
+    const __m512i sz = _mm512_castsi256_si512(sc16);
     X86_UNROLL
-    for (int t = 0; t < C; t++) acc[t] = _mm512_setzero_ps();
-    for (int64_t i = 0; i < nb; i++) {
-        x86_prefetch_l2(&w[i], pf, sizeof w[i]);
-        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)w[i].scales));
-        const __m512i sz = _mm512_castsi256_si512(sc16);
-        __m512i S[X86_K_MAX_C];
-        X86_UNROLL
-        for (int t = 0; t < C; t++) S[t] = _mm512_setzero_si512();
-        X86_UNROLL
-        for (int h = 0; h < 2; h++) {
-            const __m512i l = _mm512_loadu_si512((const void *)(w[i].ql + 64 * h));
-            const __m512i q = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(w[i].qh + 32 * h)));
+    for (int t = 0; t < C; t++) S[t] = _mm512_setzero_si512();
+    X86_UNROLL
+    for (int h = 0; h < 2; h++) {
+        const __m512i l = _mm512_loadu_si512((const void *)(b->ql + 64 * h));
+        const __m512i q = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(b->qh + 32 * h)));
 #ifdef X86_K_GFNI
-            const __m512i hlo = _mm512_gf2p8affine_epi64_epi8(q, gf_lo, 0);
-            const __m512i hhi = _mm512_gf2p8affine_epi64_epi8(q, gf_hi, 0);
+        const __m512i hlo = _mm512_gf2p8affine_epi64_epi8(q, gf_lo, 0);
+        const __m512i hhi = _mm512_gf2p8affine_epi64_epi8(q, gf_hi, 0);
 #else
-            const __m512i hlo = _mm512_sllv_epi16(_mm512_and_si512(q, mlo), shl);
-            const __m512i hhi = _mm512_srlv_epi16(_mm512_and_si512(q, mhi), shr);
+        const __m512i hlo = _mm512_sllv_epi16(_mm512_and_si512(q, mlo), shl);
+        const __m512i hhi = _mm512_srlv_epi16(_mm512_and_si512(q, mhi), shr);
 #endif
-            /* (A & C) | B with A = nibbles, B = high bits at 4-5, C = 0x0f: imm 0xEC */
-            const __m512i ulo = _mm512_ternarylogic_epi32(l, hlo, m4, 0xEC);
-            const __m512i uhi = _mm512_ternarylogic_epi32(_mm512_srli_epi16(l, 4), hhi, m4, 0xEC);
-            const __m512i slo = _mm512_permutexvar_epi16(_mm512_load_si512((const void *)x86_q6_K_sidx[2 * h]), sz);
-            const __m512i shi = _mm512_permutexvar_epi16(_mm512_load_si512((const void *)x86_q6_K_sidx[2 * h + 1]), sz);
-            X86_UNROLL
-            for (int t = 0; t < C; t++) {
-                const __m512i ylo = _mm512_loadu_si512((const void *)(x[t][i].qs + 128 * h));
-                const __m512i yhi = _mm512_loadu_si512((const void *)(x[t][i].qs + 128 * h + 64));
-                S[t] = _mm512_dpwssd_epi32(S[t], _mm512_maddubs_epi16(ulo, ylo), slo);
-                S[t] = _mm512_dpwssd_epi32(S[t], _mm512_maddubs_epi16(uhi, yhi), shi);
-            }
-        }
-        /* -32·sc in words 0-15, zeros above: the offset meets bsums in lanes 0-7 only */
-        const __m512i off = _mm512_zextsi256_si512(_mm256_mullo_epi16(sc16, _mm256_set1_epi16(-32)));
-        const float dw = x86_h2f(w[i].d);
+        /* (A & C) | B with A = nibbles, B = high bits at 4-5, C = 0x0f: imm 0xEC */
+        const __m512i ulo = _mm512_ternarylogic_epi32(l, hlo, m4, 0xEC);
+        const __m512i uhi = _mm512_ternarylogic_epi32(_mm512_srli_epi16(l, 4), hhi, m4, 0xEC);
+        const __m512i slo = _mm512_permutexvar_epi16(_mm512_load_si512((const void *)x86_q6_K_sidx[2 * h]), sz);
+        const __m512i shi = _mm512_permutexvar_epi16(_mm512_load_si512((const void *)x86_q6_K_sidx[2 * h + 1]), sz);
         X86_UNROLL
         for (int t = 0; t < C; t++) {
-            const __m512i bs = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)x[t][i].bsums));
-            S[t] = _mm512_dpwssd_epi32(S[t], off, bs);
-            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(S[t]), _mm512_set1_ps(dw * x[t][i].d), acc[t]);
+            const __m512i ylo = _mm512_loadu_si512((const void *)(x[t][i].qs + 128 * h));
+            const __m512i yhi = _mm512_loadu_si512((const void *)(x[t][i].qs + 128 * h + 64));
+            S[t] = _mm512_dpwssd_epi32(S[t], _mm512_maddubs_epi16(ulo, ylo), slo);
+            S[t] = _mm512_dpwssd_epi32(S[t], _mm512_maddubs_epi16(uhi, yhi), shi);
+        }
+    }
+    /* -32·sc in words 0-15, zeros above: the offset meets bsums in lanes 0-7 only */
+    const __m512i off = _mm512_zextsi256_si512(_mm256_mullo_epi16(sc16, _mm256_set1_epi16(-32)));
+    X86_UNROLL
+    for (int t = 0; t < C; t++)
+        S[t] = _mm512_dpwssd_epi32(S[t], off, _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)x[t][i].bsums)));
+}
+
+/* y[t] = dot(row w, x[t]) over nb Q6_K super-blocks, t < C, each super-block's lanes summed
+ * on their own (the vec_dot); pf: x86_prefetch_l2's distance (0 = none). */
+static inline __attribute__((always_inline)) void x86_q6_K_row(const edgellm_block_q6_K *w,
+                                                               const edgellm_block_q8_K *const *x, int64_t nb,
+                                                               const int C, float *y, const size_t pf)
+{
+    float acc[X86_K_MAX_C];
+    X86_UNROLL
+    for (int t = 0; t < C; t++) acc[t] = 0.0f;
+    for (int64_t i = 0; i < nb; i++) {
+        x86_prefetch_l2(&w[i], pf, sizeof w[i]);
+        __m512i S[X86_K_MAX_C];
+        x86_q6_K_sb(&w[i], x, i, C, S);
+        const float d = x86_h2f(w[i].d);
+        X86_UNROLL
+        for (int t = 0; t < C; t++)
+            acc[t] = __builtin_fmaf((float)_mm512_reduce_add_epi32(S[t]), d * x[t][i].d, acc[t]);
+    }
+    X86_UNROLL
+    for (int t = 0; t < C; t++) y[t] = acc[t];
+}
+
+/* One super-block of 16 Q6_K rows, rows as lanes (lane r = row r): ql[p] holds in dword r
+ * the ql bytes 4p .. 4p+3 of row r, qh[q] its qh bytes 4q .. 4q+3; sc[j] row r's scale of
+ * sub-block j (sign-extended); d converted. 4160 bytes. */
+typedef struct {
+    __m512i ql[32];
+    __m512i qh[16];
+    __m512i sc[16];
+    __m512 d;
+} x86_q6_K_x16;
+
+/* o = super-block i of the 16 Q6_K rows w[0..15] (repeat a row to fill a partial group):
+ * the code bytes by three 16 × 16 dword transposes, the scales and d gathered a dword per
+ * row (within the block: the d by the dword at byte 206). */
+static inline void x86_q6_K_x16_build(const edgellm_block_q6_K *const *w, int64_t i, x86_q6_K_x16 *o)
+{
+    X86_UNROLL
+    for (int h = 0; h < 3; h++) {
+        __m512i v[16];
+        X86_UNROLL
+        for (int r = 0; r < 16; r++)
+            v[r] = _mm512_loadu_si512((const void *)(h < 2 ? w[r][i].ql + 64 * h : w[r][i].qh));
+        x86_transpose16x16(v);
+        X86_UNROLL
+        for (int k = 0; k < 16; k++) _mm512_store_si512((void *)(h < 2 ? &o->ql[16 * h + k] : &o->qh[k]), v[k]);
+    }
+    const uint8_t *b0 = (const uint8_t *)&w[0][i];
+    int32_t off[16] __attribute__((aligned(64)));
+    for (int r = 0; r < 16; r++) off[r] = (int32_t)((const uint8_t *)&w[r][i] - b0);
+    const __m512i ix = _mm512_load_si512((const void *)off);
+    X86_UNROLL
+    for (int k = 0; k < 4; k++) {
+        const __m512i g = _mm512_i32gather_epi32(ix, (const void *)(b0 + offsetof(edgellm_block_q6_K, scales) + 4 * k), 1);
+        X86_UNROLL
+        for (int m = 0; m < 4; m++) o->sc[4 * k + m] = _mm512_srai_epi32(_mm512_slli_epi32(g, 24 - 8 * m), 24);
+    }
+    const __m512i dd = _mm512_i32gather_epi32(ix, (const void *)(b0 + offsetof(edgellm_block_q6_K, d) - 2), 1);
+    o->d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dd, 16)));
+}
+
+/* One super-block of 16 Q6_K rows as lanes: ql/qh the transposed code dwords, sc the 16
+ * scales, d as in x86_q6_K_x16; x[t][k] the activations; continues acc[t], t < C. Element
+ * 128h + 32s + 4c + (0..3) (sub-block 8h + 2s + c/4) is, per row, the low (s < 2) or high
+ * nibble of ql dword 16h + 8(s & 1) + c with bits 2s, 2s+1 of qh dword 8h + c at bits 4-5. */
+static inline __attribute__((always_inline)) void x86_q6_K_x16_step(const __m512i *ql, const __m512i *qh,
+                                                                    const __m512i *sc, __m512 d,
+                                                                    const edgellm_block_q8_K *const *x, int64_t k,
+                                                                    const int C, __m512 *acc)
+{
+    const __m512i m4 = _mm512_set1_epi8(15);
+#ifdef X86_K_GFNI
+    const __m512i gf[4] = {_mm512_set1_epi64(X86_GF_BITS(0)), _mm512_set1_epi64(X86_GF_BITS(2)),
+                           _mm512_set1_epi64(X86_GF_BITS(4)), _mm512_set1_epi64(X86_GF_BITS(6))};
+#else
+    const __m512i m30 = _mm512_set1_epi8(0x30);
+#endif
+    __m512i S[X86_K_MAX_C];
+    X86_UNROLL
+    for (int t = 0; t < C; t++) S[t] = _mm512_setzero_si512();
+    X86_UNROLL
+    for (int h = 0; h < 2; h++) {
+        X86_UNROLL
+        for (int cc = 0; cc < 2; cc++) {
+            X86_UNROLL
+            for (int hi = 0; hi < 2; hi++) {              /* s = 2hi (ql dword c), 2hi + 1 (c + 8) */
+                __m512i P[X86_K_MAX_C][2];
+                X86_UNROLL
+                for (int t = 0; t < C; t++)
+                    X86_UNROLL
+                    for (int e = 0; e < 2; e++) P[t][e] = _mm512_set1_epi32(-32 * (int32_t)x[t][k].bsums[8 * h + cc + 2 * (2 * hi + e)]);
+                X86_UNROLL
+                for (int c4 = 0; c4 < 4; c4++) {
+                    const int c = 4 * cc + c4;
+                    const __m512i qv = _mm512_load_si512((const void *)&qh[8 * h + c]);
+                    __m512i u[2];
+                    X86_UNROLL
+                    for (int e = 0; e < 2; e++) {
+                        const int s = 2 * hi + e;
+                        const __m512i l = _mm512_load_si512((const void *)&ql[16 * h + 8 * e + c]);
+                        const __m512i nib = hi ? _mm512_srli_epi16(l, 4) : l;
+#ifdef X86_K_GFNI
+                        const __m512i hb = _mm512_gf2p8affine_epi64_epi8(qv, gf[s], 0);
+#else
+                        const __m512i hb = _mm512_and_si512(s == 0 ? _mm512_slli_epi16(qv, 4)
+                                                            : s == 1 ? _mm512_slli_epi16(qv, 2)
+                                                            : s == 2 ? qv : _mm512_srli_epi16(qv, 2), m30);
+#endif
+                        u[e] = _mm512_ternarylogic_epi32(nib, hb, m4, 0xEC);
+                    }
+                    X86_UNROLL
+                    for (int t = 0; t < C; t++)
+                        X86_UNROLL
+                        for (int e = 0; e < 2; e++) {
+                            int32_t a4;
+                            memcpy(&a4, x[t][k].qs + 128 * h + 32 * (2 * hi + e) + 4 * c, 4);
+                            P[t][e] = _mm512_dpbusd_epi32(P[t][e], u[e], _mm512_set1_epi32(a4));
+                        }
+                }
+                X86_UNROLL
+                for (int t = 0; t < C; t++)
+                    X86_UNROLL
+                    for (int e = 0; e < 2; e++)
+                        S[t] = _mm512_add_epi32(S[t], _mm512_mullo_epi32(P[t][e], sc[8 * h + cc + 2 * (2 * hi + e)]));
+            }
         }
     }
     X86_UNROLL
-    for (int t = 0; t < C; t++) v[t] = acc[t];
+    for (int t = 0; t < C; t++)
+        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(S[t]), _mm512_mul_ps(d, _mm512_set1_ps(x[t][k].d)), acc[t]);
+}
+
+/* y[t] (lane r: row r) continues the float chain of the 16 rows over the nk super-blocks
+ * B[0 .. nk-1], whose activations are x[t][0 .. nk-1], t < C. */
+static inline __attribute__((always_inline)) void x86_q6_K_x16_tile(const x86_q6_K_x16 *B, int64_t nk,
+                                                                    const edgellm_block_q8_K *const *x,
+                                                                    const int C, __m512 *y)
+{
+    __m512 acc[X86_K_MAX_C];
+    X86_UNROLL
+    for (int t = 0; t < C; t++) acc[t] = y[t];
+    for (int64_t k = 0; k < nk; k++) x86_q6_K_x16_step(B[k].ql, B[k].qh, B[k].sc, B[k].d, x, k, C, acc);
+    X86_UNROLL
+    for (int t = 0; t < C; t++) y[t] = acc[t];
 }
 
 #endif
