@@ -99,8 +99,9 @@ void edgellm_repack_q4_K_x16_unpack_row(const uint8_t *base, int64_t rows, int64
  *   64 + 16j + k                     scale j (j < 16) of row 16g + k
  *   320 + 64p + 4k .. + 3            ql bytes 4p .. 4p + 3 (p < 32) of row 16g + k
  *   2368 + 64q + 4k .. + 3           qh bytes 4q .. 4q + 3 (q < 16) of row 16g + k
- * 1.5 % larger than the plain rows (3360 bytes of them). k_avx512.h's x86_q6_K_x16_step
- * reads a block as it is (x86_q6_K_x16_build makes the same code dwords from plain rows). */
+ * 0.95 % larger than the plain rows (3392 / 3360 bytes; more when rows % 16 != 0).
+ * k_avx512.h's x86_q6_K_x16_step reads a block as it is (x86_q6_K_x16_build makes the same
+ * code dwords from plain rows). */
 #define EDGELLM_Q6X16_BLOCK 3392
 #define EDGELLM_Q6X16_D 0
 #define EDGELLM_Q6X16_SCALES 64
