@@ -35,6 +35,10 @@
 #include "tensor/blocks.h"
 #include "tensor/quant.h"
 #include "tensor/types.h"
+#if defined(__x86_64__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 static uint64_t rng = 0x0DDB1A5E5BAD5EEDull;
 static uint32_t rnd(void)
@@ -858,6 +862,14 @@ static void test_q4_K_repack(void)
     CHECK(edgellm_kernels_repack(EDGELLM_TYPE_Q5_K, 2048) == NULL);
     char buf[96];
     CHECK(strlen(edgellm_kernels_repack_describe(buf, sizeof buf)) > 0);
+    /* every type with a layout at this level named, once */
+    const edgellm_repack *r4 = edgellm_kernels_repack(EDGELLM_TYPE_Q4_K, 2048), *r6 = edgellm_kernels_repack(EDGELLM_TYPE_Q6_K, 2048);
+    if (r4) CHECK(strstr(buf, "q4_K_x16 for Q4_K") != NULL);
+    if (r6) {
+        CHECK(strstr(buf, "q6_K_x16 for Q6_K") != NULL);
+        CHECK(strstr(buf, "q6_K_x16") && !strstr(strstr(buf, "q6_K_x16") + 1, "q6_K_x16"));
+    }
+    if (!r4 && !r6) CHECK(!strncmp(buf, "none", 4));
 }
 
 #if defined(__x86_64__)
@@ -1017,6 +1029,96 @@ static void k_chain_case(const int type)
 static void test_q4_K_chain(void) { k_chain_case(EDGELLM_TYPE_Q4_K); }
 static void test_q6_K_chain(void) { k_chain_case(EDGELLM_TYPE_Q6_K); }
 
+#if defined(__x86_64__)
+/* len bytes at the end of a fresh mapping whose next page is PROT_NONE (a read past them
+ * faults); *base and *maplen for guard_free. */
+static uint8_t *guard_alloc(size_t len, void **base, size_t *maplen)
+{
+    const size_t pg = (size_t)sysconf(_SC_PAGESIZE), body = (len + pg - 1) / pg * pg;
+    *maplen = body + pg;
+    uint8_t *m = mmap(NULL, *maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return NULL;
+    if (mprotect(m + body, pg, PROT_NONE)) {
+        munmap(m, *maplen);
+        return NULL;
+    }
+    *base = m;
+    return m + body - len;
+}
+#endif
+
+/* The AVX-512 Q4_K and Q6_K kernels (in place and over the x16 layouts, plain and GFNI)
+ * read nothing past the matrix or the activations: each ends on the last byte of a page
+ * whose successor is unmapped. 20 rows (the last group partial: the in-place prefill
+ * repeats a row, the layout has 12 padding rows) of 1, 2 and 7 super-blocks, n = 1..9,
+ * row ranges ending at the last row; results bit for bit against the models. */
+static void test_k_guard_page(void)
+{
+#if defined(__x86_64__)
+    if (!edgellm_cpu_get_features()->avx512) {
+        fprintf(stderr, "   SKIP: this CPU has no AVX-512 VNNI\n");
+        return;
+    }
+    const bool gf = edgellm_cpu_get_features()->gfni;
+    static const int64_t nbs[] = {1, 2, 7};
+    const int64_t rows = 20, ranges[][2] = {{0, 20}, {19, 20}, {4, 20}, {16, 20}};
+    int64_t bad = 0;
+    for (int six = 0; six < 2; six++) {
+        const int type = six ? EDGELLM_TYPE_Q6_K : EDGELLM_TYPE_Q4_K;
+        const edgellm_gemm_fn fns[4] = {
+            six ? edgellm_gemm_q6_K_avx512 : edgellm_gemm_q4_K_avx512,
+            gf ? (six ? edgellm_gemm_q6_K_avx512_gfni : edgellm_gemm_q4_K_avx512_gfni) : NULL,
+            six ? edgellm_gemm_q6_K_x16_avx512 : edgellm_gemm_q4_K_x16_avx512,
+            gf ? (six ? edgellm_gemm_q6_K_x16_avx512_gfni : edgellm_gemm_q4_K_x16_avx512_gfni) : NULL};
+        const edgellm_repack lay = six ? (edgellm_repack)EDGELLM_REPACK_Q6_K_X16(NULL) : (edgellm_repack)EDGELLM_REPACK_Q4_K_X16(NULL);
+        for (size_t si = 0; si < sizeof nbs / sizeof nbs[0]; si++) {
+            const int64_t nb = nbs[si], cols = 256 * nb;
+            const size_t rb = edgellm_type_row_size(type, cols), xrb = edgellm_type_row_size(EDGELLM_TYPE_Q8_K, cols);
+            const size_t size = lay.size(rows, cols);
+            void *bw = NULL, *bp = NULL, *bx = NULL;
+            size_t lw = 0, lp = 0, lx = 0;
+            uint8_t *w = guard_alloc(rb * (size_t)rows, &bw, &lw), *pk = guard_alloc(size, &bp, &lp),
+                    *xq = guard_alloc(xrb * 9, &bx, &lx);
+            CHECK(w && pk && xq);
+            if (!w || !pk || !xq) return;
+            CHECK_EQ((uintptr_t)pk % 64, 0);
+            float *tmp = malloc(sizeof(float) * (size_t)cols), *want = malloc(sizeof(float) * (size_t)(9 * rows));
+            float *y = malloc(sizeof(float) * (size_t)(9 * rows));
+            for (int64_t r = 0; r < rows; r++) make_row(type, w + (size_t)r * rb, cols, (int)(r % 4), tmp);
+            for (int t = 0; t < 9; t++) q4_K_chain_acts((edgellm_block_q8_K *)(xq + (size_t)t * xrb), nb, t);
+            for (int t = 0; t < 9; t++)
+                for (int64_t r = 0; r < rows; r++) {
+                    const uint8_t *wr = w + (size_t)r * rb;
+                    const edgellm_block_q8_K *xt = (const edgellm_block_q8_K *)(xq + (size_t)t * xrb);
+                    want[t * rows + r] = six ? model_q6_K(wr, xt, cols) : model_q4_K_chain(wr, xt, cols);
+                }
+            lay.pack(pk, rows, cols, 0, rows, w);
+            for (int f = 0; f < 4; f++)
+                for (size_t q = 0; q < sizeof ranges / sizeof ranges[0] && fns[f]; q++)
+                    for (int64_t n = 1; n <= 9; n++) {
+                        const int64_t r0 = ranges[q][0], r1 = ranges[q][1];
+                        edgellm_gemm_args a = {.w = f < 2 ? w : pk, .row_bytes = rb, .cols = cols, .r0 = r0, .r1 = r1,
+                                               .xq = xq, .xq_row_bytes = xrb, .n = n, .y = y, .ldy = rows};
+                        memset(y, 0x7f, sizeof(float) * (size_t)(9 * rows));
+                        fns[f](&a);
+                        if (!q4_K_chain_ok(y, want, rows, n, r0, r1) && bad++ < 3)
+                            fprintf(stderr, "   %s %lld sb kernel %d rows %d-%d n %d\n", edgellm_type_name(type),
+                                    (long long)nb, f, (int)r0, (int)r1, (int)n);
+                    }
+            munmap(bw, lw);
+            munmap(bp, lp);
+            munmap(bx, lx);
+            free(tmp);
+            free(want);
+            free(y);
+        }
+    }
+    CHECK_EQ(bad, 0);
+#else
+    fprintf(stderr, "   SKIP: not x86-64\n");
+#endif
+}
+
 /* The in-place K-quant tile kernels of this CPU (AVX-512: Q4_K, Q5_K, Q6_K, plain and
  * GFNI; AArch64: Q4_K, Q6_K at neon and dotprod) called directly on row ranges that start
  * and end inside their 16-row groups (and lie inside one), n = 1..9: every (row, token) of
@@ -1108,6 +1210,7 @@ int main(void)
     RUN(test_q4_K_repack);
     RUN(test_q4_K_chain);
     RUN(test_q6_K_chain);
+    RUN(test_k_guard_page);
     RUN(test_k_row_groups);
     RUN(test_decode_prefetch_is_a_hint);
     RUN(test_cpu_family_matches_proc);
