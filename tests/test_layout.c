@@ -191,6 +191,8 @@ static void compare_at_level(const char *level)
     /* the stored matrices are never repacked; the file's other matrices with a layout
      * (Q6_K at avx512) are, as in the plain file */
     CHECK_EQ(c[2], rep_c[2] - (layout ? c[0] + c[1] : 0));
+    /* the fixture's Q6_K matrices (3): repacked exactly where Q6_K has a layout */
+    CHECK(edgellm_kernels_repack(EDGELLM_TYPE_Q6_K, 512) ? c[2] > 0 : c[2] == 0);
     CHECK(off == NULL || (c_off[0] == c[0] && c_off[1] == c[1] && c_off[2] == 0));
     const size_t n = 4 * (size_t)N * V;
     if (ref && off && on) {
