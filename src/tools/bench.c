@@ -514,7 +514,7 @@ edgellm_status edgellm_bench(const char *path, const edgellm_bench_params *pp, e
     if (m->repack_buf) {
         /* weights repacked at load (dispatch.h) are read from their owned buffer, not the
          * mapping: that buffer, and the output matrix when it stayed in the mapping (the
-         * other matrices left in place, e.g. Q4_K_M's Q6_K ones, are not read: the
+         * other matrices left in place, e.g. Q5_K_M's Q5_K ones, are not read: the
          * mapping's pages of the repacked ones must stay untouched for the peak RSS) */
         wr.data[0] = m->repack_buf;
         wr.bytes[0] = m->repack_bytes;
