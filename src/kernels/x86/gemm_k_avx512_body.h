@@ -96,19 +96,60 @@
  * pieces (masked to the rows [r0, r1)). */
 #define Q4K_X16_MIN 4
 #define Q4K_KB 8
-static inline __attribute__((always_inline)) void q4_K_x16_tiles(const edgellm_gemm_args *a, const x86_q4_K_x16 *B,
-                                                                 int64_t i0, int64_t nk, int64_t g0, __mmask16 live,
-                                                                 int64_t t, const int C)
-{
-    const edgellm_block_q8_K *x[X86_K_MAX_C];
-    __m512 y[X86_K_MAX_C];
-    for (int c = 0; c < C; c++) {
-        x[c] = (const edgellm_block_q8_K *)(a->xq + (size_t)(t + c) * a->xq_row_bytes) + i0;
-        y[c] = i0 ? _mm512_maskz_loadu_ps(live, a->y + (t + c) * a->ldy + g0) : _mm512_setzero_ps();
+/* Q6_K in place: the same, in pieces of at most Q6K_KB super-blocks (x86_q6_K_x16_build,
+ * 4160 bytes each). */
+#define Q6K_KB 6
+/* The in-place Q4_K / Q6_K kernels (six = 0 / 1) from 4 tokens: TILES(name, x16 type, tile
+ * function) makes one 4-token tile's continuation of the chains over a piece of built blocks;
+ * K_X16_GEMM(name, block, x16 type, KB, build, tiles, six) the kernel: below 4 tokens
+ * k_small (n <= 0: nothing), else per group of 16 rows (a partial group repeats its first
+ * row) and piece of at most KB super-blocks the blocks built on the stack and every tile of
+ * 4 tokens (the last 1-3 in one tile) over them. */
+#define K_X16_TILES(name, x16, tile_fn)                                                                \
+    static inline __attribute__((always_inline)) void name(const edgellm_gemm_args *a, const x16 *B,   \
+                                                           int64_t i0, int64_t nk, int64_t g0,         \
+                                                           __mmask16 live, int64_t t, const int C)     \
+    {                                                                                                  \
+        const edgellm_block_q8_K *x[X86_K_MAX_C];                                                      \
+        __m512 y[X86_K_MAX_C];                                                                         \
+        for (int c = 0; c < C; c++) {                                                                  \
+            x[c] = (const edgellm_block_q8_K *)(a->xq + (size_t)(t + c) * a->xq_row_bytes) + i0;      \
+            y[c] = i0 ? _mm512_maskz_loadu_ps(live, a->y + (t + c) * a->ldy + g0) : _mm512_setzero_ps(); \
+        }                                                                                              \
+        tile_fn(B, nk, x, C, y);                                                                       \
+        for (int c = 0; c < C; c++) _mm512_mask_storeu_ps(a->y + (t + c) * a->ldy + g0, live, y[c]);   \
     }
-    x86_q4_K_x16_tile(B, nk, x, C, y);
-    for (int c = 0; c < C; c++) _mm512_mask_storeu_ps(a->y + (t + c) * a->ldy + g0, live, y[c]);
-}
+#define K_X16_GEMM(name, block, x16, KB, build_fn, tiles, six)                                        \
+    void name(const edgellm_gemm_args *a)                                                              \
+    {                                                                                                  \
+        const int64_t nb = a->cols / EDGELLM_QK_K;                                                     \
+        if (a->n < Q4K_X16_MIN) {                                                                      \
+            if (a->n == 1) k_small(a, nb, 1, six);                                                     \
+            else if (a->n == 2) k_small(a, nb, 2, six);                                                \
+            else if (a->n == 3) k_small(a, nb, 3, six);                                                \
+            return;                                                                                    \
+        }                                                                                              \
+        x16 B[KB] __attribute__((aligned(64)));                                                        \
+        for (int64_t g0 = a->r0; g0 < a->r1; g0 += 16) {                                               \
+            const int m = a->r1 - g0 < 16 ? (int)(a->r1 - g0) : 16;                                    \
+            const __mmask16 live = (__mmask16)((1u << m) - 1);                                         \
+            const block *w[16];                                                                        \
+            for (int k = 0; k < 16; k++)                                                               \
+                w[k] = (const block *)(a->w + (size_t)(g0 + (k < m ? k : 0)) * a->row_bytes);          \
+            for (int64_t i0 = 0; i0 < nb; i0 += KB) {                                                  \
+                const int64_t nk = nb - i0 < KB ? nb - i0 : KB;                                        \
+                for (int64_t k = 0; k < nk; k++) build_fn(w, i0 + k, &B[k]);                           \
+                int64_t t = 0;                                                                         \
+                for (; t + 4 <= a->n; t += 4) tiles(a, B, i0, nk, g0, live, t, 4);                     \
+                const int64_t rest = a->n - t;                                                         \
+                if (rest == 3) tiles(a, B, i0, nk, g0, live, t, 3);                                    \
+                else if (rest == 2) tiles(a, B, i0, nk, g0, live, t, 2);                               \
+                else if (rest == 1) tiles(a, B, i0, nk, g0, live, t, 1);                               \
+            }                                                                                          \
+        }                                                                                              \
+    }
+K_X16_TILES(q4_K_x16_tiles, x86_q4_K_x16, x86_q4_K_x16_tile)
+K_X16_TILES(q6_K_x16_tiles, x86_q6_K_x16, x86_q6_K_x16_tile)
 
 /* Q4_K (six = 0) and Q6_K (six = 1) decode and 2-3 tokens: rows one after another (one
  * stream), each row's super-blocks by the chunk steps (x86_q4_K_sb / x86_q6_K_sb); their lanes
@@ -207,82 +248,11 @@ static inline __attribute__((always_inline)) void k_small(const edgellm_gemm_arg
     }
 }
 
-void K_NAME(edgellm_gemm_q4_K_avx512)(const edgellm_gemm_args *a)
-{
-    const int64_t nb = a->cols / EDGELLM_QK_K;
-    if (a->n < Q4K_X16_MIN) {
-        if (a->n == 1) k_small(a, nb, 1, 0);
-        else if (a->n == 2) k_small(a, nb, 2, 0);
-        else if (a->n == 3) k_small(a, nb, 3, 0);   /* n <= 0: nothing */
-        return;
-    }
-    x86_q4_K_x16 B[Q4K_KB] __attribute__((aligned(64)));
-    for (int64_t g0 = a->r0; g0 < a->r1; g0 += 16) {
-        const int m = a->r1 - g0 < 16 ? (int)(a->r1 - g0) : 16;
-        const __mmask16 live = (__mmask16)((1u << m) - 1);
-        const edgellm_block_q4_K *w[16];
-        for (int k = 0; k < 16; k++)
-            w[k] = (const edgellm_block_q4_K *)(a->w + (size_t)(g0 + (k < m ? k : 0)) * a->row_bytes);
-        for (int64_t i0 = 0; i0 < nb; i0 += Q4K_KB) {
-            const int64_t nk = nb - i0 < Q4K_KB ? nb - i0 : Q4K_KB;
-            for (int64_t k = 0; k < nk; k++) x86_q4_K_x16_build(w, i0 + k, &B[k]);
-            int64_t t = 0;
-            for (; t + 4 <= a->n; t += 4) q4_K_x16_tiles(a, B, i0, nk, g0, live, t, 4);
-            const int64_t rest = a->n - t;
-            if (rest == 3) q4_K_x16_tiles(a, B, i0, nk, g0, live, t, 3);
-            else if (rest == 2) q4_K_x16_tiles(a, B, i0, nk, g0, live, t, 2);
-            else if (rest == 1) q4_K_x16_tiles(a, B, i0, nk, g0, live, t, 1);
-        }
-    }
-}
+K_X16_GEMM(K_NAME(edgellm_gemm_q4_K_avx512), edgellm_block_q4_K, x86_q4_K_x16, Q4K_KB, x86_q4_K_x16_build,
+           q4_K_x16_tiles, 0)
+K_X16_GEMM(K_NAME(edgellm_gemm_q6_K_avx512), edgellm_block_q6_K, x86_q6_K_x16, Q6K_KB, x86_q6_K_x16_build,
+           q6_K_x16_tiles, 1)
 K_GEMM(K_NAME(edgellm_gemm_q5_K_avx512), edgellm_block_q5_K, x86_q5_K_tile)
-
-/* Q6_K in place: as Q4_K (k_small below 4 tokens; from 4, per group of 16 rows and piece of
- * at most Q6K_KB super-blocks, x86_q6_K_x16_build on the stack (4160 bytes each) and every
- * 4-token tile over it, chains carried in y between pieces). */
-#define Q6K_KB 6
-static inline __attribute__((always_inline)) void q6_K_x16_tiles(const edgellm_gemm_args *a, const x86_q6_K_x16 *B,
-                                                                 int64_t i0, int64_t nk, int64_t g0, __mmask16 live,
-                                                                 int64_t t, const int C)
-{
-    const edgellm_block_q8_K *x[X86_K_MAX_C];
-    __m512 y[X86_K_MAX_C];
-    for (int c = 0; c < C; c++) {
-        x[c] = (const edgellm_block_q8_K *)(a->xq + (size_t)(t + c) * a->xq_row_bytes) + i0;
-        y[c] = i0 ? _mm512_maskz_loadu_ps(live, a->y + (t + c) * a->ldy + g0) : _mm512_setzero_ps();
-    }
-    x86_q6_K_x16_tile(B, nk, x, C, y);
-    for (int c = 0; c < C; c++) _mm512_mask_storeu_ps(a->y + (t + c) * a->ldy + g0, live, y[c]);
-}
-
-void K_NAME(edgellm_gemm_q6_K_avx512)(const edgellm_gemm_args *a)
-{
-    const int64_t nb = a->cols / EDGELLM_QK_K;
-    if (a->n < Q4K_X16_MIN) {
-        if (a->n == 1) k_small(a, nb, 1, 1);
-        else if (a->n == 2) k_small(a, nb, 2, 1);
-        else if (a->n == 3) k_small(a, nb, 3, 1);   /* n <= 0: nothing */
-        return;
-    }
-    x86_q6_K_x16 B[Q6K_KB] __attribute__((aligned(64)));
-    for (int64_t g0 = a->r0; g0 < a->r1; g0 += 16) {
-        const int m = a->r1 - g0 < 16 ? (int)(a->r1 - g0) : 16;
-        const __mmask16 live = (__mmask16)((1u << m) - 1);
-        const edgellm_block_q6_K *w[16];
-        for (int k = 0; k < 16; k++)
-            w[k] = (const edgellm_block_q6_K *)(a->w + (size_t)(g0 + (k < m ? k : 0)) * a->row_bytes);
-        for (int64_t i0 = 0; i0 < nb; i0 += Q6K_KB) {
-            const int64_t nk = nb - i0 < Q6K_KB ? nb - i0 : Q6K_KB;
-            for (int64_t k = 0; k < nk; k++) x86_q6_K_x16_build(w, i0 + k, &B[k]);
-            int64_t t = 0;
-            for (; t + 4 <= a->n; t += 4) q6_K_x16_tiles(a, B, i0, nk, g0, live, t, 4);
-            const int64_t rest = a->n - t;
-            if (rest == 3) q6_K_x16_tiles(a, B, i0, nk, g0, live, t, 3);
-            else if (rest == 2) q6_K_x16_tiles(a, B, i0, nk, g0, live, t, 2);
-            else if (rest == 1) q6_K_x16_tiles(a, B, i0, nk, g0, live, t, 1);
-        }
-    }
-}
 
 /* Q4_K in the layout q4_K_x16 (repack.h): per 16-row group, per tile of 4 tokens (the last
  * 1-3 in one tile; decode: one token), each block's head unpacked to 16 lanes and
@@ -324,20 +294,6 @@ static inline __attribute__((always_inline)) void q4_K_x16_layout_tile(const edg
     for (int c = 0; c < C; c++) _mm512_mask_storeu_ps(a->y + (t + c) * a->ldy + 16 * g, live, acc[c]);
 }
 
-void K_NAME(edgellm_gemm_q4_K_x16_avx512)(const edgellm_gemm_args *a)
-{
-    const int64_t nb = a->cols / EDGELLM_QK_K;
-    for (int64_t g = a->r0 / 16; g * 16 < a->r1; g++) {
-        const int64_t lo = g * 16 > a->r0 ? g * 16 : a->r0, hi = g * 16 + 16 < a->r1 ? g * 16 + 16 : a->r1;
-        const __mmask16 live = (__mmask16)(((1u << (hi - 16 * g)) - 1) & ~((1u << (lo - 16 * g)) - 1));
-        int64_t t = 0;
-        for (; t + 4 <= a->n; t += 4) q4_K_x16_layout_tile(a, nb, g, live, t, 4);
-        const int64_t rest = a->n - t;
-        if (rest == 3) q4_K_x16_layout_tile(a, nb, g, live, t, 3);
-        else if (rest == 2) q4_K_x16_layout_tile(a, nb, g, live, t, 2);
-        else if (rest == 1) q4_K_x16_layout_tile(a, nb, g, live, t, 1);
-    }
-}
 
 /* Q6_K in the layout q6_K_x16 (repack.h): as Q4_K's, each block's 16 scale lines
  * sign-extended to 16 lanes and x86_q6_K_x16_step over its code lines as they lie. */
@@ -366,18 +322,23 @@ static inline __attribute__((always_inline)) void q6_K_x16_layout_tile(const edg
     for (int c = 0; c < C; c++) _mm512_mask_storeu_ps(a->y + (t + c) * a->ldy + 16 * g, live, acc[c]);
 }
 
-void K_NAME(edgellm_gemm_q6_K_x16_avx512)(const edgellm_gemm_args *a)
-{
-    const int64_t nb = a->cols / EDGELLM_QK_K;
-    for (int64_t g = a->r0 / 16; g * 16 < a->r1; g++) {
-        const int64_t lo = g * 16 > a->r0 ? g * 16 : a->r0, hi = g * 16 + 16 < a->r1 ? g * 16 + 16 : a->r1;
-        const __mmask16 live = (__mmask16)(((1u << (hi - 16 * g)) - 1) & ~((1u << (lo - 16 * g)) - 1));
-        int64_t t = 0;
-        for (; t + 4 <= a->n; t += 4) q6_K_x16_layout_tile(a, nb, g, live, t, 4);
-        const int64_t rest = a->n - t;
-        if (rest == 3) q6_K_x16_layout_tile(a, nb, g, live, t, 3);
-        else if (rest == 2) q6_K_x16_layout_tile(a, nb, g, live, t, 2);
-        else if (rest == 1) q6_K_x16_layout_tile(a, nb, g, live, t, 1);
+/* A layout kernel (q4_K_x16, q6_K_x16): per 16-row group, the rows outside [r0, r1) masked,
+ * tiles of 4 tokens and the last 1-3 in one tile (decode: one token). */
+#define K_X16_LAYOUT(name, tile_fn)                                                                    \
+    void name(const edgellm_gemm_args *a)                                                              \
+    {                                                                                                  \
+        const int64_t nb = a->cols / EDGELLM_QK_K;                                                     \
+        for (int64_t g = a->r0 / 16; g * 16 < a->r1; g++) {                                            \
+            const int64_t lo = g * 16 > a->r0 ? g * 16 : a->r0, hi = g * 16 + 16 < a->r1 ? g * 16 + 16 : a->r1; \
+            const __mmask16 live = (__mmask16)(((1u << (hi - 16 * g)) - 1) & ~((1u << (lo - 16 * g)) - 1)); \
+            int64_t t = 0;                                                                             \
+            for (; t + 4 <= a->n; t += 4) tile_fn(a, nb, g, live, t, 4);                               \
+            const int64_t rest = a->n - t;                                                             \
+            if (rest == 3) tile_fn(a, nb, g, live, t, 3);                                              \
+            else if (rest == 2) tile_fn(a, nb, g, live, t, 2);                                         \
+            else if (rest == 1) tile_fn(a, nb, g, live, t, 1);                                         \
+        }                                                                                              \
     }
-}
+K_X16_LAYOUT(K_NAME(edgellm_gemm_q4_K_x16_avx512), q4_K_x16_layout_tile)
+K_X16_LAYOUT(K_NAME(edgellm_gemm_q6_K_x16_avx512), q6_K_x16_layout_tile)
 #endif
