@@ -175,7 +175,7 @@ static void print_json(const char *path, const char *cpu, const char *when, cons
                (unsigned long long)r->model_size, (unsigned long long)r->model_n_params);
         cli_json_str(stdout, cpu);
         const char *kv = cli_kv_type_name(r->kv_type);
-        char k[128];
+        char k[256];
         edgellm_kernels_describe(k, sizeof k);
         printf(",\n    \"kernels\": ");
         cli_json_str(stdout, k);
@@ -337,7 +337,7 @@ static void batched_footer(const batched_out *o, const char *cpu)
     if (o->max_wait >= 0.05)   /* a shared machine: the rows understate the code */
         printf("note: other processes held the cores up to %.0f %% of the threads' time (run-queue wait)\n",
                100.0 * o->max_wait);
-    char k[128];
+    char k[256];
     edgellm_kernels_describe(k, sizeof k);
     printf("CPU: %s; kernels: %s\n", cpu, k);
 }
@@ -619,7 +619,7 @@ int cmd_bench(int argc, char **argv)
             if (edgellm_bench_start(models[mi], &sp, &sr, &err) != EDGELLM_OK) { cli_print_error("bench", &err); rc = 1; }
             else print_start(models[mi], &sp, &sr, false, NULL);
         }
-        char k[128];
+        char k[256];
         edgellm_kernels_describe(k, sizeof k);
         if (md_started) printf("CPU: %s; kernels: %s\n", cpu, k);   /* tuned per CPU: say which */
     }

@@ -4,7 +4,7 @@
 #
 # Every .c under src/kernels/x86/ and src/kernels/arm/ is in exactly one list below, by
 # name: a new kernel file goes into the list of the ISA it is written for (its name ends
-# in that ISA: *_avx2.c, *_avx512.c, *_avx512_gfni.c, *_neon.c, *_dotprod.c).
+# in that ISA: *_avx2.c, *_avx512.c, *_avx512_gfni.c, *_amx.c, *_neon.c, *_dotprod.c).
 # edgellm_kernel_flags stops the configure step on a file of those folders that no list
 # names. Files of one architecture compile to nothing on the other (their bodies are
 # guarded by the target's predefined macros), so no list is dropped per architecture.
@@ -43,6 +43,11 @@ set(EDGELLM_X86_AVX512_GFNI_SOURCES
   x86/gemm_k_avx512_gfni.c)
 set(EDGELLM_X86_AVX512_GFNI_FLAGS ${EDGELLM_X86_AVX512_FLAGS} -mgfni)
 
+# x86-64, the AVX-512 + GFNI set + AVX512_VBMI + AMX-TILE/AMX-INT8 (Sapphire Rapids and later)
+set(EDGELLM_X86_AMX_SOURCES
+  x86/gemm_k_amx.c)
+set(EDGELLM_X86_AMX_FLAGS ${EDGELLM_X86_AVX512_GFNI_FLAGS} -mavx512vbmi -mamx-tile -mamx-int8)
+
 # AArch64, Advanced SIMD (baseline: no flags)
 set(EDGELLM_ARM_NEON_SOURCES
   arm/dot_float_neon.c
@@ -59,7 +64,7 @@ set(EDGELLM_ARM_DOTPROD_SOURCES
 set(EDGELLM_ARM_DOTPROD_FLAGS -march=armv8.2-a+dotprod)
 
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
-  set(EDGELLM_KERNEL_ISAS X86_AVX2 X86_AVX512 X86_AVX512_GFNI)
+  set(EDGELLM_KERNEL_ISAS X86_AVX2 X86_AVX512 X86_AVX512_GFNI X86_AMX)
 elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "aarch64|arm64")
   set(EDGELLM_KERNEL_ISAS ARM_NEON ARM_DOTPROD)
 else()
@@ -71,7 +76,7 @@ endif()
 # src/kernels/x86/ or src/kernels/arm/ that no list names is an error.
 function(edgellm_kernel_flags)
   set(listed "")
-  foreach(isa X86_AVX2 X86_AVX512 X86_AVX512_GFNI ARM_NEON ARM_DOTPROD)
+  foreach(isa X86_AVX2 X86_AVX512 X86_AVX512_GFNI X86_AMX ARM_NEON ARM_DOTPROD)
     set(${isa}_abs "")
     foreach(rel ${EDGELLM_${isa}_SOURCES})
       list(APPEND ${isa}_abs ${EDGELLM_KERNELS_DIR}/${rel})

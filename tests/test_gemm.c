@@ -860,7 +860,7 @@ static void test_q4_K_repack(void)
     CHECK(edgellm_kernels_repack(EDGELLM_TYPE_Q4_K, 2048) == NULL);
     edgellm_kernels_set_repack(true);
     CHECK(edgellm_kernels_repack(EDGELLM_TYPE_Q5_K, 2048) == NULL);
-    char buf[96];
+    char buf[160];
     CHECK(strlen(edgellm_kernels_repack_describe(buf, sizeof buf)) > 0);
     /* every type with a layout at this level named, once */
     const edgellm_repack *r4 = edgellm_kernels_repack(EDGELLM_TYPE_Q4_K, 2048), *r6 = edgellm_kernels_repack(EDGELLM_TYPE_Q6_K, 2048);
@@ -891,6 +891,11 @@ static void q4_K_scale_bytes(uint8_t q[12], int64_t i, int64_t r, int s)
 
 /* Q8_K activation row t of a chain test, written directly (bsums consistent): t % 9 == 3
  * every code -128, 5 zeros, 7 every code 127, else random codes; d random, either sign. */
+/* Tokens of activations in the K-quant kernel tests: up to 9 for the AVX-512 kernels, 40 for
+ * the AMX one (one and two 16-token tiles, 1-15 left over). */
+#define K_NT 40
+static const int64_t amx_ns[] = {1, 9, 15, 16, 17, 20, 31, 32, 33, 40};
+
 static void q4_K_chain_acts(edgellm_block_q8_K *x, int64_t nb, int t)
 {
     for (int64_t i = 0; i < nb; i++) {
@@ -905,12 +910,12 @@ static void q4_K_chain_acts(edgellm_block_q8_K *x, int64_t nb, int t)
     }
 }
 
-/* Rows [r0, r1), tokens < n of y equal want bit for bit; every other float of y (9 × rows)
+/* Rows [r0, r1), tokens < n of y equal want bit for bit; every other float of y (K_NT × rows)
  * still the sentinel 0x7f7f7f7f. */
 static bool q4_K_chain_ok(const float *y, const float *want, int64_t rows, int64_t n, int64_t r0, int64_t r1)
 {
     bool ok = true;
-    for (int64_t t = 0; t < 9; t++)
+    for (int64_t t = 0; t < K_NT; t++)
         for (int64_t r = 0; r < rows; r++) {
             uint32_t b;
             memcpy(&b, &y[t * rows + r], 4);
@@ -940,11 +945,13 @@ static void k_chain_case(const int type)
     }
     const bool gf = edgellm_cpu_get_features()->gfni;
     const bool six = type == EDGELLM_TYPE_Q6_K;
-    const edgellm_gemm_fn fns[4] = {
+    const edgellm_gemm_fn fns[5] = {
         six ? edgellm_gemm_q6_K_avx512 : edgellm_gemm_q4_K_avx512,
         gf ? (six ? edgellm_gemm_q6_K_avx512_gfni : edgellm_gemm_q4_K_avx512_gfni) : NULL,
         six ? edgellm_gemm_q6_K_x16_avx512 : edgellm_gemm_q4_K_x16_avx512,
-        gf ? (six ? edgellm_gemm_q6_K_x16_avx512_gfni : edgellm_gemm_q4_K_x16_avx512_gfni) : NULL};
+        gf ? (six ? edgellm_gemm_q6_K_x16_avx512_gfni : edgellm_gemm_q4_K_x16_avx512_gfni) : NULL,
+        edgellm_cpu_get_features()->amx && !six ? edgellm_gemm_q4_K_x16_amx : NULL};
+    if (!six && !edgellm_cpu_get_features()->amx) fprintf(stderr, "   (no AMX here: its kernel not run)\n");
     const edgellm_repack lay = six ? (edgellm_repack)EDGELLM_REPACK_Q6_K_X16(NULL) : (edgellm_repack)EDGELLM_REPACK_Q4_K_X16(NULL);
     static const int64_t nbs[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 33, 63, 64, 65, 80, 129};
     const int64_t rows = 40, rp = 48;
@@ -959,10 +966,10 @@ static void k_chain_case(const int type)
         const size_t xrb = edgellm_type_row_size(EDGELLM_TYPE_Q8_K, cols);
         const size_t size = lay.size(rows, cols);
         CHECK_EQ(size, (size_t)(rp / 16) * (size_t)nb * (six ? EDGELLM_Q6X16_BLOCK : EDGELLM_X16_BLOCK));
-        uint8_t *w = malloc(rb * (size_t)rows), *pk = aligned_alloc(64, (size + 63) / 64 * 64), *xq = malloc(xrb * 9);
+        uint8_t *w = malloc(rb * (size_t)rows), *pk = aligned_alloc(64, (size + 63) / 64 * 64), *xq = malloc(xrb * K_NT);
         uint8_t *row = malloc(rb);
-        float *tmp = malloc(sizeof(float) * (size_t)cols), *want = malloc(sizeof(float) * (size_t)(9 * rows));
-        float *y = malloc(sizeof(float) * (size_t)(9 * rows));
+        float *tmp = malloc(sizeof(float) * (size_t)cols), *want = malloc(sizeof(float) * (size_t)(K_NT * rows));
+        float *y = malloc(sizeof(float) * (size_t)(K_NT * rows));
         for (int64_t r = 0; r < rows; r++) {
             make_row(type, w + (size_t)r * rb, cols, scale_round ? 1 : (int)((r + si) % 4), tmp);
             if (scale_round)
@@ -974,8 +981,8 @@ static void k_chain_case(const int type)
                                 (int8_t)(uint8_t)(16 * s + (j + 3 * r + 5 * i) % 16);
                 }
         }
-        for (int t = 0; t < 9; t++) q4_K_chain_acts((edgellm_block_q8_K *)(xq + (size_t)t * xrb), nb, t);
-        for (int t = 0; t < 9; t++)
+        for (int t = 0; t < K_NT; t++) q4_K_chain_acts((edgellm_block_q8_K *)(xq + (size_t)t * xrb), nb, t);
+        for (int t = 0; t < K_NT; t++)
             for (int64_t r = 0; r < rows; r++) {
                 const uint8_t *wr = w + (size_t)r * rb, *xt = xq + (size_t)t * xrb;
                 want[t * rows + r] = six ? model_q6_K(wr, (const edgellm_block_q8_K *)xt, cols)
@@ -996,14 +1003,15 @@ static void k_chain_case(const int type)
             for (size_t b = 0; b < rb; b++) same &= row[b] == (r < rows ? w[(size_t)r * rb + b] : 0);
             if (!same && bad_pack++ < 3) fprintf(stderr, "   %s pack %lld sb: row %d\n", lay.name, (long long)nb, (int)r);
         }
-        for (int f = 0; f < 4; f++)
+        for (int f = 0; f < 5; f++)
             for (size_t q = 0; q < sizeof ranges / sizeof ranges[0] && fns[f]; q++)
-                for (int64_t n = 0; n <= 9; n++) {
+                for (int ni = 0; ni <= (f < 4 ? 9 : (int)(sizeof amx_ns / sizeof amx_ns[0]) - 1); ni++) {
+                    const int64_t n = f < 4 ? ni : amx_ns[ni];
                     const int64_t r0 = ranges[q][0], r1 = ranges[q][1];
                     edgellm_gemm_args a = {.w = f < 2 ? w : pk, .row_bytes = rb, .cols = cols, .r0 = r0, .r1 = r1,
                                            .xq = xq, .xq_row_bytes = xrb, .n = n, .y = y, .ldy = rows,
                                            .prefetch = n % 2 ? 1048576 : 0};
-                    memset(y, 0x7f, sizeof(float) * (size_t)(9 * rows));
+                    memset(y, 0x7f, sizeof(float) * (size_t)(K_NT * rows));
                     fns[f](&a);
                     if (!q4_K_chain_ok(y, want, rows, n, r0, r1) && bad++ < 3)
                         fprintf(stderr, "   %s %lld sb round %d kernel %d rows %d-%d n %d\n", edgellm_type_name(type),
@@ -1065,11 +1073,12 @@ static void test_k_guard_page(void)
     int64_t bad = 0;
     for (int six = 0; six < 2; six++) {
         const int type = six ? EDGELLM_TYPE_Q6_K : EDGELLM_TYPE_Q4_K;
-        const edgellm_gemm_fn fns[4] = {
+        const edgellm_gemm_fn fns[5] = {
             six ? edgellm_gemm_q6_K_avx512 : edgellm_gemm_q4_K_avx512,
             gf ? (six ? edgellm_gemm_q6_K_avx512_gfni : edgellm_gemm_q4_K_avx512_gfni) : NULL,
             six ? edgellm_gemm_q6_K_x16_avx512 : edgellm_gemm_q4_K_x16_avx512,
-            gf ? (six ? edgellm_gemm_q6_K_x16_avx512_gfni : edgellm_gemm_q4_K_x16_avx512_gfni) : NULL};
+            gf ? (six ? edgellm_gemm_q6_K_x16_avx512_gfni : edgellm_gemm_q4_K_x16_avx512_gfni) : NULL,
+            edgellm_cpu_get_features()->amx && !six ? edgellm_gemm_q4_K_x16_amx : NULL};
         const edgellm_repack lay = six ? (edgellm_repack)EDGELLM_REPACK_Q6_K_X16(NULL) : (edgellm_repack)EDGELLM_REPACK_Q4_K_X16(NULL);
         for (size_t si = 0; si < sizeof nbs / sizeof nbs[0]; si++) {
             const int64_t nb = nbs[si], cols = 256 * nb;
@@ -1078,28 +1087,29 @@ static void test_k_guard_page(void)
             void *bw = NULL, *bp = NULL, *bx = NULL;
             size_t lw = 0, lp = 0, lx = 0;
             uint8_t *w = guard_alloc(rb * (size_t)rows, &bw, &lw), *pk = guard_alloc(size, &bp, &lp),
-                    *xq = guard_alloc(xrb * 9, &bx, &lx);
+                    *xq = guard_alloc(xrb * K_NT, &bx, &lx);
             CHECK(w && pk && xq);
             if (!w || !pk || !xq) return;
             CHECK_EQ((uintptr_t)pk % 64, 0);
-            float *tmp = malloc(sizeof(float) * (size_t)cols), *want = malloc(sizeof(float) * (size_t)(9 * rows));
-            float *y = malloc(sizeof(float) * (size_t)(9 * rows));
+            float *tmp = malloc(sizeof(float) * (size_t)cols), *want = malloc(sizeof(float) * (size_t)(K_NT * rows));
+            float *y = malloc(sizeof(float) * (size_t)(K_NT * rows));
             for (int64_t r = 0; r < rows; r++) make_row(type, w + (size_t)r * rb, cols, (int)(r % 4), tmp);
-            for (int t = 0; t < 9; t++) q4_K_chain_acts((edgellm_block_q8_K *)(xq + (size_t)t * xrb), nb, t);
-            for (int t = 0; t < 9; t++)
+            for (int t = 0; t < K_NT; t++) q4_K_chain_acts((edgellm_block_q8_K *)(xq + (size_t)t * xrb), nb, t);
+            for (int t = 0; t < K_NT; t++)
                 for (int64_t r = 0; r < rows; r++) {
                     const uint8_t *wr = w + (size_t)r * rb;
                     const edgellm_block_q8_K *xt = (const edgellm_block_q8_K *)(xq + (size_t)t * xrb);
                     want[t * rows + r] = six ? model_q6_K(wr, xt, cols) : model_q4_K_chain(wr, xt, cols);
                 }
             lay.pack(pk, rows, cols, 0, rows, w);
-            for (int f = 0; f < 4; f++)
+            for (int f = 0; f < 5; f++)
                 for (size_t q = 0; q < sizeof ranges / sizeof ranges[0] && fns[f]; q++)
-                    for (int64_t n = 1; n <= 9; n++) {
+                    for (int ni = 1; ni <= (f < 4 ? 9 : (int)(sizeof amx_ns / sizeof amx_ns[0]) - 1); ni++) {
+                        const int64_t n = f < 4 ? ni : amx_ns[ni];
                         const int64_t r0 = ranges[q][0], r1 = ranges[q][1];
                         edgellm_gemm_args a = {.w = f < 2 ? w : pk, .row_bytes = rb, .cols = cols, .r0 = r0, .r1 = r1,
                                                .xq = xq, .xq_row_bytes = xrb, .n = n, .y = y, .ldy = rows};
-                        memset(y, 0x7f, sizeof(float) * (size_t)(9 * rows));
+                        memset(y, 0x7f, sizeof(float) * (size_t)(K_NT * rows));
                         fns[f](&a);
                         if (!q4_K_chain_ok(y, want, rows, n, r0, r1) && bad++ < 3)
                             fprintf(stderr, "   %s %lld sb kernel %d rows %d-%d n %d\n", edgellm_type_name(type),

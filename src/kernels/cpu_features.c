@@ -11,6 +11,10 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #include <stdint.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 #elif defined(__aarch64__) && defined(__linux__)
 #include <sys/auxv.h>
 #endif
@@ -24,6 +28,16 @@ static uint64_t read_xcr0(void)
     uint32_t lo, hi;
     __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
     return (uint64_t)hi << 32 | lo;
+}
+
+/* Ask the OS for the AMX tile data state (off by default for a process); true if granted. */
+static bool request_tile_data(void)
+{
+#if defined(__linux__) && defined(__x86_64__) && defined(SYS_arch_prctl)
+    return syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XFEATURE_XTILEDATA */) == 0;
+#else
+    return false;
+#endif
 }
 
 static void detect(void)
@@ -47,6 +61,9 @@ static void detect(void)
     features.avx2 = ymm_os && avx2 && fma && f16c;
     features.avx512 = features.avx2 && zmm_os && f && dq && bw && vl && vnni;
     features.gfni = features.avx512 && gfni;
+    const bool vbmi = c >> 1 & 1, amx_tile = d >> 24 & 1, amx_int8 = d >> 25 & 1;
+    if (features.gfni && vbmi && amx_tile && amx_int8 && (xcr0 & 0x60000) == 0x60000)
+        features.amx = request_tile_data();
 }
 #elif defined(__aarch64__) && defined(__linux__)
 static void detect(void)

@@ -6,8 +6,13 @@
  * Intel SDM vol. 2A "CPUID" and §13 (XSAVE-supported features), bits:
  *   leaf 1 ecx: 12 FMA, 27 OSXSAVE, 28 AVX, 29 F16C
  *   leaf 7 ebx: 5 AVX2, 16 AVX512F, 17 AVX512DQ, 30 AVX512BW, 31 AVX512VL
- *   leaf 7 ecx: 8 GFNI, 11 AVX512_VNNI
- *   XCR0: bits 1-2 (SSE, AVX state), 5-7 (opmask, ZMM_Hi256, Hi16_ZMM)
+ *   leaf 7 ecx: 1 AVX512_VBMI, 8 GFNI, 11 AVX512_VNNI
+ *   leaf 7 edx: 24 AMX-TILE, 25 AMX-INT8
+ *   XCR0: bits 1-2 (SSE, AVX state), 5-7 (opmask, ZMM_Hi256, Hi16_ZMM), 17-18 (XTILECFG,
+ *         XTILEDATA)
+ * AMX tile data is off until the process asks for it: Linux arch_prctl(ARCH_REQ_XCOMP_PERM
+ * = 0x1023, XFEATURE_XTILEDATA = 18), the kernel's Documentation/arch/x86/xstate.rst; the
+ * permission covers every thread of the process. The first call makes that request.
  * AArch64 (Linux): getauxval(AT_HWCAP), HWCAP_ASIMD (bit 1) and HWCAP_ASIMDDP (bit 20),
  * see the kernel's Documentation/arch/arm64/elf_hwcaps.rst. Advanced SIMD (NEON) is
  * mandatory on AArch64; dotprod (SDOT/UDOT) is optional before Armv8.4.
@@ -23,6 +28,8 @@ typedef struct {
     bool avx2;       /* AVX2 + FMA + F16C, with OS support for YMM state            */
     bool avx512;     /* AVX-512 F + BW + VL + DQ + VNNI, with OS support for ZMM     */
     bool gfni;       /* GFNI (Galois-field affine byte transforms) with avx512       */
+    bool amx;        /* AMX-TILE + AMX-INT8 with gfni and AVX512_VBMI, the tile state
+                        enabled by the OS and granted to this process                */
     bool neon;       /* AArch64 Advanced SIMD                                        */
     bool dotprod;    /* AArch64 SDOT/UDOT (FEAT_DotProd)                             */
     bool amd;        /* x86 vendor string "AuthenticAMD" (leaf 0)                     */

@@ -43,7 +43,10 @@ typedef struct {
 } kernel_variant;
 
 /* What a level or tile kernel needs of the CPU, as a set of bits (cpu_features.h). */
-enum { ISA_AVX2 = 1u << 0, ISA_AVX512 = 1u << 1, ISA_GFNI = 1u << 2, ISA_NEON = 1u << 3, ISA_DOTPROD = 1u << 4 };
+enum {
+    ISA_AVX2 = 1u << 0, ISA_AVX512 = 1u << 1, ISA_GFNI = 1u << 2, ISA_NEON = 1u << 3, ISA_DOTPROD = 1u << 4,
+    ISA_AMX = 1u << 5              /* cpu_features .amx, unless EDGELLM_AMX=0 */
+};
 
 /* The attention over a KV cache of kv_type. */
 typedef struct {
@@ -226,23 +229,27 @@ typedef struct {
     edgellm_kernel_level level;
     unsigned needs;             /* ISA bits beyond the level's                        */
     const edgellm_repack *r;
+    const char *kernel;         /* how its kernel differs, for --version (NULL: no note) */
 } repack_variant;
 /* Q4_K and Q6_K at avx512: q4_K_x16 and q6_K_x16 (16 rows as lanes, the blocks
- * x86_q4_K_x16_step and x86_q6_K_x16_step read). A stored
- * q4_K_r16 matrix has no kernel any more and is unpacked into plain rows at load. */
+ * x86_q4_K_x16_step and x86_q6_K_x16_step read); with AMX the same q4_K_x16 blocks, read
+ * by the tile unit from 16 tokens (gemm_k_amx.c). A stored q4_K_r16 matrix has no kernel
+ * any more and is unpacked into plain rows at load. */
 #if defined(__x86_64__)
+static const edgellm_repack q4_K_x16_amx = EDGELLM_REPACK_Q4_K_X16(edgellm_gemm_q4_K_x16_amx);
 static const edgellm_repack q4_K_x16_avx512_gfni = EDGELLM_REPACK_Q4_K_X16(edgellm_gemm_q4_K_x16_avx512_gfni);
 static const edgellm_repack q4_K_x16_avx512 = EDGELLM_REPACK_Q4_K_X16(edgellm_gemm_q4_K_x16_avx512);
 static const edgellm_repack q6_K_x16_avx512_gfni = EDGELLM_REPACK_Q6_K_X16(edgellm_gemm_q6_K_x16_avx512_gfni);
 static const edgellm_repack q6_K_x16_avx512 = EDGELLM_REPACK_Q6_K_X16(edgellm_gemm_q6_K_x16_avx512);
 static const repack_variant repacks[] = {
-    {EDGELLM_KERNELS_AVX512, ISA_GFNI, &q4_K_x16_avx512_gfni},
-    {EDGELLM_KERNELS_AVX512, 0, &q4_K_x16_avx512},
-    {EDGELLM_KERNELS_AVX512, ISA_GFNI, &q6_K_x16_avx512_gfni},
-    {EDGELLM_KERNELS_AVX512, 0, &q6_K_x16_avx512},
+    {EDGELLM_KERNELS_AVX512, ISA_GFNI | ISA_AMX, &q4_K_x16_amx, "AMX from 16 tokens"},
+    {EDGELLM_KERNELS_AVX512, ISA_GFNI, &q4_K_x16_avx512_gfni, NULL},
+    {EDGELLM_KERNELS_AVX512, 0, &q4_K_x16_avx512, NULL},
+    {EDGELLM_KERNELS_AVX512, ISA_GFNI, &q6_K_x16_avx512_gfni, NULL},
+    {EDGELLM_KERNELS_AVX512, 0, &q6_K_x16_avx512, NULL},
 };
 #else
-static const repack_variant repacks[1] = {{EDGELLM_KERNELS_REF, 0, NULL}};
+static const repack_variant repacks[1] = {{EDGELLM_KERNELS_REF, 0, NULL, NULL}};
 #endif
 #define N_REPACKS (sizeof repacks / sizeof repacks[0])
 
@@ -302,6 +309,8 @@ static void pick_variants(void)
     const edgellm_cpu_features *f = edgellm_cpu_get_features();
     cpu_isa = (f->avx2 ? ISA_AVX2 : 0u) | (f->avx512 ? ISA_AVX512 : 0u) | (f->gfni ? ISA_GFNI : 0u) |
               (f->neon ? ISA_NEON : 0u) | (f->dotprod ? ISA_DOTPROD : 0u);
+    const char *amx = getenv("EDGELLM_AMX");
+    if (f->amx && !(amx && !strcmp(amx, "0"))) cpu_isa |= ISA_AMX;
     best_level = 1;
     for (int i = 2; i < N_LEVELS && cpu_has(levels[i].needs); i++) best_level = i;
     default_level = best_level;
@@ -522,7 +531,9 @@ const char *edgellm_kernels_repack_describe(char *buf, size_t n)
             snprintf(buf, n, "off");
             return buf;
         }
-        const int w = snprintf(buf + o, n > o ? n - o : 0, "%s%s for %s", o ? ", " : "", r->name, edgellm_type_name(r->type));
+        const int w = snprintf(buf + o, n > o ? n - o : 0, "%s%s for %s%s%s%s", o ? ", " : "", r->name,
+                               edgellm_type_name(r->type), repacks[i].kernel ? " (" : "",
+                               repacks[i].kernel ? repacks[i].kernel : "", repacks[i].kernel ? ")" : "");
         if (w > 0) o += (size_t)w;
     }
     if (!o) snprintf(buf, n, "none at level %s", edgellm_kernels_name());

@@ -95,6 +95,10 @@ void edgellm_gemm_q4_K_x16_avx512(const edgellm_gemm_args *a);
 void edgellm_gemm_q4_K_x16_avx512_gfni(const edgellm_gemm_args *a);
 void edgellm_gemm_q6_K_x16_avx512(const edgellm_gemm_args *a);
 void edgellm_gemm_q6_K_x16_avx512_gfni(const edgellm_gemm_args *a);
+/* Q4_K in the layout q4_K_x16 with AMX tiles from 16 tokens (gemm_k_amx.c; call only where
+ * edgellm_cpu_get_features()->amx, and only from threads of that process): equal bit for
+ * bit to edgellm_gemm_q4_K_x16_avx512; fewer tokens are that kernel's (GFNI form). */
+void edgellm_gemm_q4_K_x16_amx(const edgellm_gemm_args *a);
 /* Widest rows `quantize --layout q4_K_r16` writes in that layout (repack.h). */
 #define EDGELLM_GEMM_R16_MAX_COLS 32768
 /* F16 × F32 (no prep: xq are the float activation rows), edgellm_dot_f16_avx512's arithmetic. */

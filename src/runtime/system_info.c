@@ -20,7 +20,7 @@ int edgellm_kernels_describe(char *buf, size_t size)
         snprintf(pf, sizeof pf, ", %sdecode prefetch %zu bytes", edgellm_kernels_decode_prefetch(2) ? "" : "1-thread ",
                  prefetch);
     /* the load-time weight layout of this level (dispatch.h), when it has one */
-    char rp[96], lay[128] = "";
+    char rp[160], lay[192] = "";
     if (strncmp(edgellm_kernels_repack_describe(rp, sizeof rp), "none", 4))
         snprintf(lay, sizeof lay, "; load-time repack: %s", rp);
     /* a file's stored layout (quantize --layout) read as mapped; elsewhere it is unpacked at load */

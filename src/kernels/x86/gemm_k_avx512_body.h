@@ -267,26 +267,12 @@ static inline __attribute__((always_inline)) void q4_K_x16_layout_tile(const edg
         x[c] = (const edgellm_block_q8_K *)(a->xq + (size_t)(t + c) * a->xq_row_bytes);
         acc[c] = _mm512_setzero_ps();
     }
-    /* 16-lane index of dword 3r, 3r + 1, 3r + 2 of the 192 scale bytes */
-    static const int32_t ix[3][16] __attribute__((aligned(64))) = {
-        {0, 3, 6, 9, 12, 15, 18, 21, 24, 27, 30, 33, 36, 39, 42, 45},
-        {1, 4, 7, 10, 13, 16, 19, 22, 25, 28, 31, 34, 37, 40, 43, 46},
-        {2, 5, 8, 11, 14, 17, 20, 23, 26, 29, 32, 35, 38, 41, 44, 47}};
     const uint8_t *blk = a->w + (size_t)g * (size_t)nb * EDGELLM_X16_BLOCK;
     for (int64_t i = 0; i < nb; i++, blk += EDGELLM_X16_BLOCK) {
         x86_prefetch_l2(blk, C == 1 ? a->prefetch : 0, EDGELLM_X16_BLOCK);
-        const __m512 d = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(blk + EDGELLM_X16_D)));
-        const __m512 dmin = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(blk + EDGELLM_X16_DMIN)));
-        const __m512i z0 = _mm512_load_si512((const void *)(blk + EDGELLM_X16_SCALES)), z1 = _mm512_load_si512((const void *)(blk + EDGELLM_X16_SCALES + 64)),
-                      z2 = _mm512_load_si512((const void *)(blk + EDGELLM_X16_SCALES + 128));
-        __m512i v[3];
-        for (int j = 0; j < 3; j++) {
-            const __m512i id = _mm512_load_si512((const void *)ix[j]);
-            const __mmask16 hi = _mm512_test_epi32_mask(id, _mm512_set1_epi32(32));
-            v[j] = _mm512_mask_permutexvar_epi32(_mm512_permutex2var_epi32(z0, id, z1), hi, id, z2);
-        }
+        __m512 d, dmin;
         __m512i sc[8], mp[8];
-        x86_q4_K_scales16(v[0], v[1], v[2], sc, mp);
+        x86_q4_K_x16_head(blk, &d, &dmin, sc, mp);
         const edgellm_block_q8_K *xi[X86_K_MAX_C];
         for (int c = 0; c < C; c++) xi[c] = x[c] + i;
         x86_q4_K_x16_step((const __m512i *)(blk + EDGELLM_X16_CODES), sc, mp, d, dmin, xi, 0, C, acc);

@@ -56,6 +56,7 @@
 #define EDGELLM_K_AVX512_H
 
 #include "avx512_util.h"
+#include "../repack.h"
 #include "../../tensor/blocks.h"
 #include <stddef.h>
 
@@ -371,6 +372,32 @@ static inline void x86_q4_K_x16_build(const edgellm_block_q4_K *const *w, int64_
     o->d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dd));
     o->dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dd, 16)));
     x86_q4_K_scales16(a, b, c, o->sc, o->mp);
+}
+
+/* The head of a q4_K_x16 block (repack.h: d, dmin, 16 × 12 scale bytes at blk, 64-byte
+ * aligned) on 16 lanes, lane k = row 16g + k: d, dmin as floats, sc[j] and mp[j] as
+ * x86_q4_K_scales16 gives them (the 12 bytes of row k picked by two dword permutes). */
+static inline __attribute__((always_inline)) void x86_q4_K_x16_head(const uint8_t *blk, __m512 *d, __m512 *dmin,
+                                                                    __m512i *sc, __m512i *mp)
+{
+    /* 16-lane index of dword 3r, 3r + 1, 3r + 2 of the 192 scale bytes */
+    static const int32_t ix[3][16] __attribute__((aligned(64))) = {
+        {0, 3, 6, 9, 12, 15, 18, 21, 24, 27, 30, 33, 36, 39, 42, 45},
+        {1, 4, 7, 10, 13, 16, 19, 22, 25, 28, 31, 34, 37, 40, 43, 46},
+        {2, 5, 8, 11, 14, 17, 20, 23, 26, 29, 32, 35, 38, 41, 44, 47}};
+    *d = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(blk + EDGELLM_X16_D)));
+    *dmin = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(blk + EDGELLM_X16_DMIN)));
+    const __m512i z0 = _mm512_load_si512((const void *)(blk + EDGELLM_X16_SCALES)),
+                  z1 = _mm512_load_si512((const void *)(blk + EDGELLM_X16_SCALES + 64)),
+                  z2 = _mm512_load_si512((const void *)(blk + EDGELLM_X16_SCALES + 128));
+    __m512i v[3];
+    X86_UNROLL
+    for (int j = 0; j < 3; j++) {
+        const __m512i id = _mm512_load_si512((const void *)ix[j]);
+        const __mmask16 hi = _mm512_test_epi32_mask(id, _mm512_set1_epi32(32));
+        v[j] = _mm512_mask_permutexvar_epi32(_mm512_permutex2var_epi32(z0, id, z1), hi, id, z2);
+    }
+    x86_q4_K_scales16(v[0], v[1], v[2], sc, mp);
 }
 
 /* One super-block of 16 rows as lanes: q[8c + l] the transposed code dwords, sc/mp/d/dmin

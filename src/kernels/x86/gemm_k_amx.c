@@ -1,0 +1,219 @@
+/*
+ * gemm_k_amx.c — Q4_K weights in the load-time layout q4_K_x16 (repack.h) × Q8_K
+ * activations with Intel AMX (AMX-TILE + AMX-INT8, Sapphire Rapids and later Xeons), for
+ * prefill: edgellm_gemm_q4_K_x16_amx (contract in ../gemm.h). Below AMX_MIN_TOKENS tokens it
+ * hands the whole product to the AVX-512 + GFNI layout kernel; the results are the same bits
+ * either way.
+ *
+ * Arithmetic. Per row and token the AVX-512 kernels run one float chain over the
+ * super-blocks (k_avx512.h, "Q4_K: one float chain"):
+ *     acc = fma(float(S), d·d_x, acc);  acc = fnmadd(float(M), dmin·d_x, acc)
+ * with the exact integers S = Σ_j sc_j·Σ_{e in sub-block j} q_e·x_e and M = Σ_j m_j·bsum_j.
+ * Here S comes from the tile unit. Its signed × unsigned byte dot product TDPBSUD
+ * (Intel SDM vol. 2, "TDPBSSD/TDPBSUD/TDPBUSD/TDPBUUD") computes, for A of M rows × K bytes
+ * and B of K/4 rows × N dwords,
+ *     C[m][n] += Σ_{k < K} A[m][k] · B[k / 4][4n + k % 4]      (int32, exact here)
+ * A row m = token m's 64 activation bytes of sub-blocks 2c and 2c + 1 (Q8_K qs, read in
+ * place with the row stride); B row k = for the 16 rows n of the group, codes 4k..4k+3 of
+ * sub-block 2c (k < 8) or 2c + 1 (k >= 8): exactly the low / high nibbles of the code
+ * dwords q4_K_x16 stores (dword lane = row). The 6-bit scale would not fit a byte times the
+ * 4-bit code, so it is split, sc = 8·hi + lo (hi, lo < 8), and two B tiles are made per
+ * sub-block pair, code·hi and code·lo (<= 105, one VPERMI2B over the table (i & 15)·(i >> 4)
+ * indexed by code | hi << 4): over the 4 pairs two accumulators C_hi, C_lo, and
+ *     S = 8·C_hi + C_lo = Σ_j (8·hi_j + lo_j)·Σ q·x                    exactly,
+ * (|C| <= 105·128·256 < 2^22). M is computed as the AVX-512 kernel does (VPDPWSSD of
+ * [m_j m_j] against the bsums pairs), so both integers, and then every float step, are the
+ * same: results equal edgellm_gemm_q4_K_x16_avx512 bit for bit (tests/test_gemm.c).
+ *
+ * Loop: per 16-row group and super-block the B tiles are made once (8 KiB on the stack)
+ * and every tile of 32 tokens (two A tiles, four accumulators: independent chains for the
+ * tile unit), then one of 16, then the last 1-15 tokens (copied into a zero-padded 16-row
+ * buffer, so no tile load reads past the activations), each continues its chains in y
+ * (masked to the rows [r0, r1)). Tiles: 0-3 accumulators, 4-5 activations, 6-7 weights,
+ * all 16 rows × 64 bytes; configured per call (LDTILECFG) and released at the end.
+ *
+ * The OS must grant the tile data state to the process first (Linux: arch_prctl
+ * ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA; cpu_features.c asks for it and sets .amx only
+ * when granted). cmake/KernelFlags.cmake compiles this file with -mamx-tile -mamx-int8
+ * -mavx512vbmi -mgfni besides the AVX-512 set; dispatch.c hands it out where
+ * edgellm_cpu_get_features()->amx.
+ */
+#if defined(__x86_64__) && defined(__AMX_TILE__) && defined(__AMX_INT8__) && defined(__AVX512VBMI__) && \
+    defined(__GFNI__) && defined(__AVX512VNNI__)
+#define X86_K_GFNI 1
+#include "../gemm.h"
+#include "../repack.h"
+#include "kernels_x86.h"
+#include "k_avx512.h"
+#include <stddef.h>
+#include <string.h>
+
+/* From this many tokens the tile unit (fewer: the AVX-512 + GFNI layout kernel). */
+#define AMX_MIN_TOKENS 16
+
+/* LDTILECFG's 64-byte operand (SDM vol. 1 §18.2, palette 1). */
+typedef struct {
+    uint8_t palette, start_row;
+    uint8_t reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+} __attribute__((packed, aligned(64))) amx_tilecfg;
+
+static void amx_configure(void)
+{
+    amx_tilecfg cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    for (int t = 0; t < 8; t++) {
+        cfg.colsb[t] = 64;
+        cfg.rows[t] = 16;
+    }
+    _tile_loadconfig(&cfg);
+}
+
+/* (i & 15)·(i >> 4), i < 128: code times a 3-bit scale part */
+static const uint8_t amx_prod_table[128] __attribute__((aligned(64))) = {
+#define P8(h) 0 * h, 1 * h, 2 * h, 3 * h, 4 * h, 5 * h, 6 * h, 7 * h, 8 * h, 9 * h, 10 * h, 11 * h, 12 * h, 13 * h, 14 * h, 15 * h
+    P8(0), P8(1), P8(2), P8(3), P8(4), P8(5), P8(6), P8(7)
+#undef P8
+};
+
+/* The weight tiles of one super-block of the group: bt[c][p] (p = 0: code·hi, 1: code·lo)
+ * for the sub-block pair c, 16 rows of 64 bytes each (row k < 8: sub-block 2c, else 2c+1). */
+typedef struct {
+    uint8_t b[4][2][16][64];
+} amx_q4_K_b;
+
+static inline __attribute__((always_inline)) void amx_q4_K_make_b(const uint8_t *codes, const __m512i *sc,
+                                                                   amx_q4_K_b *o)
+{
+    const __m512i t0 = _mm512_load_si512((const void *)amx_prod_table);
+    const __m512i t1 = _mm512_load_si512((const void *)(amx_prod_table + 64));
+    const __m512i m0f = _mm512_set1_epi8(15), ones = _mm512_set1_epi32(0x01010101);
+    for (int c = 0; c < 4; c++) {
+        __m512i hi[2], lo[2];                 /* (hi or lo of sc_j) << 4 in each byte of the lane */
+        for (int e = 0; e < 2; e++) {
+            const __m512i s = sc[2 * c + e];
+            hi[e] = _mm512_mullo_epi32(_mm512_slli_epi32(_mm512_srli_epi32(s, 3), 4), ones);
+            lo[e] = _mm512_mullo_epi32(_mm512_slli_epi32(_mm512_and_si512(s, _mm512_set1_epi32(7)), 4), ones);
+        }
+        for (int l = 0; l < 8; l++) {
+            const __m512i v = _mm512_load_si512((const void *)(codes + 64 * (8 * c + l)));
+            const __m512i vh = _mm512_srli_epi16(v, 4);
+            /* (A & B) | C: imm 0xEA */
+            const __m512i i0h = _mm512_ternarylogic_epi32(v, m0f, hi[0], 0xEA);
+            const __m512i i0l = _mm512_ternarylogic_epi32(v, m0f, lo[0], 0xEA);
+            const __m512i i1h = _mm512_ternarylogic_epi32(vh, m0f, hi[1], 0xEA);
+            const __m512i i1l = _mm512_ternarylogic_epi32(vh, m0f, lo[1], 0xEA);
+            _mm512_store_si512((void *)o->b[c][0][l], _mm512_permutex2var_epi8(t0, i0h, t1));
+            _mm512_store_si512((void *)o->b[c][1][l], _mm512_permutex2var_epi8(t0, i0l, t1));
+            _mm512_store_si512((void *)o->b[c][0][8 + l], _mm512_permutex2var_epi8(t0, i1h, t1));
+            _mm512_store_si512((void *)o->b[c][1][8 + l], _mm512_permutex2var_epi8(t0, i1l, t1));
+        }
+    }
+}
+
+/* C_hi, C_lo of tokens [t, t + 16·P) (P = 1, 2 tiles) for super-block i: a0/a1 the
+ * activation bytes of the tiles' first tokens at sub-block pair 0, stride sa; c[p][0..1]
+ * the accumulators as [16 tokens][16 rows] int32. */
+static inline __attribute__((always_inline)) void amx_q4_K_tiles(const amx_q4_K_b *b, const uint8_t *a0,
+                                                                  const uint8_t *a1, size_t sa, const int P,
+                                                                  int32_t (*cbuf)[2][256])
+{
+    _tile_zero(0);
+    _tile_zero(1);
+    if (P == 2) {
+        _tile_zero(2);
+        _tile_zero(3);
+    }
+    for (int c = 0; c < 4; c++) {
+        _tile_loadd(4, a0 + 64 * c, sa);
+        if (P == 2) _tile_loadd(5, a1 + 64 * c, sa);
+        _tile_loadd(6, b->b[c][0], 64);
+        _tile_loadd(7, b->b[c][1], 64);
+        _tile_dpbsud(0, 4, 6);
+        _tile_dpbsud(1, 4, 7);
+        if (P == 2) {
+            _tile_dpbsud(2, 5, 6);
+            _tile_dpbsud(3, 5, 7);
+        }
+    }
+    _tile_stored(0, cbuf[0][0], 64);
+    _tile_stored(1, cbuf[0][1], 64);
+    if (P == 2) {
+        _tile_stored(2, cbuf[1][0], 64);
+        _tile_stored(3, cbuf[1][1], 64);
+    }
+}
+
+/* The float steps of super-block i for tokens t .. t + cnt - 1 (their C_hi, C_lo in cb):
+ * S, M and the two chain steps, continued in y (lanes outside live untouched). */
+static inline __attribute__((always_inline)) void amx_q4_K_finish(const edgellm_gemm_args *a, int64_t i,
+                                                                   int64_t g, __mmask16 live, int64_t t,
+                                                                   int cnt, const int32_t (*cb)[256],
+                                                                   const __m512i *mp, __m512 d, __m512 dmin)
+{
+    for (int k = 0; k < cnt; k++) {
+        const edgellm_block_q8_K *x = (const edgellm_block_q8_K *)(a->xq + (size_t)(t + k) * a->xq_row_bytes) + i;
+        const __m512i S = _mm512_add_epi32(_mm512_slli_epi32(_mm512_load_si512((const void *)(cb[0] + 16 * k)), 3),
+                                           _mm512_load_si512((const void *)(cb[1] + 16 * k)));
+        __m512i M = _mm512_setzero_si512();
+        for (int j = 0; j < 8; j++) {
+            int32_t bp;
+            memcpy(&bp, x->bsums + 2 * j, 4);
+            M = _mm512_dpwssd_epi32(M, mp[j], _mm512_set1_epi32(bp));
+        }
+        float *y = a->y + (t + k) * a->ldy + 16 * g;
+        const __m512 dx = _mm512_set1_ps(x->d);
+        __m512 acc = i ? _mm512_maskz_loadu_ps(live, y) : _mm512_setzero_ps();
+        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(S), _mm512_mul_ps(d, dx), acc);
+        acc = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(M), _mm512_mul_ps(dmin, dx), acc);
+        _mm512_mask_storeu_ps(y, live, acc);
+    }
+}
+
+void edgellm_gemm_q4_K_x16_amx(const edgellm_gemm_args *a)
+{
+    if (a->n < AMX_MIN_TOKENS) {
+        edgellm_gemm_q4_K_x16_avx512_gfni(a);
+        return;
+    }
+    const int64_t nb = a->cols / EDGELLM_QK_K;
+    const size_t xs = a->xq_row_bytes, qs = offsetof(edgellm_block_q8_K, qs);
+    const int64_t n_full = a->n / 16 * 16;
+    const int rest = (int)(a->n - n_full);
+    amx_q4_K_b b __attribute__((aligned(64)));
+    int32_t cbuf[2][2][256] __attribute__((aligned(64)));
+    uint8_t tail[16][256] __attribute__((aligned(64)));   /* the last tokens' qs, zero rows below */
+    memset(tail, 0, sizeof tail);
+    amx_configure();
+    for (int64_t g = a->r0 / 16; g * 16 < a->r1; g++) {
+        const int64_t lo = g * 16 > a->r0 ? g * 16 : a->r0, hi = g * 16 + 16 < a->r1 ? g * 16 + 16 : a->r1;
+        const __mmask16 live = (__mmask16)(((1u << (hi - 16 * g)) - 1) & ~((1u << (lo - 16 * g)) - 1));
+        const uint8_t *blk = a->w + (size_t)g * (size_t)nb * EDGELLM_X16_BLOCK;
+        for (int64_t i = 0; i < nb; i++, blk += EDGELLM_X16_BLOCK) {
+            __m512 d, dmin;
+            __m512i sc[8], mp[8];
+            x86_q4_K_x16_head(blk, &d, &dmin, sc, mp);
+            amx_q4_K_make_b(blk + EDGELLM_X16_CODES, sc, &b);
+            const size_t xo = (size_t)i * sizeof(edgellm_block_q8_K) + qs;
+            int64_t t = 0;
+            for (; t + 32 <= n_full; t += 32) {
+                amx_q4_K_tiles(&b, a->xq + (size_t)t * xs + xo, a->xq + (size_t)(t + 16) * xs + xo, xs, 2, cbuf);
+                amx_q4_K_finish(a, i, g, live, t, 16, cbuf[0], mp, d, dmin);
+                amx_q4_K_finish(a, i, g, live, t + 16, 16, cbuf[1], mp, d, dmin);
+            }
+            if (t < n_full) {
+                amx_q4_K_tiles(&b, a->xq + (size_t)t * xs + xo, NULL, xs, 1, cbuf);
+                amx_q4_K_finish(a, i, g, live, t, 16, cbuf[0], mp, d, dmin);
+            }
+            if (rest) {
+                for (int k = 0; k < rest; k++) memcpy(tail[k], a->xq + (size_t)(n_full + k) * xs + xo, 256);
+                amx_q4_K_tiles(&b, tail[0], NULL, 256, 1, cbuf);
+                amx_q4_K_finish(a, i, g, live, n_full, rest, cbuf[0], mp, d, dmin);
+            }
+        }
+    }
+    _tile_release();
+}
+#endif
