@@ -765,11 +765,11 @@ static void test_batch_equals_separate(void)
  * ranges then unpacking gives every plain row back, for whole and partial 16-row groups,
  * short and long rows; and edgellm_matmul over the repacked tensor equals it over the plain
  * one bit for bit at every kernel level of this CPU (below avx512 matmul unpacks the
- * layout's rows), n = 1..9, with 1 and 3 threads. */
+ * layout's rows), n = 1..9, 16 and 33, with 1 and 3 threads. */
 static void test_q4_K_repack(void)
 {
     static const int64_t shapes_r[][2] = {{37, 768}, {16, 256}, {48, 2048}, {5, 5632}, {21, 7168}, {17, 11008}};
-    const int64_t ns[] = {1, 2, 3, 4, 5, 7, 9};
+    const int64_t ns[] = {1, 2, 3, 4, 5, 7, 9, 16, 33};   /* 16, 33: AMX tiles where the CPU has them */
     const edgellm_type_traits *q8k = edgellm_type_get_traits(EDGELLM_TYPE_Q8_K);
     for (size_t si = 0; si < 2 * sizeof shapes_r / sizeof shapes_r[0]; si++) {
         const int type = si % 2 ? EDGELLM_TYPE_Q6_K : EDGELLM_TYPE_Q4_K;
@@ -778,9 +778,9 @@ static void test_q4_K_repack(void)
         const size_t size = (size_t)((rows + 15) / 16 * 16) * rb;
         if (type == EDGELLM_TYPE_Q4_K) CHECK_EQ(edgellm_repack_q4_K_r16_size(rows, cols), size);
         uint8_t *w = malloc(rb * (size_t)rows), *pk = aligned_alloc(64, (size + 63) / 64 * 64), *row = malloc(rb);
-        float *tmp = malloc(sizeof(float) * (size_t)cols), *x = malloc(sizeof(float) * (size_t)(9 * cols));
-        uint8_t *xq = malloc(xrb * 9);
-        float *y0 = malloc(sizeof(float) * (size_t)(9 * rows)), *y1 = malloc(sizeof(float) * (size_t)(9 * rows));
+        float *tmp = malloc(sizeof(float) * (size_t)cols), *x = malloc(sizeof(float) * (size_t)(33 * cols));
+        uint8_t *xq = malloc(xrb * 33);
+        float *y0 = malloc(sizeof(float) * (size_t)(33 * rows)), *y1 = malloc(sizeof(float) * (size_t)(33 * rows));
         for (int64_t r = 0; r < rows; r++) make_row(type, w + (size_t)r * rb, cols, (int)(r % 4), tmp);
         memset(pk, 0xa5, size);
         const int64_t half = rows / 2;                  /* two ranges, the second one first */
@@ -794,8 +794,8 @@ static void test_q4_K_repack(void)
             }
             CHECK(same);
         }
-        for (int64_t i = 0; i < 9 * cols; i++) x[i] = i >= 2 * cols && i < 3 * cols ? 0.0f : frand() * (i % 5 == 0 ? 50.0f : 1.0f);
-        for (int t = 0; t < 9; t++) q8k->from_float_ref(x + t * cols, xq + (size_t)t * xrb, cols);
+        for (int64_t i = 0; i < 33 * cols; i++) x[i] = i >= 2 * cols && i < 3 * cols ? 0.0f : frand() * (i % 5 == 0 ? 50.0f : 1.0f);
+        for (int t = 0; t < 33; t++) q8k->from_float_ref(x + t * cols, xq + (size_t)t * xrb, cols);
         /* matmul over the repacked tensor at every level of this CPU */
         edgellm_kernels_set_repack(true);
         static const char *lv[] = {"ref", "scalar", "avx2", "avx512", "neon", "dotprod"};
@@ -824,14 +824,14 @@ static void test_q4_K_repack(void)
             R.data = pu;
             R.repack = use;
             CHECK(edgellm_kernels_repack_usable(use) == (rp != NULL));
-            const size_t ss = edgellm_matmul_scratch_size(&P, 9);
+            const size_t ss = edgellm_matmul_scratch_size(&P, 33);
             void *scratch = malloc(ss + 64);
             for (int th = 1; th <= 3; th += 2) {
                 edgellm_threadpool *pool = NULL;
                 if (th > 1) CHECK_OK(edgellm_threadpool_new(th, &pool, NULL));
                 for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
-                    memset(y0, 0x7f, sizeof(float) * (size_t)(9 * rows));
-                    memset(y1, 0x7e, sizeof(float) * (size_t)(9 * rows));
+                    memset(y0, 0x7f, sizeof(float) * (size_t)(33 * rows));
+                    memset(y1, 0x7e, sizeof(float) * (size_t)(33 * rows));
                     edgellm_matmul(pool, y0, &P, x, ns[ni], scratch);
                     edgellm_matmul(pool, y1, &R, x, ns[ni], scratch);
                     const int f0 = test_failures;

@@ -113,12 +113,11 @@ static inline __attribute__((always_inline)) void amx_q4_K_make_b(const uint8_t 
     }
 }
 
-/* C_hi, C_lo of tokens [t, t + 16·P) (P = 1, 2 tiles) for super-block i: a0/a1 the
- * activation bytes of the tiles' first tokens at sub-block pair 0, stride sa; c[p][0..1]
- * the accumulators as [16 tokens][16 rows] int32. */
-static inline __attribute__((always_inline)) void amx_q4_K_tiles(const amx_q4_K_b *b, const uint8_t *a0,
-                                                                  const uint8_t *a1, size_t sa, const int P,
-                                                                  int32_t (*cbuf)[2][256])
+/* C_hi, C_lo of the 16·P tokens (P = 1, 2 tiles) whose activation rows start at a (64
+ * bytes per sub-block pair, 256 per token: the packed rows) into cb[p][0..1] as
+ * [16 tokens][16 rows] int32. */
+static inline __attribute__((always_inline)) void amx_q4_K_tiles(const amx_q4_K_b *b, const uint8_t *a, const int P,
+                                                                  int32_t (*cb)[2][256])
 {
     _tile_zero(0);
     _tile_zero(1);
@@ -126,9 +125,10 @@ static inline __attribute__((always_inline)) void amx_q4_K_tiles(const amx_q4_K_
         _tile_zero(2);
         _tile_zero(3);
     }
+    X86_UNROLL
     for (int c = 0; c < 4; c++) {
-        _tile_loadd(4, a0 + 64 * c, sa);
-        if (P == 2) _tile_loadd(5, a1 + 64 * c, sa);
+        _tile_loadd(4, a + 64 * c, 256);
+        if (P == 2) _tile_loadd(5, a + 16 * 256 + 64 * c, 256);
         _tile_loadd(6, b->b[c][0], 64);
         _tile_loadd(7, b->b[c][1], 64);
         _tile_dpbsud(0, 4, 6);
@@ -138,82 +138,137 @@ static inline __attribute__((always_inline)) void amx_q4_K_tiles(const amx_q4_K_
             _tile_dpbsud(3, 5, 7);
         }
     }
-    _tile_stored(0, cbuf[0][0], 64);
-    _tile_stored(1, cbuf[0][1], 64);
+    _tile_stored(0, cb[0][0], 64);
+    _tile_stored(1, cb[0][1], 64);
     if (P == 2) {
-        _tile_stored(2, cbuf[1][0], 64);
-        _tile_stored(3, cbuf[1][1], 64);
+        _tile_stored(2, cb[1][0], 64);
+        _tile_stored(3, cb[1][1], 64);
     }
 }
 
-/* The float steps of super-block i for tokens t .. t + cnt - 1 (their C_hi, C_lo in cb):
- * S, M and the two chain steps, continued in y (lanes outside live untouched). */
-static inline __attribute__((always_inline)) void amx_q4_K_finish(const edgellm_gemm_args *a, int64_t i,
-                                                                   int64_t g, __mmask16 live, int64_t t,
-                                                                   int cnt, const int32_t (*cb)[256],
-                                                                   const __m512i *mp, __m512 d, __m512 dmin)
+/* Per token and super-block, beside its packed activation bytes: the sums of its 8
+ * sub-blocks (bs_j = bsums_2j + bsums_2j+1, |bs_j| <= 32·128, exact in int16) and d_x. */
+typedef struct {
+    int16_t bs[8];
+    float d;
+    uint8_t pad[12];
+} amx_side;
+
+/* One super-block's head on 16 lanes for the float steps: d, dmin, and the mins in pairs,
+ * mq[k] = m_2k | m_2k+1 << 16, so that M = Σ_k VPDPWSSD(mq[k], (bs_2k, bs_2k+1)): the same
+ * products as x86_q4_K_x16_step's Σ_j m_j·(bsums_2j + bsums_2j+1), summed exactly. */
+typedef struct {
+    __m512 d, dmin;
+    __m512i mq[4];
+} amx_head;
+
+/* A tile pass whose float steps are still to do (they run after the next pass's tile
+ * instructions, so that the vector units work while the tile unit does). */
+typedef struct {
+    int64_t i;                   /* its super-block                                    */
+    int t, cnt;                  /* first token in the block, tokens (<= 32)          */
+    int cb, hb;                  /* its accumulator buffer, its head                   */
+    const amx_side *side;        /* side data of token t                              */
+} amx_pass;
+
+/* The float steps of a pass: S = 8·C_hi + C_lo, M by VPDPWSSD, the two chain steps into
+ * acc[t] (16 floats per token, the group's rows). */
+static inline __attribute__((always_inline)) void amx_q4_K_finish(const amx_pass *p, const int32_t (*cb)[2][256],
+                                                                   const amx_head *h, float *acc, int first)
 {
-    for (int k = 0; k < cnt; k++) {
-        const edgellm_block_q8_K *x = (const edgellm_block_q8_K *)(a->xq + (size_t)(t + k) * a->xq_row_bytes) + i;
-        const __m512i S = _mm512_add_epi32(_mm512_slli_epi32(_mm512_load_si512((const void *)(cb[0] + 16 * k)), 3),
-                                           _mm512_load_si512((const void *)(cb[1] + 16 * k)));
+    __m512i mq[4];
+    X86_UNROLL
+    for (int j = 0; j < 4; j++) mq[j] = h->mq[j];
+    const __m512 d = h->d, dmin = h->dmin;
+    for (int k = 0; k < p->cnt; k++) {
+        const int32_t *ch = cb[k >> 4][0] + 16 * (k & 15), *cl = cb[k >> 4][1] + 16 * (k & 15);
+        const amx_side *sd = p->side + k;
+        const __m512i S = _mm512_add_epi32(_mm512_slli_epi32(_mm512_load_si512((const void *)ch), 3),
+                                           _mm512_load_si512((const void *)cl));
         __m512i M = _mm512_setzero_si512();
-        for (int j = 0; j < 8; j++) {
+        X86_UNROLL
+        for (int j = 0; j < 4; j++) {
             int32_t bp;
-            memcpy(&bp, x->bsums + 2 * j, 4);
-            M = _mm512_dpwssd_epi32(M, mp[j], _mm512_set1_epi32(bp));
+            memcpy(&bp, sd->bs + 2 * j, 4);
+            M = _mm512_dpwssd_epi32(M, mq[j], _mm512_set1_epi32(bp));
         }
-        float *y = a->y + (t + k) * a->ldy + 16 * g;
-        const __m512 dx = _mm512_set1_ps(x->d);
-        __m512 acc = i ? _mm512_maskz_loadu_ps(live, y) : _mm512_setzero_ps();
-        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(S), _mm512_mul_ps(d, dx), acc);
-        acc = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(M), _mm512_mul_ps(dmin, dx), acc);
-        _mm512_mask_storeu_ps(y, live, acc);
+        float *y = acc + 16 * (p->t + k);
+        const __m512 dx = _mm512_set1_ps(sd->d);
+        __m512 v = first ? _mm512_setzero_ps() : _mm512_load_ps(y);
+        v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(S), _mm512_mul_ps(d, dx), v);
+        v = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(M), _mm512_mul_ps(dmin, dx), v);
+        _mm512_store_ps(y, v);
     }
 }
+
+/* Tokens per block: the block's packed activations (TB · nb · 320 bytes) stay in L2 while
+ * every group of rows runs over them. */
+#define AMX_TB 128
 
 void edgellm_gemm_q4_K_x16_amx(const edgellm_gemm_args *a)
 {
-    if (a->n < AMX_MIN_TOKENS) {
+    const int64_t nb = a->cols / EDGELLM_QK_K;
+    const int64_t tb = a->n < AMX_TB ? (a->n + 15) / 16 * 16 : AMX_TB;
+    /* packed rows [nb][tb][256], side data [nb][tb], accumulators [tb][16] */
+    uint8_t *buf = a->n >= AMX_MIN_TOKENS ? aligned_alloc(64, (size_t)nb * (size_t)tb * (256 + sizeof(amx_side)) +
+                                                                  (size_t)tb * 64)
+                                          : NULL;
+    if (!buf) {                     /* few tokens, or no memory: the AVX-512 layout kernel */
         edgellm_gemm_q4_K_x16_avx512_gfni(a);
         return;
     }
-    const int64_t nb = a->cols / EDGELLM_QK_K;
-    const size_t xs = a->xq_row_bytes, qs = offsetof(edgellm_block_q8_K, qs);
-    const int64_t n_full = a->n / 16 * 16;
-    const int rest = (int)(a->n - n_full);
+    uint8_t *xp = buf;
+    amx_side *side = (amx_side *)(buf + (size_t)nb * (size_t)tb * 256);
+    float *acc = (float *)(buf + (size_t)nb * (size_t)tb * (256 + sizeof(amx_side)));
     amx_q4_K_b b __attribute__((aligned(64)));
-    int32_t cbuf[2][2][256] __attribute__((aligned(64)));
-    uint8_t tail[16][256] __attribute__((aligned(64)));   /* the last tokens' qs, zero rows below */
-    memset(tail, 0, sizeof tail);
+    amx_head head[2];
+    int32_t cbuf[2][2][2][256] __attribute__((aligned(64)));
     amx_configure();
-    for (int64_t g = a->r0 / 16; g * 16 < a->r1; g++) {
-        const int64_t lo = g * 16 > a->r0 ? g * 16 : a->r0, hi = g * 16 + 16 < a->r1 ? g * 16 + 16 : a->r1;
-        const __mmask16 live = (__mmask16)(((1u << (hi - 16 * g)) - 1) & ~((1u << (lo - 16 * g)) - 1));
-        const uint8_t *blk = a->w + (size_t)g * (size_t)nb * EDGELLM_X16_BLOCK;
-        for (int64_t i = 0; i < nb; i++, blk += EDGELLM_X16_BLOCK) {
-            __m512 d, dmin;
-            __m512i sc[8], mp[8];
-            x86_q4_K_x16_head(blk, &d, &dmin, sc, mp);
-            amx_q4_K_make_b(blk + EDGELLM_X16_CODES, sc, &b);
-            const size_t xo = (size_t)i * sizeof(edgellm_block_q8_K) + qs;
-            int64_t t = 0;
-            for (; t + 32 <= n_full; t += 32) {
-                amx_q4_K_tiles(&b, a->xq + (size_t)t * xs + xo, a->xq + (size_t)(t + 16) * xs + xo, xs, 2, cbuf);
-                amx_q4_K_finish(a, i, g, live, t, 16, cbuf[0], mp, d, dmin);
-                amx_q4_K_finish(a, i, g, live, t + 16, 16, cbuf[1], mp, d, dmin);
+    for (int64_t t0 = 0; t0 < a->n; t0 += tb) {
+        const int nt = (int)(a->n - t0 < tb ? a->n - t0 : tb), tpad = (nt + 15) / 16 * 16;
+        for (int64_t i = 0; i < nb; i++) {          /* pack the block's activations */
+            for (int t = 0; t < tpad; t++) {
+                uint8_t *dst = xp + ((size_t)i * (size_t)tb + (size_t)t) * 256;
+                amx_side *sd = side + (size_t)i * (size_t)tb + (size_t)t;
+                if (t < nt) {
+                    const edgellm_block_q8_K *x = (const edgellm_block_q8_K *)(a->xq + (size_t)(t0 + t) * a->xq_row_bytes) + i;
+                    memcpy(dst, x->qs, 256);
+                    for (int j = 0; j < 8; j++) sd->bs[j] = (int16_t)(x->bsums[2 * j] + x->bsums[2 * j + 1]);
+                    sd->d = x->d;
+                } else {
+                    memset(dst, 0, 256);   /* a partial tile's rows past the tokens */
+                }
             }
-            if (t < n_full) {
-                amx_q4_K_tiles(&b, a->xq + (size_t)t * xs + xo, NULL, xs, 1, cbuf);
-                amx_q4_K_finish(a, i, g, live, t, 16, cbuf[0], mp, d, dmin);
+        }
+        for (int64_t g = a->r0 / 16; g * 16 < a->r1; g++) {
+            const int64_t lo = g * 16 > a->r0 ? g * 16 : a->r0, hi = g * 16 + 16 < a->r1 ? g * 16 + 16 : a->r1;
+            const __mmask16 live = (__mmask16)(((1u << (hi - 16 * g)) - 1) & ~((1u << (lo - 16 * g)) - 1));
+            const uint8_t *blk = a->w + (size_t)g * (size_t)nb * EDGELLM_X16_BLOCK;
+            amx_pass pend = {0};
+            int have = 0, cur = 0;
+            for (int64_t i = 0; i < nb; i++, blk += EDGELLM_X16_BLOCK) {
+                const int hb = (int)(i & 1);
+                __m512i sc[8], mp[8];
+                x86_q4_K_x16_head(blk, &head[hb].d, &head[hb].dmin, sc, mp);
+                for (int k = 0; k < 4; k++)        /* words: m_2k (even), m_2k+1 (odd) */
+                    head[hb].mq[k] = _mm512_mask_blend_epi16(0xAAAAAAAAu, mp[2 * k], mp[2 * k + 1]);
+                amx_q4_K_make_b(blk + EDGELLM_X16_CODES, sc, &b);
+                const uint8_t *xi = xp + (size_t)i * (size_t)tb * 256;
+                for (int t = 0; t < tpad; t += 32) {
+                    if (t + 32 <= tpad) amx_q4_K_tiles(&b, xi + (size_t)t * 256, 2, cbuf[cur]);
+                    else amx_q4_K_tiles(&b, xi + (size_t)t * 256, 1, cbuf[cur]);
+                    if (have) amx_q4_K_finish(&pend, cbuf[pend.cb], &head[pend.hb], acc, pend.i == 0);
+                    pend = (amx_pass){i, t, nt - t < 32 ? nt - t : 32, cur, hb, side + (size_t)i * (size_t)tb + (size_t)t};
+                    have = 1;
+                    cur ^= 1;
+                }
             }
-            if (rest) {
-                for (int k = 0; k < rest; k++) memcpy(tail[k], a->xq + (size_t)(n_full + k) * xs + xo, 256);
-                amx_q4_K_tiles(&b, tail[0], NULL, 256, 1, cbuf);
-                amx_q4_K_finish(a, i, g, live, n_full, rest, cbuf[0], mp, d, dmin);
-            }
+            amx_q4_K_finish(&pend, cbuf[pend.cb], &head[pend.hb], acc, pend.i == 0);
+            for (int t = 0; t < nt; t++)
+                _mm512_mask_storeu_ps(a->y + (t0 + t) * a->ldy + 16 * g, live, _mm512_load_ps(acc + 16 * t));
         }
     }
     _tile_release();
+    free(buf);
 }
 #endif
