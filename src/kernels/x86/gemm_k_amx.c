@@ -48,8 +48,10 @@
  * -mavx512vbmi -mgfni besides the AVX-512 set; dispatch.c hands it out where
  * edgellm_cpu_get_features()->amx.
  */
-#if defined(__x86_64__) && defined(__AMX_TILE__) && defined(__AMX_INT8__) && defined(__AVX512VBMI__) && \
-    defined(__GFNI__) && defined(__AVX512VNNI__)
+/* gcc spells the AMX macros __AMX_TILE__ / __AMX_INT8__, clang 14 __AMXTILE__ / __AMXINT8__. */
+#if defined(__x86_64__) && (defined(__AMX_TILE__) || defined(__AMXTILE__)) &&                     \
+    (defined(__AMX_INT8__) || defined(__AMXINT8__)) && defined(__AVX512VBMI__) && defined(__GFNI__) && \
+    defined(__AVX512VNNI__)
 #define X86_K_GFNI 1
 #include "../gemm.h"
 #include "../repack.h"
@@ -284,4 +286,7 @@ void edgellm_gemm_q4_K_x16_amx(const edgellm_gemm_args *a)
     _tile_release();
     free(buf);
 }
+#elif defined(__x86_64__)
+/* dispatch.c names edgellm_gemm_q4_K_x16_amx on every x86-64 build: fail here, not at link. */
+#error "gemm_k_amx.c: compiled without the X86_AMX flags of cmake/KernelFlags.cmake (or a compiler that lacks AMX-TILE/AMX-INT8)"
 #endif
