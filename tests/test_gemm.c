@@ -632,11 +632,13 @@ static void test_cpu_family_matches_proc(void)
     CHECK_EQ(cf->family, family);
     CHECK_EQ(cf->model, model);
     CHECK_EQ(cf->amd, !strcmp(vendor, "AuthenticAMD"));
-    if (!getenv("EDGELLM_PREFETCH"))
+    CHECK_EQ(cf->intel, !strcmp(vendor, "GenuineIntel"));
+    if (!getenv("EDGELLM_PREFETCH") && !getenv("EDGELLM_PREFETCH_THREADS"))
     {
         const bool zen45 = cf->amd && (cf->family == 0x19 || cf->family == 0x1a) && cf->avx512;
-        CHECK_EQ(edgellm_kernels_decode_prefetch(1), zen45 ? 9216 : 0);
-        CHECK_EQ(edgellm_kernels_decode_prefetch(2), zen45 && cf->family == 0x1a ? 9216 : 0);
+        const bool intel = cf->intel && cf->avx512;
+        CHECK_EQ(edgellm_kernels_decode_prefetch(1), zen45 || intel ? 9216 : 0);
+        CHECK_EQ(edgellm_kernels_decode_prefetch(2), (zen45 && cf->family == 0x1a) || intel ? 9216 : 0);
     }
 #else
     fprintf(stderr, "   SKIP: not x86-64 Linux\n");

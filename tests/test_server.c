@@ -358,6 +358,8 @@ static void test_server_batching(void)
     for (int i = 0; i < 4; i++) {
         CHECK_EQ(jobs[i].status, 200);
         CHECK(alone[i] && jobs[i].text && !strcmp(alone[i], jobs[i].text));
+        if (alone[i] && jobs[i].text && strcmp(alone[i], jobs[i].text))
+            fprintf(stderr, "   request %d alone:    \"%s\"\n   request %d together: \"%s\"\n", i, alone[i], i, jobs[i].text);
         free(alone[i]);
         free(jobs[i].text);
     }

@@ -45,6 +45,7 @@ static void detect(void)
     unsigned a, b, c, d;
     if (!__get_cpuid(0, &a, &b, &c, &d)) return;
     features.amd = b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u;   /* "Auth" "enti" "cAMD" */
+    features.intel = b == 0x756e6547u && d == 0x49656e69u && c == 0x6c65746eu; /* "Genu" "ineI" "ntel" */
     if (!__get_cpuid(1, &a, &b, &c, &d)) return;
     const int base_family = (int)(a >> 8 & 0xf);
     features.family = base_family == 0xf ? base_family + (int)(a >> 20 & 0xff) : base_family;

@@ -33,6 +33,7 @@ typedef struct {
     bool neon;       /* AArch64 Advanced SIMD                                        */
     bool dotprod;    /* AArch64 SDOT/UDOT (FEAT_DotProd)                             */
     bool amd;        /* x86 vendor string "AuthenticAMD" (leaf 0)                     */
+    bool intel;      /* x86 vendor string "GenuineIntel" (leaf 0)                     */
     int family;      /* x86 display family and model (leaf 1 eax: base family, plus   */
     int model;       /* the extended family when it is 0xF; extended model << 4 when  */
                      /* the family is 6 or >= 0xF); 0 elsewhere. AMD family 0x19 is   */

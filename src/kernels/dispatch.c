@@ -318,11 +318,15 @@ static void pick_variants(void)
     const int want = env ? level_index(env) : -1;
     if (want >= 0) default_level = EDGELLM_MIN(want, best_level);
     atomic_store(&active_level, default_level);
-    /* Zen 4 and Zen 5: 32 Q4_0 groups, 4 q4_K_x16 blocks; Zen 5 with any thread count */
-    decode_prefetch = f->amd && (f->family == 0x19 || f->family == 0x1a) && f->avx512 ? 9216 : 0;
-    prefetch_threads = f->amd && f->family == 0x1a;
+    /* Zen 4 and Zen 5: 32 Q4_0 groups, 4 q4_K_x16 blocks; Zen 5 with any thread count;
+     * Intel with AVX-512 (measured on a Sapphire Rapids-class VM) with any thread count */
+    const bool zen45 = f->amd && (f->family == 0x19 || f->family == 0x1a);
+    decode_prefetch = f->avx512 && (zen45 || f->intel) ? 9216 : 0;
+    prefetch_threads = (f->amd && f->family == 0x1a) || f->intel;
     const char *pf = getenv("EDGELLM_PREFETCH");
     if (pf && *pf) (void)edgellm_kernels_parse_prefetch(pf, &decode_prefetch);   /* empty: as unset */
+    const char *pt = getenv("EDGELLM_PREFETCH_THREADS");
+    if (pt && (!strcmp(pt, "0") || !strcmp(pt, "1"))) prefetch_threads = pt[0] == '1';
 }
 
 bool edgellm_kernels_parse_prefetch(const char *s, size_t *bytes)

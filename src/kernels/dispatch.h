@@ -158,10 +158,13 @@ edgellm_kernel_level edgellm_kernels_level(void);
  * thread, where one thread then decodes a tinyllama-shape Q4_0 model ~30 % faster and two
  * threads were slower, and of family 0x1a (Zen 5) at any thread count, where the
  * q4_K_x16 decode needs it (~1.5x the matrix time at 1 and 2 threads; Q4_0 and Q6_K
- * 0-10 % faster, Q8_0 level: docs/kernels.md); 0 elsewhere. EDGELLM_PREFETCH=BYTES (read
- * once) overrides the distance, the thread rule stays the CPU's: see
- * edgellm_kernels_parse_prefetch; an empty value or one that does not parse is ignored.
- * Kernels of other levels never prefetch. Thread-safe. */
+ * 0-10 % faster, Q8_0 level: docs/kernels.md), and on Intel CPUs with AVX-512 at any
+ * thread count (a Sapphire Rapids-class VM: Q4_K_M, Q5_K_M, Q6_K decode 1.2-1.55x, Q4_0
+ * 1.15-1.25x); 0 elsewhere. EDGELLM_PREFETCH=BYTES (read once) overrides the distance:
+ * see edgellm_kernels_parse_prefetch; an empty value or one that does not parse is
+ * ignored. EDGELLM_PREFETCH_THREADS=0|1 overrides the thread rule (1: also when several
+ * threads share a product; 0: only one thread). Kernels of other levels never prefetch.
+ * Thread-safe. */
 size_t edgellm_kernels_decode_prefetch(int nth);
 /* Parse an EDGELLM_PREFETCH value: decimal bytes in [0, 1048576], nothing else; false
  * otherwise (*bytes unchanged). */
